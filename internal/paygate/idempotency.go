@@ -1,0 +1,53 @@
+package paygate
+
+import "time"
+
+// IdempotencyState is the state of an idempotency record.
+type IdempotencyState string
+
+const (
+	// IdempotencyInFlight: the first request with the key is still running.
+	IdempotencyInFlight IdempotencyState = "in_flight"
+	// IdempotencyComplete: the answer is stored and is replayed.
+	IdempotencyComplete IdempotencyState = "complete"
+)
+
+// IdempotencyRecord is the stored state of one Idempotency-Key within a
+// (merchant, mode).
+type IdempotencyRecord struct {
+	MerchantID  string
+	Mode        Mode
+	Key         string
+	Fingerprint []byte // SHA-256 of method, path and canonical body
+	State       IdempotencyState
+	StatusCode  int    // when complete
+	Body        []byte // when complete: the exact response body
+	PaymentID   string // the payment the request created, if any
+	CreatedAt   time.Time
+}
+
+// Expired reports whether the key may be used for a new request at now.
+func (r IdempotencyRecord) Expired(now time.Time) bool {
+	return !now.Before(r.CreatedAt.Add(IdempotencyTTL))
+}
+
+// IdempotencyReservation asks to reserve a key for a new request.
+type IdempotencyReservation struct {
+	MerchantID  string
+	Mode        Mode
+	Key         string
+	Fingerprint []byte
+	// APIKeyID is re-checked in the same transaction: a key revoked or
+	// expired since authentication gets UNAUTHORIZED.
+	APIKeyID string
+	Now      time.Time
+}
+
+// IdempotencyCompletion stores the answer of a request under its key.
+type IdempotencyCompletion struct {
+	MerchantID string
+	Mode       Mode
+	Key        string
+	StatusCode int
+	Body       []byte
+}

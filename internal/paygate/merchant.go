@@ -1,0 +1,82 @@
+package paygate
+
+import "time"
+
+// Merchant is an account. Everything else belongs to one merchant and one
+// mode.
+type Merchant struct {
+	ID        string
+	Name      string
+	CreatedAt time.Time
+}
+
+// KeyType distinguishes secret keys (authenticate API calls) from public keys
+// (identify the account client-side; refused for authentication).
+type KeyType string
+
+const (
+	// KeySecret authenticates API requests.
+	KeySecret KeyType = "secret"
+	// KeyPublic identifies an account client-side and is refused by the API.
+	KeyPublic KeyType = "public"
+)
+
+// APIKey is a stored key. Only the SHA-256 hash of the secret is kept.
+type APIKey struct {
+	ID         string
+	MerchantID string
+	Mode       Mode
+	Type       KeyType
+	Hash       []byte // SHA-256 of the full key string
+	Hint       string // prefix + "…" + last four characters
+	CreatedAt  time.Time
+	ExpiresAt  *time.Time // set by rotation: the key stops working then
+	RevokedAt  *time.Time // set by revocation: the key stopped working then
+}
+
+// ActiveAt reports whether the key may authenticate a request at t.
+func (k APIKey) ActiveAt(t time.Time) bool {
+	if k.RevokedAt != nil && !t.Before(*k.RevokedAt) {
+		return false
+	}
+	if k.ExpiresAt != nil && !t.Before(*k.ExpiresAt) {
+		return false
+	}
+	return true
+}
+
+// WebhookEndpoint is the one endpoint of a (merchant, mode).
+type WebhookEndpoint struct {
+	MerchantID string
+	Mode       Mode
+	URL        string
+	Secret     string   // whsec_<base64>
+	Events     []string // empty means every event
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+}
+
+// Customer is a merchant's customer, unique by ExternalID within (merchant,
+// mode).
+type Customer struct {
+	ID         string
+	MerchantID string
+	Mode       Mode
+	ExternalID string
+	Email      string // "" when none is stored
+	Metadata   []byte // a JSON object, compact; "{}" when none
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+}
+
+// CustomerUpsert creates a customer or updates the one with the same
+// ExternalID. Nil Email or Metadata leave the stored value as it is.
+type CustomerUpsert struct {
+	NewID      string // used only when the customer does not exist yet
+	MerchantID string
+	Mode       Mode
+	ExternalID string
+	Email      *string
+	Metadata   []byte // nil: keep; otherwise a compact JSON object
+	Now        time.Time
+}

@@ -1,0 +1,46 @@
+package paygate
+
+import "time"
+
+// RefundStatus is the status of a refund: created → pending →
+// succeeded | failed.
+type RefundStatus string
+
+// Refund statuses.
+const (
+	RefundCreated   RefundStatus = "created"
+	RefundPending   RefundStatus = "pending"
+	RefundSucceeded RefundStatus = "succeeded"
+	RefundFailed    RefundStatus = "failed"
+)
+
+// Refund is a full or partial refund of a captured payment.
+type Refund struct {
+	ID         string
+	MerchantID string
+	Mode       Mode
+	PaymentID  string
+	Amount     Money
+	AmountText string // as submitted
+	Reason     string // "" when none
+	Status     RefundStatus
+	ProviderID string // the provider that captured the payment
+	ProviderRef string
+	FailureReason string
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+}
+
+// RefundTransition moves a refund from From to To, conditionally (the store
+// returns ErrStateConflict otherwise). Moving to failed gives the amount back
+// to the payment's refundable balance in the same transaction.
+type RefundTransition struct {
+	ID            string
+	MerchantID    string
+	Mode          Mode
+	From          RefundStatus
+	To            RefundStatus
+	ProviderRef   string
+	FailureReason string
+	UpdatedAt     time.Time
+}

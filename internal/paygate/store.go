@@ -1,0 +1,120 @@
+package paygate
+
+import (
+	"context"
+	"time"
+)
+
+// Store is the storage contract. SQLite and PostgreSQL implement it, and one
+// conformance suite (internal/store/storetest) checks both.
+//
+// Every method is one transaction at most; none may be called while holding
+// another. Every read of merchant data filters by merchant and mode in SQL.
+// Errors: *Error with CodeNotFound when a resource does not exist for the
+// merchant and mode; *Error with CodeServiceUnavailable when the database
+// cannot be reached; ErrStateConflict when a conditional transition lost a
+// race; ErrConflict on a duplicate id. Anything else is internal.
+type Store interface {
+	// Ping checks that the database answers (readiness).
+	Ping(ctx context.Context) error
+	// Close releases the connections.
+	Close() error
+
+	// CreateMerchant inserts a merchant and its first keys in one
+	// transaction.
+	CreateMerchant(ctx context.Context, m Merchant, keys []APIKey) error
+	// MerchantByID returns a merchant, or NOT_FOUND.
+	MerchantByID(ctx context.Context, id string) (Merchant, error)
+	// FirstMerchant returns the oldest merchant; ok is false when there is
+	// none.
+	FirstMerchant(ctx context.Context) (m Merchant, ok bool, err error)
+
+	// CreateAPIKey inserts a key.
+	CreateAPIKey(ctx context.Context, k APIKey) error
+	// APIKeyByID returns a key by its id, or NOT_FOUND.
+	APIKeyByID(ctx context.Context, id string) (APIKey, error)
+	// APIKeyByHash returns the key whose hash matches, or NOT_FOUND. It does
+	// not judge whether the key is active.
+	APIKeyByHash(ctx context.Context, hash []byte) (APIKey, error)
+	// APIKeysByMerchant lists a merchant's keys, oldest first.
+	APIKeysByMerchant(ctx context.Context, merchantID string) ([]APIKey, error)
+	// RotateAPIKey inserts next and makes the key oldID expire at
+	// oldExpiresAt (or earlier, if it already expires earlier), in one
+	// transaction. NOT_FOUND if oldID does not exist; ErrStateConflict if it
+	// is revoked or expired.
+	RotateAPIKey(ctx context.Context, oldID string, next APIKey, oldExpiresAt time.Time) error
+	// RevokeAPIKey revokes a key at the given time. Revoking a revoked key
+	// keeps the first revocation time. NOT_FOUND if it does not exist.
+	RevokeAPIKey(ctx context.Context, id string, at time.Time) (APIKey, error)
+
+	// SetWebhookEndpoint creates or replaces the endpoint of (merchant,
+	// mode). An existing secret is kept unless rotateSecret is true; e.Secret
+	// is used when a new secret is needed. Returns the stored endpoint.
+	SetWebhookEndpoint(ctx context.Context, e WebhookEndpoint, rotateSecret bool) (WebhookEndpoint, error)
+	// WebhookEndpoint returns the endpoint of (merchant, mode), or NOT_FOUND.
+	WebhookEndpoint(ctx context.Context, merchantID string, mode Mode) (WebhookEndpoint, error)
+
+	// ReserveIdempotency reserves r.Key for a new request, in a transaction
+	// that first re-checks that the API key r.APIKeyID is still active at
+	// r.Now (UNAUTHORIZED otherwise). If a live record exists (not expired,
+	// and not an abandoned in-flight record without a payment older than
+	// PaymentLease), it is returned with reserved false and nothing changes.
+	// Otherwise any old record is replaced by a new in-flight one and
+	// reserved is true. Concurrent calls with one key reserve it once.
+	ReserveIdempotency(ctx context.Context, r IdempotencyReservation) (existing IdempotencyRecord, reserved bool, err error)
+	// CompleteIdempotency stores the answer of a reserved key.
+	CompleteIdempotency(ctx context.Context, c IdempotencyCompletion) error
+	// ReleaseIdempotency deletes an in-flight record, for answers that are
+	// not stored (validation errors): the key may be used again at once.
+	ReleaseIdempotency(ctx context.Context, merchantID string, mode Mode, key string) error
+	// PurgeIdempotency deletes records created before the time and returns
+	// how many.
+	PurgeIdempotency(ctx context.Context, createdBefore time.Time) (int64, error)
+
+	// UpsertCustomer creates the customer or updates the one with the same
+	// external id (email and metadata replaced when given). Returns the
+	// stored record; an existing one keeps its id and CreatedAt.
+	UpsertCustomer(ctx context.Context, u CustomerUpsert) (Customer, error)
+	// CustomerByID returns a customer of (merchant, mode), or NOT_FOUND.
+	CustomerByID(ctx context.Context, merchantID string, mode Mode, id string) (Customer, error)
+
+	// CreatePayment, in one transaction, resolves the customer by external
+	// id (creating it when missing), inserts the payment in status created,
+	// and links the payment to the idempotency record of
+	// p.Payment.IdempotencyKey. Returns the payment with CustomerID set.
+	CreatePayment(ctx context.Context, p NewPayment) (Payment, error)
+	// TransitionPayment applies t, inserts the events, and stores done (if
+	// not nil) as the answer of its idempotency key, in one transaction.
+	// ErrStateConflict when the payment is in none of t.From; NOT_FOUND
+	// when it does not exist for the merchant and mode.
+	TransitionPayment(ctx context.Context, t PaymentTransition, events []Event, done *IdempotencyCompletion) error
+	// PaymentByID returns a payment of (merchant, mode), or NOT_FOUND.
+	PaymentByID(ctx context.Context, merchantID string, mode Mode, id string) (Payment, error)
+	// PaymentByMerchantRef returns the most recently created payment of
+	// (merchant, mode) with the reference, or NOT_FOUND.
+	PaymentByMerchantRef(ctx context.Context, merchantID string, mode Mode, ref string) (Payment, error)
+
+	// CreateRefund inserts a refund in status created with its events and
+	// its idempotency answer, in one transaction, after checking against
+	// the payment: NOT_FOUND when the payment does not exist for (merchant,
+	// mode); INVALID_REQUEST param transactionId when it is not captured,
+	// param currency when the currency differs, param amount when the sum of
+	// the payment's refunds that are not failed would exceed the captured
+	// amount. Concurrent refunds can never overshoot together.
+	CreateRefund(ctx context.Context, r Refund, events []Event, done *IdempotencyCompletion) error
+	// RefundByID returns a refund of (merchant, mode), or NOT_FOUND.
+	RefundByID(ctx context.Context, merchantID string, mode Mode, id string) (Refund, error)
+	// RefundsByPayment lists a payment's refunds, newest first; NOT_FOUND
+	// when the payment does not exist for (merchant, mode).
+	RefundsByPayment(ctx context.Context, merchantID string, mode Mode, paymentID string) ([]Refund, error)
+	// RefundsToProcess returns up to limit refunds of any merchant in status
+	// created, or pending and last updated before staleBefore, oldest first.
+	// It serves the background refund worker only.
+	RefundsToProcess(ctx context.Context, staleBefore time.Time, limit int) ([]Refund, error)
+	// TransitionRefund applies t and inserts the events in one
+	// transaction. ErrStateConflict when the refund is not in t.From.
+	TransitionRefund(ctx context.Context, t RefundTransition, events []Event) error
+
+	// EventsByMerchant lists the events of (merchant, mode), oldest first.
+	EventsByMerchant(ctx context.Context, merchantID string, mode Mode, limit int) ([]Event, error)
+}

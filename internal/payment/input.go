@@ -1,0 +1,49 @@
+// Package payment holds the use cases: create, capture, void and refund
+// payments, and the background work that drives refunds. It owns the order of
+// steps of "A payment's way": insert created, call the provider outside any
+// transaction, then write the final status, events and idempotency answer in
+// one transaction.
+package payment
+
+import "github.com/paygate/paygate/internal/paygate"
+
+// Request identifies who asks: the authenticated merchant and mode, and the
+// Idempotency-Key the request reserved.
+type Request struct {
+	MerchantID     string
+	Mode           paygate.Mode
+	IdempotencyKey string
+}
+
+// CreateInput is a validated payment request. httpapi produces it; every
+// field has passed the rules of the specification and decisions.md.
+type CreateInput struct {
+	Amount             paygate.Money
+	AmountText         string // exactly as submitted
+	Method             paygate.PaymentMethod
+	CustomerExternalID string
+	Card               *paygate.Card // set for MethodCard
+	StoredCardID       string        // set for MethodStoredCard
+	Billing            *paygate.Billing
+	MerchantRef        string
+	ReturnURL          string
+	DeviceFingerprint  string
+	Metadata           []byte // compact JSON object; nil when none
+	SaveCard           bool
+}
+
+// RefundInput is a validated refund request.
+type RefundInput struct {
+	PaymentID  string
+	Amount     paygate.Money // in the request's currency
+	AmountText string
+	Reason     string
+}
+
+// CaptureInput is a validated capture request. AmountText is "" for a
+// capture of the whole authorized amount; otherwise it has the decimal
+// syntax checked and is parsed against the payment's currency here.
+type CaptureInput struct {
+	PaymentID  string
+	AmountText string
+}
