@@ -69,20 +69,20 @@ type Payment struct {
 	Status      PaymentStatus
 	Amount      Money
 	// AmountText is the amount exactly as the merchant submitted it.
-	AmountText     string
-	AmountCaptured int64
-	AmountRefunded int64
-	Method         PaymentMethod
-	StoredCardID   string
-	MerchantRef    string // "" when none
-	ErrorCode      string
-	ErrorMessage   string
-	DeclineCode    string
-	Card           CardSummary
-	Billing        *Billing
-	ReturnURL      string
+	AmountText        string
+	AmountCaptured    int64
+	AmountRefunded    int64
+	Method            PaymentMethod
+	StoredCardID      string
+	MerchantRef       string // "" when none
+	ErrorCode         string
+	ErrorMessage      string
+	DeclineCode       string
+	Card              CardSummary
+	Billing           *Billing
+	ReturnURL         string
 	DeviceFingerprint string
-	Metadata       []byte // compact JSON object, "{}" when none
+	Metadata          []byte // compact JSON object, "{}" when none
 	// IdempotencyKey is the key of the request that created the payment, so
 	// recovery can complete that request's idempotency record.
 	IdempotencyKey string
@@ -107,13 +107,13 @@ type NewPayment struct {
 // the store returns ErrStateConflict when the payment is in none of From.
 // Empty fields other than To leave the stored values unchanged.
 type PaymentTransition struct {
-	ID         string
-	MerchantID string
-	Mode       Mode
-	From       []PaymentStatus
-	To         PaymentStatus
-	ProviderID  string
-	ProviderRef string
+	ID           string
+	MerchantID   string
+	Mode         Mode
+	From         []PaymentStatus
+	To           PaymentStatus
+	ProviderID   string
+	ProviderRef  string
 	ErrorCode    string
 	ErrorMessage string
 	DeclineCode  string

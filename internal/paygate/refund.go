@@ -16,19 +16,19 @@ const (
 
 // Refund is a full or partial refund of a captured payment.
 type Refund struct {
-	ID         string
-	MerchantID string
-	Mode       Mode
-	PaymentID  string
-	Amount     Money
-	AmountText string // as submitted
-	Reason     string // "" when none
-	Status     RefundStatus
-	ProviderID string // the provider that captured the payment
-	ProviderRef string
+	ID            string
+	MerchantID    string
+	Mode          Mode
+	PaymentID     string
+	Amount        Money
+	AmountText    string // as submitted
+	Reason        string // "" when none
+	Status        RefundStatus
+	ProviderID    string // the provider that captured the payment
+	ProviderRef   string
 	FailureReason string
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
 }
 
 // RefundTransition moves a refund from From to To, conditionally (the store

@@ -1,0 +1,168 @@
+// Package idempotency holds the request-side rules of Idempotency-Key
+// (decisions.md section 5): which keys are acceptable, and the fingerprint
+// that tells a replay of a request from a different request under the same
+// key. Reserving, completing and replaying records is the store's work.
+package idempotency
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"io"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// fingerprintVersion starts every hashed message, so that a later change of
+// the canonical form can never collide with stored fingerprints.
+const fingerprintVersion = "paygate/idempotency/fingerprint/v1"
+
+// Body kinds, hashed before the body so that the three cases can never be
+// confused with one another.
+const (
+	bodyEmpty     byte = 'e'
+	bodyCanonical byte = 'j'
+	bodyRaw       byte = 'r'
+)
+
+// Fingerprint returns the SHA-256 fingerprint of a request: its method, its
+// path and its body as parsed JSON. Two requests have the same fingerprint
+// exactly when they ask for the same thing:
+//
+//   - Object key order and insignificant whitespace do not count; array
+//     order does.
+//   - Strings are compared by their decoded value ("é" equals "\u00e9").
+//   - Numbers are compared by their literal text: 1, 1.0 and 1e0 differ.
+//     The API takes amounts as strings and refuses JSON numbers for them,
+//     so no request that succeeds depends on numeric equality; a client
+//     that changes how it writes a number gets 409 rather than a replay,
+//     the safe side.
+//   - With duplicate object keys the last one counts, as in the decoder
+//     that reads the request.
+//   - An empty body, or one of JSON whitespace only, hashes as empty.
+//   - A body that is not valid JSON (or not valid UTF-8, or has data after
+//     the value) is hashed as its raw bytes: the request fails validation
+//     and its answer is not stored, so only an exact repeat matches.
+//
+// The method and path are taken as given (the caller passes the request's
+// method and URL path); they are length-prefixed, so no choice of path can
+// imitate another method or body. The error is reserved for a failure of
+// canonicalization and is nil for every input today.
+func Fingerprint(method, path string, body []byte) ([]byte, error) {
+	h := sha256.New()
+	writeField(h, []byte(fingerprintVersion))
+	writeField(h, []byte(method))
+	writeField(h, []byte(path))
+
+	trimmed := bytes.Trim(body, " \t\r\n")
+	switch canon, ok := canonicalJSON(trimmed); {
+	case len(trimmed) == 0:
+		h.Write([]byte{bodyEmpty})
+	case ok:
+		h.Write([]byte{bodyCanonical})
+		writeField(h, canon)
+	default:
+		h.Write([]byte{bodyRaw})
+		writeField(h, body)
+	}
+	return h.Sum(nil), nil
+}
+
+// writeField writes b prefixed by its length, so fields cannot run into one
+// another.
+func writeField(w io.Writer, b []byte) {
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(len(b)))
+	_, _ = w.Write(n[:])
+	_, _ = w.Write(b)
+}
+
+// canonicalJSON returns the canonical text of one JSON value, or false when
+// body is not exactly one valid JSON value in valid UTF-8.
+func canonicalJSON(body []byte) ([]byte, bool) {
+	if len(body) == 0 || !utf8.Valid(body) {
+		return nil, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, false
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, false // trailing data
+	}
+	var buf bytes.Buffer
+	buf.Grow(len(body))
+	writeCanonical(&buf, v)
+	return buf.Bytes(), true
+}
+
+// writeCanonical writes v with object keys sorted by code point, no
+// whitespace, strings minimally escaped, numbers as written.
+func writeCanonical(buf *bytes.Buffer, v any) {
+	switch v := v.(type) {
+	case nil:
+		buf.WriteString("null")
+	case bool:
+		if v {
+			buf.WriteString("true")
+		} else {
+			buf.WriteString("false")
+		}
+	case json.Number:
+		buf.WriteString(v.String())
+	case string:
+		writeString(buf, v)
+	case []any:
+		buf.WriteByte('[')
+		for i, e := range v {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			writeCanonical(buf, e)
+		}
+		buf.WriteByte(']')
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.SortFunc(keys, strings.Compare) // byte order of UTF-8 is code point order
+		buf.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			writeString(buf, k)
+			buf.WriteByte(':')
+			writeCanonical(buf, v[k])
+		}
+		buf.WriteByte('}')
+	}
+}
+
+// writeString writes s as a JSON string, escaping only what JSON requires.
+// Decoded strings are valid UTF-8 (invalid input never gets here, and lone
+// surrogate escapes decode to U+FFFD).
+func writeString(buf *bytes.Buffer, s string) {
+	const hex = "0123456789abcdef"
+	buf.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			buf.WriteByte('\\')
+			buf.WriteByte(c)
+		case c < 0x20:
+			buf.WriteString(`\u00`)
+			buf.WriteByte(hex[c>>4])
+			buf.WriteByte(hex[c&0xf])
+		default:
+			buf.WriteByte(c)
+		}
+	}
+	buf.WriteByte('"')
+}

@@ -1,0 +1,149 @@
+package sandbox_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/sandbox"
+)
+
+// attempt is one provider call of the loop below.
+type attempt struct {
+	provider string
+	kind     paygate.ProviderErrorKind // when err
+	err      bool
+}
+
+// chargeLikePaymentLayer mimics the payment layer: try the route in order,
+// moving on only when a provider provably processed nothing.
+func chargeLikePaymentLayer(t *testing.T, r paygate.Router, currency, number string) (paygate.ChargeResult, string, []attempt, error) {
+	t.Helper()
+	var tried []attempt
+	var last error
+	for _, p := range r.Route(paygate.ModeTest, currency) {
+		res, err := p.Charge(context.Background(), paygate.ChargeRequest{
+			PaymentID: "pay_" + currency, MerchantID: "m_1", Mode: paygate.ModeTest,
+			Amount: paygate.Money{Amount: 1000, Currency: currency},
+			Card:   paygate.Card{Number: paygate.PAN(number), ExpMonth: 12, ExpYear: 2030, CVV: "123", HolderName: "J"},
+		})
+		if err == nil {
+			tried = append(tried, attempt{provider: p.ID()})
+			return res, p.ID(), tried, nil
+		}
+		var pe *paygate.ProviderError
+		if !errors.As(err, &pe) {
+			t.Fatalf("%s answered a non-provider error %v", p.ID(), err)
+		}
+		tried = append(tried, attempt{provider: p.ID(), err: true, kind: pe.Kind})
+		last = err
+		if pe.Kind != paygate.ProviderUnavailable {
+			break
+		}
+	}
+	return paygate.ChargeResult{}, "", tried, last
+}
+
+func TestFailoverCard(t *testing.T) {
+	t.Parallel()
+	tab := provider.Default()
+	cases := []struct {
+		currency string
+		first    string
+	}{
+		{"EUR", provider.SandboxEU},
+		{"CHF", provider.SandboxEU},
+		{"USD", provider.SandboxUS},
+		{"JPY", provider.SandboxAPAC},
+	}
+	for _, c := range cases {
+		t.Run(c.currency, func(t *testing.T) {
+			t.Parallel()
+			res, by, tried, err := chargeLikePaymentLayer(t, tab, c.currency, sandbox.CardFailover)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Status != paygate.PaymentCaptured || by != provider.SandboxGlobal {
+				t.Fatalf("%s by %s, want captured by sandbox-global", res.Status, by)
+			}
+			want := []attempt{{provider: c.first, err: true, kind: paygate.ProviderUnavailable}, {provider: provider.SandboxGlobal}}
+			if len(tried) != 2 || tried[0] != want[0] || tried[1] != want[1] {
+				t.Fatalf("attempts %+v, want %+v", tried, want)
+			}
+		})
+	}
+	// A currency sandbox-global serves alone: no next provider, so it
+	// captures at once instead of failing the payment.
+	t.Run("KWD", func(t *testing.T) {
+		t.Parallel()
+		res, by, tried, err := chargeLikePaymentLayer(t, tab, "KWD", sandbox.CardFailover)
+		if err != nil || res.Status != paygate.PaymentCaptured || by != provider.SandboxGlobal || len(tried) != 1 {
+			t.Fatalf("KWD: %+v by %s after %+v, %v", res, by, tried, err)
+		}
+	})
+}
+
+// TestFailoverExactlyOnceEveryCurrency checks every regional currency and a
+// few global-only ones: at most one provider answers unavailable, and the
+// payment is always captured.
+func TestFailoverExactlyOnceEveryCurrency(t *testing.T) {
+	t.Parallel()
+	tab := provider.Default()
+	currencies := []string{"KWD", "ZAR", "BHD", "XOF"}
+	for _, p := range tab.Providers(paygate.ModeTest) {
+		currencies = append(currencies, p.(*sandbox.Provider).Currencies()...)
+	}
+	for _, cur := range currencies {
+		res, _, tried, err := chargeLikePaymentLayer(t, tab, cur, sandbox.CardFailover)
+		if err != nil || res.Status != paygate.PaymentCaptured {
+			t.Fatalf("%s: %+v, %v", cur, res, err)
+		}
+		route := tab.Route(paygate.ModeTest, cur)
+		if wantTries := len(route); len(tried) != wantTries {
+			t.Fatalf("%s: %d attempts over a route of %d: %+v", cur, len(tried), wantTries, tried)
+		}
+	}
+}
+
+// TestOtherCardsDoNotFailOver: a provider error or a decline stops at the
+// first provider.
+func TestOtherCardsDoNotFailOver(t *testing.T) {
+	t.Parallel()
+	tab := provider.Default()
+	_, _, tried, err := chargeLikePaymentLayer(t, tab, "EUR", sandbox.CardProviderError)
+	if err == nil || len(tried) != 1 || tried[0].kind != paygate.ProviderFailed {
+		t.Fatalf("0119: %+v, %v", tried, err)
+	}
+	res, by, tried, err := chargeLikePaymentLayer(t, tab, "USD", sandbox.CardDeclined)
+	if err != nil || res.Status != paygate.PaymentFailed || by != provider.SandboxUS || len(tried) != 1 {
+		t.Fatalf("0002: %+v by %s after %+v, %v", res, by, tried, err)
+	}
+}
+
+// TestRefundThroughRouter: the refund goes to the provider that captured
+// the payment, found by id, and card 5126's refund fails there.
+func TestRefundThroughRouter(t *testing.T) {
+	t.Parallel()
+	tab := provider.Default()
+	for number, want := range map[string]paygate.RefundStatus{
+		sandbox.CardVisa:        paygate.RefundSucceeded,
+		sandbox.CardRefundFails: paygate.RefundFailed,
+	} {
+		res, by, _, err := chargeLikePaymentLayer(t, tab, "GBP", number)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, ok := tab.Provider(paygate.ModeTest, by)
+		if !ok {
+			t.Fatalf("provider %s not found", by)
+		}
+		rr, err := p.Refund(context.Background(), paygate.RefundRequest{
+			RefundID: "r1", PaymentID: "pay_GBP", ProviderRef: res.ProviderRef, Amount: paygate.Money{Amount: 1000, Currency: "GBP"},
+		})
+		if err != nil || rr.Status != want {
+			t.Fatalf("refund of %s payment: %+v, %v; want %s", by, rr, err, want)
+		}
+	}
+}
