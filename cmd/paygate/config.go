@@ -1,0 +1,229 @@
+package main
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// serveConfig is the configuration of serve and demo, from flags, the
+// environment (PAYGATE_<FLAG>) and defaults, in that order of precedence.
+// Its LogValue masks every secret, so it may be logged whole.
+type serveConfig struct {
+	DatabaseURL              string
+	Addr                     string          // --addr, default 127.0.0.1:8080
+	BaseURL                  string          // --base-url, default "http://" + Addr
+	RedisURL                 string          // --redis-url, default ""
+	ConfigFile               string          // --config, default ""
+	WebhookRetrySchedule     []time.Duration // --webhook-retry-schedule, default 0s,5s,5m,30m,2h,5h,10h,14h,20h,24h
+	RateLimitTest            int             // --rate-limit-test 100
+	RateLimitLive            int             // --rate-limit-live 1000
+	RateLimitUnauthenticated int             // --rate-limit-unauthenticated 60
+	VaultKeys                []string        // --vault-key KEY[,KEY...]
+	ThreeDSChallengeTTL      time.Duration   // --3ds-challenge-ttl 30m
+	RecoveryInterval         time.Duration   // --recovery-interval 5s
+	LogLevel                 string          // --log-level info (debug|info|warn|error)
+}
+
+// Defaults of serve's flags (decisions.md sections 6, 8, 9, 11, 14).
+const (
+	defaultAddr                     = "127.0.0.1:8080"
+	defaultRateLimitTest            = 100
+	defaultRateLimitLive            = 1000
+	defaultRateLimitUnauthenticated = 60
+	defaultThreeDSChallengeTTL      = 30 * time.Minute
+	defaultRecoveryInterval         = 5 * time.Second
+	defaultLogLevel                 = "info"
+	// maxRetrySchedule bounds the number of delivery attempts.
+	maxRetrySchedule = 50
+)
+
+// defaultWebhookRetrySchedule is the wait before each delivery attempt.
+func defaultWebhookRetrySchedule() []time.Duration {
+	return []time.Duration{0, 5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour,
+		5 * time.Hour, 10 * time.Hour, 14 * time.Hour, 20 * time.Hour, 24 * time.Hour}
+}
+
+// serveSynopsis is the usage line of serve and demo.
+const serveSynopsis = "[--database-url URL] [--addr 127.0.0.1:8080] [--base-url URL] [--redis-url URL] [--config FILE]\n" +
+	"        [--webhook-retry-schedule 0s,5s,5m,...] [--rate-limit-test 100] [--rate-limit-live 1000]\n" +
+	"        [--rate-limit-unauthenticated 60] [--vault-key KEY[,KEY...]]\n" +
+	"        [--3ds-challenge-ttl 30m] [--recovery-interval 5s] [--log-level info]"
+
+// serveNotes closes the help of serve and demo.
+const serveNotes = "Every flag also reads the environment variable PAYGATE_<FLAG> (PAYGATE_ADDR,\n" +
+	"PAYGATE_3DS_CHALLENGE_TTL, PAYGATE_VAULT_KEY, ...); an explicit flag wins over the environment."
+
+// serveFlags registers serve's flags on fs, every one also read from the
+// environment, and returns a function that finishes the configuration
+// after parsing (derived defaults) and validates it.
+func serveFlags(fs *flagSet, c *serveConfig) (finish func() error) {
+	fs.notes = serveNotes
+	fs.databaseURL(&c.DatabaseURL)
+	fs.StringVar(&c.Addr, "addr", defaultAddr, "`host:port` to listen on (port 0 picks a free one)")
+	fs.StringVar(&c.BaseURL, "base-url", "", "public base `URL` of the service, used in 3-D Secure links (default http://ADDR)")
+	fs.StringVar(&c.RedisURL, "redis-url", "", "Redis `URL` (redis://...) for rate limits shared by every instance (default: per-process limits)")
+	fs.StringVar(&c.ConfigFile, "config", "", "operator configuration `FILE` (provider routes and credentials)")
+	c.WebhookRetrySchedule = defaultWebhookRetrySchedule()
+	fs.Var(&durationList{list: &c.WebhookRetrySchedule}, "webhook-retry-schedule", "wait before each webhook delivery attempt, comma-separated `durations`")
+	fs.IntVar(&c.RateLimitTest, "rate-limit-test", defaultRateLimitTest, "requests per minute per test key")
+	fs.IntVar(&c.RateLimitLive, "rate-limit-live", defaultRateLimitLive, "requests per minute per live key")
+	fs.IntVar(&c.RateLimitUnauthenticated, "rate-limit-unauthenticated", defaultRateLimitUnauthenticated, "failed authentications per minute per client address before 429")
+	fs.Var(&stringList{list: &c.VaultKeys}, "vault-key", "card vault master `KEY[,KEY...]`, base64 of 32 bytes; the first encrypts, all decrypt")
+	fs.DurationVar(&c.ThreeDSChallengeTTL, "3ds-challenge-ttl", defaultThreeDSChallengeTTL, "lifetime of a 3-D Secure challenge")
+	fs.DurationVar(&c.RecoveryInterval, "recovery-interval", defaultRecoveryInterval, "how often unfinished payments are recovered")
+	fs.StringVar(&c.LogLevel, "log-level", defaultLogLevel, "log `level`: debug, info, warn or error")
+	fs.envFlags = append(fs.envFlags, "addr", "base-url", "redis-url", "config", "webhook-retry-schedule",
+		"rate-limit-test", "rate-limit-live", "rate-limit-unauthenticated", "vault-key",
+		"3ds-challenge-ttl", "recovery-interval", "log-level")
+	return func() error {
+		c.BaseURL = strings.TrimRight(c.BaseURL, "/")
+		if c.BaseURL == "" {
+			c.BaseURL = "http://" + c.Addr
+		}
+		c.LogLevel = strings.ToLower(c.LogLevel)
+		if err := c.Validate(); err != nil {
+			return usageErrorf("%v", err)
+		}
+		return nil
+	}
+}
+
+// Validate checks every field and names the offending flag. It does not
+// check DatabaseURL beyond its presence: opening the store judges it.
+func (c *serveConfig) Validate() error {
+	if c.DatabaseURL == "" {
+		return errors.New("--database-url must not be empty")
+	}
+	_, port, err := net.SplitHostPort(c.Addr) // an empty host means every interface
+	if err != nil {
+		return fmt.Errorf("--addr %q must be host:port", c.Addr)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("--addr %q: port must be a number from 0 to 65535", c.Addr)
+	}
+	if err := checkHTTPURL(c.BaseURL); err != nil {
+		return fmt.Errorf("--base-url: %v", err)
+	}
+	if u, err := url.Parse(c.BaseURL); err == nil && (u.RawQuery != "" || u.Fragment != "") {
+		return errors.New("--base-url must not have a query or fragment")
+	}
+	if c.RedisURL != "" {
+		u, err := url.Parse(c.RedisURL)
+		if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
+			return errors.New("--redis-url must be redis://HOST:PORT[/DB] or rediss://...")
+		}
+	}
+	if len(c.WebhookRetrySchedule) == 0 {
+		return errors.New("--webhook-retry-schedule needs at least one entry")
+	}
+	if len(c.WebhookRetrySchedule) > maxRetrySchedule {
+		return fmt.Errorf("--webhook-retry-schedule has more than %d entries", maxRetrySchedule)
+	}
+	for _, d := range c.WebhookRetrySchedule {
+		if d < 0 {
+			return errors.New("--webhook-retry-schedule entries must not be negative")
+		}
+	}
+	for _, l := range []struct {
+		flag string
+		v    int
+	}{{"rate-limit-test", c.RateLimitTest}, {"rate-limit-live", c.RateLimitLive}, {"rate-limit-unauthenticated", c.RateLimitUnauthenticated}} {
+		if l.v < 1 {
+			return fmt.Errorf("--%s must be at least 1", l.flag)
+		}
+	}
+	for i, k := range c.VaultKeys {
+		// The key itself never appears in a message.
+		if b, err := base64.StdEncoding.DecodeString(k); err != nil || len(b) != 32 {
+			return fmt.Errorf("--vault-key: key %d is not base64 of 32 bytes", i+1)
+		}
+	}
+	if c.ThreeDSChallengeTTL <= 0 {
+		return errors.New("--3ds-challenge-ttl must be positive")
+	}
+	if c.RecoveryInterval <= 0 {
+		return errors.New("--recovery-interval must be positive")
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return fmt.Errorf("--log-level %q must be debug, info, warn or error", c.LogLevel)
+	}
+	return nil
+}
+
+// LogValue renders the configuration for a log line with every secret
+// masked: vault keys, and passwords in the database and Redis URLs.
+func (c serveConfig) LogValue() slog.Value {
+	schedule := make([]string, len(c.WebhookRetrySchedule))
+	for i, d := range c.WebhookRetrySchedule {
+		schedule[i] = shortDuration(d)
+	}
+	return slog.GroupValue(
+		slog.String("databaseUrl", redactURL(c.DatabaseURL)),
+		slog.String("addr", c.Addr),
+		slog.String("baseUrl", c.BaseURL),
+		slog.String("redisUrl", redactURL(c.RedisURL)),
+		slog.String("config", c.ConfigFile),
+		slog.String("webhookRetrySchedule", strings.Join(schedule, ",")),
+		slog.Int("rateLimitTest", c.RateLimitTest),
+		slog.Int("rateLimitLive", c.RateLimitLive),
+		slog.Int("rateLimitUnauthenticated", c.RateLimitUnauthenticated),
+		slog.Int("vaultKeys", len(c.VaultKeys)), // how many, never the keys
+		slog.String("threeDSChallengeTTL", shortDuration(c.ThreeDSChallengeTTL)),
+		slog.String("recoveryInterval", shortDuration(c.RecoveryInterval)),
+		slog.String("logLevel", c.LogLevel),
+	)
+}
+
+// String renders the configuration like LogValue, so that printing it with
+// fmt cannot leak a secret either.
+func (c serveConfig) String() string { return c.LogValue().String() }
+
+// redactURL masks the password of a URL and the values of query parameters
+// that look secret. A URL that does not parse is masked whole.
+func redactURL(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "[redacted]"
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			lk := strings.ToLower(k)
+			if strings.Contains(lk, "pass") || strings.Contains(lk, "secret") || strings.Contains(lk, "token") || strings.Contains(lk, "key") {
+				q.Set(k, "xxxxx")
+			}
+		}
+		u.RawQuery = q.Encode()
+	}
+	return u.Redacted()
+}
+
+// checkHTTPURL accepts an absolute http or https URL with a host.
+func checkHTTPURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("%q is not a valid URL", raw)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("%q must be an absolute http:// or https:// URL", raw)
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return fmt.Errorf("%q has no host", raw)
+	}
+	if _, err := url.ParseRequestURI(raw); err != nil {
+		return fmt.Errorf("%q is not a valid URL", raw)
+	}
+	return nil
+}

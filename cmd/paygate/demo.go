@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/paygate/paygate/internal/paygate"
+)
+
+// demoMerchantName is the name of the merchant demo creates.
+const demoMerchantName = "Demo merchant"
+
+// cmdDemo prepares a demo merchant when the database has none, prints how
+// to make a first payment, and runs the server.
+func cmdDemo(ctx context.Context, c *cli, args []string) error {
+	cfg, err := parseServeConfig("demo", args, c)
+	if err != nil {
+		return err
+	}
+	var created *merchantCreated
+	var existing paygate.Merchant
+	err = withStore(ctx, cfg.DatabaseURL, func(ctx context.Context, st paygate.Store) error {
+		m, ok, err := st.FirstMerchant(ctx)
+		if err != nil {
+			return fmt.Errorf("look for a merchant: %w", err)
+		}
+		if ok {
+			existing = m
+			return nil
+		}
+		out, err := createMerchant(ctx, st, demoMerchantName)
+		if err != nil {
+			return err
+		}
+		created = &out
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := printDemo(c.stdout, cfg, created, existing); err != nil {
+		return err
+	}
+	return runServer(ctx, c, cfg)
+}
+
+// printDemo tells the operator the demo merchant and a first payment to
+// paste.
+func printDemo(w io.Writer, cfg serveConfig, created *merchantCreated, existing paygate.Merchant) error {
+	var b strings.Builder
+	key := "<your test secret key>"
+	if created != nil {
+		key = created.TestSecretKey
+		fmt.Fprintf(&b, "Created the demo merchant %q.\n\n", created.Name)
+		fmt.Fprintf(&b, "  Merchant id:      %s\n", created.MerchantID)
+		fmt.Fprintf(&b, "  Test secret key:  %s\n", created.TestSecretKey)
+		fmt.Fprintf(&b, "  Test public key:  %s\n\n", created.TestPublicKey)
+		b.WriteString("The secret key is shown only now; only its hash is stored. Live keys were made too;\n")
+		fmt.Fprintf(&b, "mint a live one when you need it with: %s --mode live\n\n", keyCreateCommand(cfg, created.MerchantID))
+	} else {
+		fmt.Fprintf(&b, "Using the existing merchant %q.\n\n", existing.Name)
+		fmt.Fprintf(&b, "  Merchant id:      %s\n\n", existing.ID)
+		b.WriteString("Its secret keys were shown when it was created and cannot be shown again.\n")
+		fmt.Fprintf(&b, "Mint a fresh test key with:\n\n  %s --mode test\n\n", keyCreateCommand(cfg, existing.ID))
+	}
+	b.WriteString("Once the server is listening, make a first test payment:\n\n")
+	b.WriteString(demoCurl(cfg.BaseURL, key, now().Year()))
+	b.WriteString("\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// keyCreateCommand is the command that mints a key for the merchant on the
+// demo's database. A PostgreSQL URL is not repeated: it may hold a password.
+func keyCreateCommand(cfg serveConfig, merchantID string) string {
+	cmd := "paygate key create --merchant " + merchantID
+	if cfg.DatabaseURL != defaultDatabaseURL && strings.HasPrefix(cfg.DatabaseURL, "sqlite:") {
+		cmd += " --database-url " + shellQuote(cfg.DatabaseURL)
+	} else if cfg.DatabaseURL != defaultDatabaseURL {
+		cmd += " --database-url URL"
+	}
+	return cmd
+}
+
+// demoCurl returns a curl command for a first card payment of 10.00 EUR
+// with the test card that is always captured.
+func demoCurl(baseURL, apiKey string, year int) string {
+	var r [8]byte
+	_, _ = rand.Read(r[:])
+	type card struct {
+		Number      string `json:"number"`
+		ExpiryMonth string `json:"expiryMonth"`
+		ExpiryYear  string `json:"expiryYear"`
+		CVV         string `json:"cvv"`
+		HolderName  string `json:"holderName"`
+	}
+	body := struct {
+		Amount        string `json:"amount"`
+		Currency      string `json:"currency"`
+		PaymentMethod string `json:"paymentMethod"`
+		CustomerID    string `json:"customerId"`
+		Card          card   `json:"card"`
+	}{"10.00", "EUR", "card", "demo-customer-1", card{
+		Number:      "4242424242424242",
+		ExpiryMonth: "12",
+		ExpiryYear:  fmt.Sprintf("%02d", (year+3)%100),
+		CVV:         "123",
+		HolderName:  "Demo Customer",
+	}}
+	js, _ := json.Marshal(body) // strings only: cannot fail
+	lines := []string{
+		"curl -sS -X POST " + shellQuote(baseURL+"/v1/payments"),
+		"-H " + shellQuote("X-API-Key: "+apiKey),
+		"-H " + shellQuote("Idempotency-Key: demo-"+hex.EncodeToString(r[:])),
+		"-H " + shellQuote("Content-Type: application/json"),
+		"-d " + shellQuote(string(js)),
+	}
+	return "  " + strings.Join(lines, " \\\n    ") + "\n"
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

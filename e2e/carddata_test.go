@@ -1,0 +1,55 @@
+package e2e
+
+import (
+	"bytes"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestNoCardDataAtRest runs payments of every outcome, then searches the
+// database files and the server's logs for the card numbers and CVVs.
+func TestNoCardDataAtRest(t *testing.T) {
+	dir := t.TempDir()
+	dbPath := filepath.Join(dir, "paygate.db")
+	db := "sqlite:" + dbPath
+	m := createMerchant(t, db, "PAN Ltd")
+	g := startGateway(t, db, "--rate-limit-test", "1000", "--log-level", "debug")
+	numbers := []string{"4242424242424242", "5555555555554444", "378282246310005", "4000000000000002",
+		"4000000000000119", "4000000000000259", "4000000000000077", "4000000000005126"}
+	for _, n := range numbers {
+		b := paymentBody(n, "10.00", "EUR")
+		b["card"].(map[string]any)["cvv"] = "987"
+		g.call(http.MethodPost, "/v1/payments", m.TestSecretKey, b)
+		// An invalid request too: validation must not echo or log it.
+		bad := paymentBody(n, "10.001", "EUR")
+		g.call(http.MethodPost, "/v1/payments", m.TestSecretKey, bad)
+	}
+	if err := g.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	var blobs = map[string][]byte{"logs": []byte(g.Logs())}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		raw, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		blobs[e.Name()] = raw
+	}
+	if len(blobs) < 2 {
+		t.Fatal("no database files found")
+	}
+	for name, raw := range blobs {
+		for _, n := range numbers {
+			if bytes.Contains(raw, []byte(n)) {
+				t.Errorf("%s contains card number %s…", name, n[:6])
+			}
+		}
+		if name == "logs" && strings.Contains(string(raw), `"987"`) {
+			t.Errorf("logs contain the CVV")
+		}
+	}
+}

@@ -1,0 +1,294 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/paygate/paygate/internal/id"
+	"github.com/paygate/paygate/internal/idempotency"
+	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/payment"
+)
+
+// handlerFunc serves one route; ids holds the path's {id} segments in order.
+type handlerFunc func(w http.ResponseWriter, r *http.Request, key paygate.APIKey, ids []string)
+
+// route is a path pattern (segments, "{id}" for a UUID) and its methods.
+type route struct {
+	pattern []string
+	methods map[string]handlerFunc
+	allow   string
+}
+
+func newRoute(pattern string, methods map[string]handlerFunc) route {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
+		if _, ok := methods[m]; ok {
+			allow = append(allow, m)
+		}
+	}
+	return route{pattern: strings.Split(strings.Trim(pattern, "/"), "/"), methods: methods, allow: strings.Join(allow, ", ")}
+}
+
+func (s *Server) apiRoutes() []route {
+	return []route{
+		newRoute("/v1/payments", map[string]handlerFunc{http.MethodGet: s.lookupPayment, http.MethodPost: s.createPayment}),
+		newRoute("/v1/payments/{id}", map[string]handlerFunc{http.MethodGet: s.getPayment}),
+		newRoute("/v1/payments/{id}/capture", map[string]handlerFunc{http.MethodPost: s.capturePayment}),
+		newRoute("/v1/payments/{id}/void", map[string]handlerFunc{http.MethodPost: s.voidPayment}),
+		newRoute("/v1/payments/{id}/refunds", map[string]handlerFunc{http.MethodGet: s.listRefunds}),
+		newRoute("/v1/refunds", map[string]handlerFunc{http.MethodPost: s.createRefund}),
+		newRoute("/v1/refunds/{id}", map[string]handlerFunc{http.MethodGet: s.getRefund}),
+		newRoute("/v1/customers", map[string]handlerFunc{http.MethodPost: s.upsertCustomer}),
+		newRoute("/v1/customers/{id}", map[string]handlerFunc{http.MethodGet: s.getCustomer}),
+	}
+}
+
+// match returns the route of path and its ids. A segment in an {id}
+// position that is not a UUID makes no match: such a resource cannot exist.
+func match(routes []route, path string) (route, []string, bool) {
+	segs := strings.Split(strings.Trim(path, "/"), "/")
+	for _, rt := range routes {
+		if len(rt.pattern) != len(segs) {
+			continue
+		}
+		var ids []string
+		ok := true
+		for i, p := range rt.pattern {
+			if p == "{id}" {
+				if !id.Valid(segs[i]) {
+					ok = false
+					break
+				}
+				ids = append(ids, strings.ToLower(segs[i]))
+			} else if p != segs[i] {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return rt, ids, true
+		}
+	}
+	return route{}, nil, false
+}
+
+func (s *Server) route(w http.ResponseWriter, r *http.Request, key paygate.APIKey) {
+	rt, ids, ok := match(s.routes, r.URL.Path)
+	if !ok {
+		s.writeError(w, r, paygate.Errorf(paygate.CodeNotFound, "", "no such resource"))
+		return
+	}
+	h, ok := rt.methods[r.Method]
+	if !ok {
+		w.Header().Set("Allow", rt.allow)
+		s.writeError(w, r, paygate.Errorf(paygate.CodeMethodNotAllowed, "", "method %s is not allowed here", r.Method))
+		return
+	}
+	h(w, r, key, ids)
+}
+
+// operation is the work of a POST once its idempotency key is reserved: it
+// returns the answer (already stored under the key by the use case) or an
+// error (nothing stored: the key is released).
+type operation func(ctx context.Context, body []byte, req payment.Request) (payment.Answer, error)
+
+// idempotent runs a POST under the Idempotency-Key rules of decisions §5:
+// replay of a stored answer, 409 for another body or a request in flight,
+// and release of the key for answers that are not stored.
+func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key paygate.APIKey, op operation) {
+	ctx := r.Context()
+	ik := r.Header.Get("Idempotency-Key")
+	if !idempotency.ValidKey(ik) {
+		s.writeError(w, r, paygate.Errorf(paygate.CodeInvalidRequest, "Idempotency-Key", "the Idempotency-Key header is required: 1 to 255 characters"))
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil {
+		s.writeError(w, r, paygate.Errorf(paygate.CodeInvalidRequest, "", "the request body could not be read"))
+		return
+	}
+	if len(body) > maxBody {
+		s.writeError(w, r, paygate.Errorf(paygate.CodeBodyTooLarge, "", "the request body is larger than 64 KiB"))
+		return
+	}
+	fp, err := idempotency.Fingerprint(r.Method, r.URL.Path, body)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	rec, reserved, err := s.cfg.Store.ReserveIdempotency(ctx, paygate.IdempotencyReservation{
+		MerchantID: key.MerchantID, Mode: key.Mode, Key: ik, Fingerprint: fp, APIKeyID: key.ID, Now: s.clock.Now(),
+	})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if !reserved {
+		switch {
+		case !bytes.Equal(rec.Fingerprint, fp):
+			s.writeError(w, r, paygate.Errorf(paygate.CodeDuplicateRequest, "Idempotency-Key", "this Idempotency-Key was used with different request parameters"))
+		case rec.State != paygate.IdempotencyComplete:
+			w.Header().Set("Retry-After", "1")
+			s.writeError(w, r, paygate.Errorf(paygate.CodeDuplicateRequest, "Idempotency-Key", "a request with this Idempotency-Key is still being processed"))
+		default:
+			w.Header().Set("Idempotent-Replayed", "true")
+			writeRaw(w, rec.StatusCode, rec.Body)
+		}
+		return
+	}
+
+	ans, err := func() (payment.Answer, error) {
+		if !isJSON(r.Header.Get("Content-Type")) {
+			return payment.Answer{}, paygate.Errorf(paygate.CodeInvalidRequest, "Content-Type", "Content-Type must be application/json")
+		}
+		return op(ctx, body, payment.Request{MerchantID: key.MerchantID, Mode: key.Mode, IdempotencyKey: ik})
+	}()
+	if err != nil {
+		// Nothing was stored for this key: free it so the client may fix
+		// the request and retry with the same key.
+		if rerr := s.cfg.Store.ReleaseIdempotency(context.WithoutCancel(ctx), key.MerchantID, key.Mode, ik); rerr != nil {
+			s.log.Error("release idempotency key", "request_id", stateOf(ctx).requestID, "error", rerr.Error())
+		}
+		s.fail(w, r, err)
+		return
+	}
+	writeRaw(w, ans.Status, ans.Body)
+}
+
+func isJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == "application/json"
+}
+
+// --- handlers ---
+
+func (s *Server) createPayment(w http.ResponseWriter, r *http.Request, key paygate.APIKey, _ []string) {
+	ip := clientIP(r)
+	s.idempotent(w, r, key, func(ctx context.Context, body []byte, req payment.Request) (payment.Answer, error) {
+		var pr paymentRequest
+		if e := decodeJSON(body, &pr); e != nil {
+			return payment.Answer{}, e
+		}
+		in, e := pr.validate(s.clock.Now(), ip)
+		if e != nil {
+			return payment.Answer{}, e
+		}
+		return s.cfg.Payments.Create(ctx, req, in)
+	})
+}
+
+func (s *Server) capturePayment(w http.ResponseWriter, r *http.Request, key paygate.APIKey, ids []string) {
+	s.idempotent(w, r, key, func(ctx context.Context, body []byte, req payment.Request) (payment.Answer, error) {
+		var cr captureRequest
+		if e := decodeJSON(body, &cr); e != nil {
+			return payment.Answer{}, e
+		}
+		amount, e := cr.validate()
+		if e != nil {
+			return payment.Answer{}, e
+		}
+		return s.cfg.Payments.Capture(ctx, req, payment.CaptureInput{PaymentID: ids[0], AmountText: amount})
+	})
+}
+
+// emptyObject is the body of a void: {} (or nothing at all).
+type emptyObject struct{}
+
+func (s *Server) voidPayment(w http.ResponseWriter, r *http.Request, key paygate.APIKey, ids []string) {
+	s.idempotent(w, r, key, func(ctx context.Context, body []byte, req payment.Request) (payment.Answer, error) {
+		if len(bytes.TrimSpace(body)) > 0 {
+			var v emptyObject
+			if e := decodeJSON(body, &v); e != nil {
+				return payment.Answer{}, e
+			}
+		}
+		return s.cfg.Payments.Void(ctx, req, ids[0])
+	})
+}
+
+func (s *Server) createRefund(w http.ResponseWriter, r *http.Request, key paygate.APIKey, _ []string) {
+	s.idempotent(w, r, key, func(ctx context.Context, body []byte, req payment.Request) (payment.Answer, error) {
+		var rr refundRequest
+		if e := decodeJSON(body, &rr); e != nil {
+			return payment.Answer{}, e
+		}
+		in, _, e := rr.validate()
+		if e != nil {
+			return payment.Answer{}, e
+		}
+		return s.cfg.Payments.Refund(ctx, req, in)
+	})
+}
+
+func (s *Server) upsertCustomer(w http.ResponseWriter, r *http.Request, key paygate.APIKey, _ []string) {
+	s.idempotent(w, r, key, func(ctx context.Context, body []byte, req payment.Request) (payment.Answer, error) {
+		var cr customerRequest
+		if e := decodeJSON(body, &cr); e != nil {
+			return payment.Answer{}, e
+		}
+		ext, email, md, e := cr.validate()
+		if e != nil {
+			return payment.Answer{}, e
+		}
+		return s.cfg.Payments.UpsertCustomer(ctx, req, ext, email, md)
+	})
+}
+
+func (s *Server) getPayment(w http.ResponseWriter, r *http.Request, key paygate.APIKey, ids []string) {
+	p, err := s.cfg.Store.PaymentByID(r.Context(), key.MerchantID, key.Mode, ids[0])
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.writeData(w, r, http.StatusOK, paymentResponse(p))
+}
+
+func (s *Server) lookupPayment(w http.ResponseWriter, r *http.Request, key paygate.APIKey, _ []string) {
+	ref := r.URL.Query().Get("merchantRef")
+	if ref == "" {
+		s.writeError(w, r, paygate.Errorf(paygate.CodeInvalidRequest, "merchantRef", "the merchantRef query parameter is required"))
+		return
+	}
+	p, err := s.cfg.Store.PaymentByMerchantRef(r.Context(), key.MerchantID, key.Mode, ref)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.writeData(w, r, http.StatusOK, paymentResponse(p))
+}
+
+func (s *Server) listRefunds(w http.ResponseWriter, r *http.Request, key paygate.APIKey, ids []string) {
+	refunds, err := s.cfg.Store.RefundsByPayment(r.Context(), key.MerchantID, key.Mode, ids[0])
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	out := make([]refundRecord, 0, len(refunds))
+	for _, rf := range refunds {
+		out = append(out, refundResponse(rf))
+	}
+	s.writeData(w, r, http.StatusOK, out)
+}
+
+func (s *Server) getRefund(w http.ResponseWriter, r *http.Request, key paygate.APIKey, ids []string) {
+	rf, err := s.cfg.Store.RefundByID(r.Context(), key.MerchantID, key.Mode, ids[0])
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.writeData(w, r, http.StatusOK, refundResponse(rf))
+}
+
+func (s *Server) getCustomer(w http.ResponseWriter, r *http.Request, key paygate.APIKey, ids []string) {
+	c, err := s.cfg.Store.CustomerByID(r.Context(), key.MerchantID, key.Mode, ids[0])
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.writeData(w, r, http.StatusOK, customerResponse(c))
+}

@@ -1,0 +1,260 @@
+// Package httpapi serves the merchant-facing /v1 JSON API: routing, the
+// envelope, errors, authentication, rate limits, idempotency and request
+// validation. Use cases live in package payment; this package only
+// translates between HTTP and them.
+package httpapi
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/id"
+	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/ratelimit"
+)
+
+// maxBody is the largest request body accepted (decisions §1).
+const maxBody = 64 << 10
+
+// Config holds what the API needs.
+type Config struct {
+	Store    paygate.Store
+	Payments *payment.Service
+	Auth     *auth.Authenticator
+	Limiter  ratelimit.Limiter
+	Clock    paygate.Clock
+	Logger   *slog.Logger
+	// Requests per minute per key, and failed authentications per minute
+	// per client address.
+	RateLimitTest, RateLimitLive, RateLimitUnauthenticated int
+}
+
+// Server is the HTTP handler of the whole service.
+type Server struct {
+	cfg    Config
+	log    *slog.Logger
+	clock  paygate.Clock
+	routes []route
+}
+
+// New returns the handler. It panics when a dependency is missing, which is
+// a wiring mistake.
+func New(cfg Config) *Server {
+	if cfg.Store == nil || cfg.Payments == nil || cfg.Auth == nil || cfg.Limiter == nil {
+		panic("httpapi.New: Store, Payments, Auth and Limiter are required")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = paygate.SystemClock{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, clock: cfg.Clock}
+	s.routes = s.apiRoutes()
+	return s
+}
+
+// reqState is what one request accumulates for its log line.
+type reqState struct {
+	requestID string
+	key       paygate.APIKey
+	authed    bool
+}
+
+type ctxKey struct{}
+
+func stateOf(ctx context.Context) *reqState {
+	st, _ := ctx.Value(ctxKey{}).(*reqState)
+	if st == nil {
+		return &reqState{}
+	}
+	return st
+}
+
+var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+
+// statusWriter remembers the status for the log line.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// ServeHTTP assigns the request id, logs one line per request, recovers
+// panics into 500, and dispatches.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	st := &reqState{requestID: r.Header.Get("X-Request-Id")}
+	if !requestIDPattern.MatchString(st.requestID) {
+		st.requestID = id.New()
+	}
+	w.Header().Set("X-Request-Id", st.requestID)
+	sw := &statusWriter{ResponseWriter: w}
+	r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, st))
+
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.log.Error("panic serving request", "request_id", st.requestID, "panic", fmt.Sprint(v))
+			if sw.status == 0 {
+				s.writeError(sw, r, &paygate.Error{Code: paygate.CodeInternal, Message: "an internal error occurred"})
+			}
+		}
+		attrs := []slog.Attr{
+			slog.String("request_id", st.requestID),
+			slog.String("method", r.Method),
+			slog.String("path", r.URL.Path),
+			slog.Int("status", sw.status),
+			slog.Float64("duration_ms", math.Round(float64(time.Since(start).Microseconds()))/1000),
+		}
+		if st.authed {
+			attrs = append(attrs, slog.String("merchant", st.key.MerchantID), slog.String("mode", string(st.key.Mode)))
+		}
+		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+	}()
+
+	switch path := r.URL.Path; {
+	case path == "/healthz":
+		s.healthz(sw, r)
+	case path == "/readyz":
+		s.readyz(sw, r)
+	case path == "/v1" || strings.HasPrefix(path, "/v1/"):
+		s.serveAPI(sw, r)
+	default:
+		s.writeError(sw, r, paygate.Errorf(paygate.CodeNotFound, "", "no such path"))
+	}
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	s.writeData(w, r, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := s.cfg.Store.Ping(ctx); err != nil {
+		s.log.Warn("readiness check failed", "error", err)
+		w.Header().Set("Retry-After", "1")
+		s.writeError(w, r, paygate.Errorf(paygate.CodeServiceUnavailable, "", "the database is unreachable"))
+		return
+	}
+	s.writeData(w, r, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// serveAPI authenticates, rate-limits and routes a /v1 request.
+func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	st := stateOf(ctx)
+	key, err := s.cfg.Auth.Authenticate(ctx, r.Header.Get("X-API-Key"))
+	if err != nil {
+		if paygate.ErrorCode(err) != paygate.CodeUnauthorized {
+			s.fail(w, r, err)
+			return
+		}
+		// Failed authentications are limited per client address.
+		d, lerr := s.cfg.Limiter.Allow(ctx, "unauth:"+clientIP(r), s.cfg.RateLimitUnauthenticated)
+		if lerr == nil && !d.Allowed {
+			w.Header().Set("Retry-After", retryAfter(d.RetryAfter))
+			s.writeError(w, r, paygate.Errorf(paygate.CodeRateLimited, "", "too many failed authentications from this address"))
+			return
+		}
+		s.writeError(w, r, publicError(err))
+		return
+	}
+	st.key, st.authed = key, true
+
+	limit := s.cfg.RateLimitTest
+	if key.Mode == paygate.ModeLive {
+		limit = s.cfg.RateLimitLive
+	}
+	d, err := s.cfg.Limiter.Allow(ctx, "key:"+key.ID, limit)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	h := w.Header()
+	h.Set("X-RateLimit-Limit", strconv.Itoa(d.Limit))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(max(d.Remaining, 0)))
+	h.Set("X-RateLimit-Reset", strconv.Itoa(ceilSeconds(d.ResetAfter)))
+	if !d.Allowed {
+		h.Set("Retry-After", retryAfter(d.RetryAfter))
+		s.writeError(w, r, paygate.Errorf(paygate.CodeRateLimited, "", "rate limit exceeded: %d requests per minute", d.Limit))
+		return
+	}
+	s.route(w, r, key)
+}
+
+func ceilSeconds(d time.Duration) int {
+	if d <= 0 {
+		return 0
+	}
+	return int((d + time.Second - 1) / time.Second)
+}
+
+func retryAfter(d time.Duration) string { return strconv.Itoa(max(ceilSeconds(d), 1)) }
+
+// clientIP is the address of the peer. paygate does not trust forwarding
+// headers: put it behind a proxy that terminates at the same address, or
+// limit at the proxy.
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// writeData writes a success envelope; GET responses carry meta.timestamp.
+func (s *Server) writeData(w http.ResponseWriter, r *http.Request, status int, data any) {
+	env := envelope{Data: data}
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		env.Meta = &metaBody{Timestamp: formatTime(s.clock.Now())}
+	}
+	writeRaw(w, status, mustJSON(env))
+}
+
+// writeError writes an error envelope; GET responses carry meta.timestamp.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, e *paygate.Error) {
+	status, env := errorEnvelope(e)
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		env.Meta = &metaBody{Timestamp: formatTime(s.clock.Now())}
+	}
+	if status == http.StatusServiceUnavailable && w.Header().Get("Retry-After") == "" {
+		w.Header().Set("Retry-After", "1")
+	}
+	writeRaw(w, status, mustJSON(env))
+}
+
+// fail writes any error, logging the internal ones in full.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	pe := publicError(err)
+	if pe.Code == paygate.CodeInternal || pe.Code == paygate.CodeServiceUnavailable {
+		s.log.Error("request failed", "request_id", stateOf(r.Context()).requestID, "error", err.Error())
+	}
+	s.writeError(w, r, pe)
+}

@@ -1,0 +1,206 @@
+package payment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/paygate/paygate/internal/card"
+	"github.com/paygate/paygate/internal/id"
+	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/webhook"
+)
+
+// Create runs a card payment: insert it as created, charge it through the
+// route of its currency (failing over only when a provider provably
+// processed nothing), then write the final status, its event and the
+// request's idempotency answer in one transaction.
+//
+// The returned Answer is what the client gets and what was stored under the
+// idempotency key. An error means nothing was stored for the key (the caller
+// releases it): INVALID_REQUEST for a stored card that cannot be used, or an
+// internal or SERVICE_UNAVAILABLE failure.
+func (s *Service) Create(ctx context.Context, req Request, in CreateInput) (Answer, error) {
+	if in.Method == paygate.MethodStoredCard {
+		return Answer{}, paygate.Errorf(paygate.CodeInvalidRequest, "storedCardId", "no stored card with this id exists for the customer")
+	}
+	if in.Card == nil {
+		return Answer{}, paygate.Errorf(paygate.CodeInvalidRequest, "card", "card is required for a card payment")
+	}
+	now := s.clock.Now()
+	metadata := in.Metadata
+	if metadata == nil {
+		metadata = []byte("{}")
+	}
+	p := paygate.Payment{
+		ID:                id.New(),
+		MerchantID:        req.MerchantID,
+		Mode:              req.Mode,
+		Status:            paygate.PaymentCreated,
+		Amount:            in.Amount,
+		AmountText:        in.AmountText,
+		Method:            in.Method,
+		MerchantRef:       in.MerchantRef,
+		Card:              card.Summary(*in.Card, s.fpKey),
+		Billing:           in.Billing,
+		ReturnURL:         in.ReturnURL,
+		DeviceFingerprint: in.DeviceFingerprint,
+		Metadata:          metadata,
+		IdempotencyKey:    req.IdempotencyKey,
+		LeaseUntil:        now.Add(paygate.PaymentLease),
+		CreatedAt:         now,
+		UpdatedAt:         now,
+	}
+	p, err := s.store.CreatePayment(ctx, paygate.NewPayment{
+		Payment:            p,
+		CustomerExternalID: in.CustomerExternalID,
+		NewCustomerID:      id.New(),
+	})
+	if err != nil {
+		return Answer{}, fmt.Errorf("insert payment: %w", err)
+	}
+
+	res, provID, perr := s.charge(ctx, p, in)
+	return s.finishCharge(ctx, p, res, provID, perr)
+}
+
+// charge tries the providers of the route in order. It moves to the next
+// provider only when the previous one provably processed nothing.
+func (s *Service) charge(ctx context.Context, p paygate.Payment, in CreateInput) (paygate.ChargeResult, string, *paygate.ProviderError) {
+	providers := s.router.Route(p.Mode, p.Amount.Currency)
+	if len(providers) == 0 {
+		return paygate.ChargeResult{}, "", &paygate.ProviderError{
+			Kind:    paygate.ProviderUnavailable,
+			Message: fmt.Sprintf("no provider serves %s in %s mode", p.Amount.Currency, p.Mode),
+		}
+	}
+	var last *paygate.ProviderError
+	var lastID string
+	for _, prov := range providers {
+		pctx, cancel := s.providerContext(ctx)
+		res, err := prov.Charge(pctx, paygate.ChargeRequest{
+			PaymentID:         p.ID,
+			MerchantID:        p.MerchantID,
+			Mode:              p.Mode,
+			Amount:            p.Amount,
+			Card:              *in.Card,
+			Billing:           in.Billing,
+			DeviceFingerprint: in.DeviceFingerprint,
+			ReturnURL:         in.ReturnURL,
+		})
+		cancel()
+		if err == nil {
+			return res, prov.ID(), nil
+		}
+		last, lastID = asProviderError(prov.ID(), err), prov.ID()
+		s.log.LogAttrs(ctx, levelFor(last), "provider call failed",
+			attrPayment(p), strAttr("provider", prov.ID()), strAttr("kind", kindName(last.Kind)), strAttr("error", last.Message))
+		if last.Kind != paygate.ProviderUnavailable {
+			break
+		}
+	}
+	if last.Kind == paygate.ProviderUnavailable {
+		// Every provider refused before processing anything.
+		return paygate.ChargeResult{}, lastID, &paygate.ProviderError{
+			Kind: paygate.ProviderUnavailable, Provider: lastID,
+			Message: fmt.Sprintf("no provider is available for %s", p.Amount.Currency),
+		}
+	}
+	return paygate.ChargeResult{}, lastID, last
+}
+
+// finishCharge writes the outcome of a charge: status, event and stored
+// answer in one transaction.
+func (s *Service) finishCharge(ctx context.Context, p paygate.Payment, res paygate.ChargeResult, providerID string, perr *paygate.ProviderError) (Answer, error) {
+	now := s.clock.Now()
+	t := paygate.PaymentTransition{
+		ID: p.ID, MerchantID: p.MerchantID, Mode: p.Mode,
+		From: []paygate.PaymentStatus{paygate.PaymentCreated}, ProviderID: providerID, UpdatedAt: now,
+	}
+	var events []paygate.Event
+	var ans Answer
+	complete := true
+
+	p.ProviderID, p.UpdatedAt = providerID, now
+	switch {
+	case perr != nil && perr.Kind == paygate.ProviderUnknownOutcome:
+		// The provider may have charged the card: the payment stays
+		// created and recovery resolves it; the key stays in flight.
+		t.To = paygate.PaymentCreated
+		ans = s.answers.PaymentCreated(p, nil)
+		complete = false
+	case perr != nil:
+		t.To = paygate.PaymentFailed
+		t.ErrorCode, t.ErrorMessage = string(paygate.CodeProviderError), perr.Message
+		p.Status, p.ErrorCode, p.ErrorMessage = t.To, t.ErrorCode, t.ErrorMessage
+		events = append(events, webhook.PaymentEvent(paygate.EventPaymentFailed, p, p.Amount.Amount, now))
+		ans = s.answers.PaymentProviderError(p, perr.Message)
+	default:
+		t.ProviderRef = res.ProviderRef
+		p.ProviderRef = res.ProviderRef
+		switch res.Status {
+		case paygate.PaymentCaptured:
+			t.To = paygate.PaymentCaptured
+			amt := p.Amount.Amount
+			t.AmountCaptured, p.AmountCaptured = &amt, amt
+			p.Status = t.To
+			events = append(events, webhook.PaymentEvent(paygate.EventPaymentCaptured, p, amt, now))
+			ans = s.answers.PaymentCreated(p, nil)
+		case paygate.PaymentAuthorized:
+			t.To, p.Status = paygate.PaymentAuthorized, paygate.PaymentAuthorized
+			events = append(events, webhook.PaymentEvent(paygate.EventPaymentAuthorized, p, p.Amount.Amount, now))
+			ans = s.answers.PaymentCreated(p, nil)
+		case paygate.PaymentPending3DS:
+			t.To, p.Status = paygate.PaymentPending3DS, paygate.PaymentPending3DS
+			ans = s.answers.PaymentCreated(p, res.ThreeDS)
+		case paygate.PaymentFailed:
+			t.To = paygate.PaymentFailed
+			t.ErrorCode, t.ErrorMessage, t.DeclineCode = string(paygate.CodeCardDeclined), res.Message, res.DeclineCode
+			if t.DeclineCode == "" {
+				t.DeclineCode = paygate.DeclineGeneric
+			}
+			if t.ErrorMessage == "" {
+				t.ErrorMessage = "The card was declined."
+			}
+			p.Status, p.ErrorCode, p.ErrorMessage, p.DeclineCode = t.To, t.ErrorCode, t.ErrorMessage, t.DeclineCode
+			events = append(events, webhook.PaymentEvent(paygate.EventPaymentFailed, p, p.Amount.Amount, now))
+			ans = s.answers.PaymentDeclined(p)
+		default:
+			return Answer{}, fmt.Errorf("provider %s answered unexpected status %q", providerID, res.Status)
+		}
+	}
+
+	var done *paygate.IdempotencyCompletion
+	if complete && p.IdempotencyKey != "" {
+		done = &paygate.IdempotencyCompletion{
+			MerchantID: p.MerchantID, Mode: p.Mode, Key: p.IdempotencyKey,
+			StatusCode: ans.Status, Body: ans.Body,
+		}
+	}
+	err := s.store.TransitionPayment(ctx, t, events, done)
+	if errors.Is(err, paygate.ErrStateConflict) {
+		// Recovery finished the payment first; answer what is stored.
+		cur, rerr := s.store.PaymentByID(ctx, p.MerchantID, p.Mode, p.ID)
+		if rerr != nil {
+			return Answer{}, fmt.Errorf("reread payment after conflict: %w", rerr)
+		}
+		return s.answerFor(cur), nil
+	}
+	if err != nil {
+		return Answer{}, fmt.Errorf("record payment outcome: %w", err)
+	}
+	s.log.LogAttrs(ctx, levelInfo, "payment processed", attrPayment(p), strAttr("status", string(p.Status)), strAttr("provider", providerID))
+	return ans, nil
+}
+
+// answerFor renders the creation answer of a payment as it is stored now.
+func (s *Service) answerFor(p paygate.Payment) Answer {
+	switch {
+	case p.Status == paygate.PaymentFailed && p.ErrorCode == string(paygate.CodeCardDeclined):
+		return s.answers.PaymentDeclined(p)
+	case p.Status == paygate.PaymentFailed:
+		return s.answers.PaymentProviderError(p, p.ErrorMessage)
+	default:
+		return s.answers.PaymentCreated(p, nil)
+	}
+}

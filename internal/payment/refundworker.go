@@ -1,0 +1,157 @@
+package payment
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/webhook"
+)
+
+// RefundWorker drives refunds from created through pending to succeeded or
+// failed at the provider that captured the payment. Several nodes may run
+// one each: the move to pending is a conditional update, so one node wins a
+// refund; a refund left pending (a crash, a provider error) is retried after
+// staleAfter, and providers treat the refund id as an idempotency key.
+type RefundWorker struct {
+	svc        *Service
+	interval   time.Duration
+	staleAfter time.Duration
+
+	cancel context.CancelFunc
+	done   chan struct{}
+	once   sync.Once
+}
+
+// NewRefundWorker returns a worker that polls every interval (and at once
+// when a refund is created) and retries refunds stuck in pending for longer
+// than staleAfter.
+func (s *Service) NewRefundWorker(interval, staleAfter time.Duration) *RefundWorker {
+	return &RefundWorker{svc: s, interval: interval, staleAfter: staleAfter}
+}
+
+// Start launches the worker. It returns at once.
+func (w *RefundWorker) Start(ctx context.Context) error {
+	ctx, w.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	w.done = make(chan struct{})
+	go w.loop(ctx)
+	return nil
+}
+
+// Stop stops the worker and returns once its goroutine has exited; a refund
+// in the middle of a provider call finishes that call first.
+func (w *RefundWorker) Stop() {
+	w.once.Do(func() {
+		if w.cancel == nil {
+			return
+		}
+		w.cancel()
+		<-w.done
+	})
+}
+
+func (w *RefundWorker) loop(ctx context.Context) {
+	defer close(w.done)
+	t := time.NewTicker(w.interval)
+	defer t.Stop()
+	for {
+		w.RunOnce(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-w.svc.refundKick:
+		}
+	}
+}
+
+// RunOnce processes the refunds that are due now and returns how many it
+// brought to a final status.
+func (w *RefundWorker) RunOnce(ctx context.Context) int {
+	s := w.svc
+	refunds, err := s.store.RefundsToProcess(ctx, s.clock.Now().Add(-w.staleAfter), 50)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.Error("list refunds to process", "error", err)
+		}
+		return 0
+	}
+	n := 0
+	for _, r := range refunds {
+		if ctx.Err() != nil {
+			return n
+		}
+		if w.process(ctx, r) {
+			n++
+		}
+	}
+	return n
+}
+
+func (w *RefundWorker) process(ctx context.Context, r paygate.Refund) bool {
+	s := w.svc
+	log := s.log.With("refund", r.ID, "merchant", r.MerchantID, "mode", string(r.Mode))
+	if r.Status == paygate.RefundCreated {
+		err := s.store.TransitionRefund(ctx, paygate.RefundTransition{
+			ID: r.ID, MerchantID: r.MerchantID, Mode: r.Mode,
+			From: paygate.RefundCreated, To: paygate.RefundPending, UpdatedAt: s.clock.Now(),
+		}, nil)
+		if errors.Is(err, paygate.ErrStateConflict) {
+			return false // another node took it
+		}
+		if err != nil {
+			log.Error("mark refund pending", "error", err)
+			return false
+		}
+		r.Status = paygate.RefundPending
+	}
+	p, err := s.store.PaymentByID(ctx, r.MerchantID, r.Mode, r.PaymentID)
+	if err != nil {
+		log.Error("load refunded payment", "error", err)
+		return false
+	}
+	prov, ok := s.router.Provider(p.Mode, p.ProviderID)
+	if !ok {
+		return w.finish(ctx, r, paygate.RefundResult{Status: paygate.RefundFailed, FailureReason: "the payment's provider is no longer configured"})
+	}
+	pctx, cancel := s.providerContext(ctx)
+	res, err := prov.Refund(pctx, paygate.RefundRequest{
+		RefundID: r.ID, PaymentID: p.ID, ProviderRef: p.ProviderRef, Amount: r.Amount, Reason: r.Reason,
+	})
+	cancel()
+	if err != nil {
+		pe := asProviderError(prov.ID(), err)
+		log.LogAttrs(ctx, levelFor(pe), "provider refund failed; will retry", strAttr("provider", prov.ID()), strAttr("error", pe.Message))
+		return false
+	}
+	if res.Status == paygate.RefundPending || res.Status == paygate.RefundCreated {
+		return false // the provider settles later; asked again when stale
+	}
+	return w.finish(ctx, r, res)
+}
+
+func (w *RefundWorker) finish(ctx context.Context, r paygate.Refund, res paygate.RefundResult) bool {
+	s := w.svc
+	now := s.clock.Now()
+	to := paygate.RefundSucceeded
+	typ := paygate.EventRefundSucceeded
+	if res.Status == paygate.RefundFailed {
+		to, typ = paygate.RefundFailed, paygate.EventRefundFailed
+	}
+	r.Status, r.UpdatedAt = to, now
+	err := s.store.TransitionRefund(ctx, paygate.RefundTransition{
+		ID: r.ID, MerchantID: r.MerchantID, Mode: r.Mode,
+		From: paygate.RefundPending, To: to, ProviderRef: res.ProviderRef, FailureReason: res.FailureReason, UpdatedAt: now,
+	}, []paygate.Event{webhook.RefundEvent(typ, r, now)})
+	if errors.Is(err, paygate.ErrStateConflict) {
+		return false
+	}
+	if err != nil {
+		s.log.Error("record refund outcome", "refund", r.ID, "error", err)
+		return false
+	}
+	s.log.Info("refund processed", "refund", r.ID, "merchant", r.MerchantID, "status", string(to))
+	return true
+}

@@ -1,0 +1,107 @@
+package payment
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/paygate/paygate/internal/paygate"
+)
+
+// Answer is an HTTP answer that is stored as the request's idempotency
+// record and replayed byte for byte.
+type Answer struct {
+	Status int
+	Body   []byte
+}
+
+// Answers renders the answers the service stores. httpapi implements it, so
+// that the first answer and every replay are the same bytes, and so that the
+// recovery job can write the answer a crashed request would have given.
+type Answers interface {
+	// PaymentCreated is 201 with the creation result (202 while status is
+	// created because the provider's answer is unknown).
+	PaymentCreated(p paygate.Payment, threeDS *paygate.ThreeDSAction) Answer
+	// PaymentDeclined is 400 CARD_DECLINED naming the payment.
+	PaymentDeclined(p paygate.Payment) Answer
+	// PaymentProviderError is 502 PROVIDER_ERROR naming the payment.
+	PaymentProviderError(p paygate.Payment, message string) Answer
+	// Payment is 200 with the payment record.
+	Payment(p paygate.Payment) Answer
+	// Refund is 201 with the refund record.
+	Refund(r paygate.Refund) Answer
+	// Customer is 201 with the customer record.
+	Customer(c paygate.Customer) Answer
+}
+
+// Service runs the payment use cases.
+type Service struct {
+	store   paygate.Store
+	router  paygate.Router
+	clock   paygate.Clock
+	answers Answers
+	log     *slog.Logger
+	fpKey   []byte
+	// ProviderTimeout bounds every provider call.
+	providerTimeout time.Duration
+	// refundKick wakes the refund worker after a refund is created.
+	refundKick chan struct{}
+}
+
+// Config holds what a Service needs.
+type Config struct {
+	Store   paygate.Store
+	Router  paygate.Router
+	Clock   paygate.Clock
+	Answers Answers
+	Logger  *slog.Logger
+	// FingerprintKey keys the card fingerprints (HMAC), so that equal cards
+	// can be recognised without storing their numbers.
+	FingerprintKey []byte
+	// ProviderTimeout bounds every provider call; default 30 s.
+	ProviderTimeout time.Duration
+}
+
+// New returns a Service. It panics if a required dependency is missing,
+// which is a wiring mistake.
+func New(cfg Config) *Service {
+	if cfg.Store == nil || cfg.Router == nil || cfg.Answers == nil || len(cfg.FingerprintKey) == 0 {
+		panic("payment.New: Store, Router, Answers and FingerprintKey are required")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = paygate.SystemClock{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.ProviderTimeout <= 0 {
+		cfg.ProviderTimeout = 30 * time.Second
+	}
+	return &Service{
+		store: cfg.Store, router: cfg.Router, clock: cfg.Clock, answers: cfg.Answers,
+		log: cfg.Logger, fpKey: cfg.FingerprintKey, providerTimeout: cfg.ProviderTimeout,
+		refundKick: make(chan struct{}, 1),
+	}
+}
+
+// providerContext detaches a provider call from the client's request: once a
+// payment has been sent to a provider it completes even if the merchant
+// hangs up, within the provider deadline.
+func (s *Service) providerContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), s.providerTimeout)
+}
+
+// asProviderError classifies any error from a provider: non-ProviderError
+// errors (a connector bug, a context deadline) count as an unknown outcome
+// when the deadline passed, and as a failure otherwise.
+func asProviderError(providerID string, err error) *paygate.ProviderError {
+	var pe *paygate.ProviderError
+	if errors.As(err, &pe) {
+		return pe
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &paygate.ProviderError{Kind: paygate.ProviderUnknownOutcome, Provider: providerID, Message: "the provider did not answer in time"}
+	}
+	return &paygate.ProviderError{Kind: paygate.ProviderFailed, Provider: providerID, Message: "the provider call failed"}
+}

@@ -1,0 +1,82 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/paygate/paygate/internal/paygate"
+)
+
+// insertEvents is a CTE body that inserts the events passed as parallel
+// arrays (see addEventArgs), in their order. The statement that embeds it
+// adds its condition and "ORDER BY e.ord".
+const insertEvents = `
+		INSERT INTO events (id, merchant_id, mode, type, payment_id, refund_id, payload, created_at)
+		SELECT e.id, e.merchant_id, e.mode, e.type, NULLIF(e.payment_id, ''), NULLIF(e.refund_id, ''),
+			e.payload, e.created_at
+		FROM unnest(@event_ids::text[], @event_merchant_ids::text[], @event_modes::text[],
+			@event_types::text[], @event_payment_ids::text[], @event_refund_ids::text[],
+			@event_payloads::bytea[], @event_created_at::timestamptz[])
+			WITH ORDINALITY AS e(id, merchant_id, mode, type, payment_id, refund_id, payload, created_at, ord)`
+
+// addEventArgs adds the arguments of insertEvents.
+func addEventArgs(args pgx.NamedArgs, events []paygate.Event) {
+	n := len(events)
+	ids, merchants, modes, types := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	payments, refunds := make([]string, n), make([]string, n)
+	payloads, created := make([][]byte, n), make([]time.Time, n)
+	for i, e := range events {
+		ids[i], merchants[i], modes[i], types[i] = e.ID, e.MerchantID, string(e.Mode), string(e.Type)
+		payments[i], refunds[i] = e.PaymentID, e.RefundID
+		payloads[i], created[i] = nonNil(e.Payload), e.CreatedAt
+	}
+	args["event_ids"], args["event_merchant_ids"], args["event_modes"], args["event_types"] = ids, merchants, modes, types
+	args["event_payment_ids"], args["event_refund_ids"] = payments, refunds
+	args["event_payloads"], args["event_created_at"] = payloads, created
+}
+
+// completeIdempotency is a CTE body that stores the answer of an in-flight
+// idempotency key (see addCompletionArgs). The statement that embeds it adds
+// its condition with AND.
+const completeIdempotency = `
+		UPDATE idempotency_keys SET state = 'complete', status_code = @done_status_code, body = @done_body
+		WHERE merchant_id = @done_merchant_id AND mode = @done_mode AND key = @done_key
+			AND state = 'in_flight'`
+
+// addCompletionArgs adds the arguments of completeIdempotency; a nil done
+// matches no record.
+func addCompletionArgs(args pgx.NamedArgs, done *paygate.IdempotencyCompletion) {
+	if done == nil {
+		args["done_merchant_id"], args["done_mode"], args["done_key"] = nil, nil, nil
+		args["done_status_code"], args["done_body"] = 0, []byte{}
+		return
+	}
+	args["done_merchant_id"], args["done_mode"], args["done_key"] = done.MerchantID, string(done.Mode), done.Key
+	args["done_status_code"], args["done_body"] = done.StatusCode, nonNil(done.Body)
+}
+
+// EventsByMerchant lists up to limit events of (merchant, mode), oldest
+// first (events of one transaction in the order given). A limit of zero or
+// less lists them all.
+func (s *Store) EventsByMerchant(ctx context.Context, merchantID string, mode paygate.Mode, limit int) ([]paygate.Event, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT id, merchant_id, mode, type, payment_id, refund_id, payload, created_at
+		FROM events
+		WHERE merchant_id = $1 AND mode = $2
+		ORDER BY created_at, seq
+		LIMIT $3`, merchantID, mode, nullLimit(limit))
+	if err != nil {
+		return nil, translate(err)
+	}
+	events, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (paygate.Event, error) {
+		var e paygate.Event
+		var paymentID, refundID pgtype.Text
+		err := r.Scan(&e.ID, &e.MerchantID, &e.Mode, &e.Type, &paymentID, &refundID, &e.Payload, &e.CreatedAt)
+		e.PaymentID, e.RefundID = paymentID.String, refundID.String
+		return e, err
+	})
+	return events, translate(err)
+}

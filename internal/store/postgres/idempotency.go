@@ -1,0 +1,145 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/paygate/paygate/internal/paygate"
+)
+
+const idempotencyColumns = `merchant_id, mode, key, fingerprint, state, status_code, body, payment_id, created_at`
+
+func scanIdempotency(row pgx.Row) (paygate.IdempotencyRecord, error) {
+	var r paygate.IdempotencyRecord
+	var paymentID *string
+	err := row.Scan(&r.MerchantID, &r.Mode, &r.Key, &r.Fingerprint, &r.State, &r.StatusCode, &r.Body, &paymentID, &r.CreatedAt)
+	if paymentID != nil {
+		r.PaymentID = *paymentID
+	}
+	return r, err
+}
+
+// reserveIdempotency re-checks the API key and reserves the key in one
+// statement. The insert happens only when the API key is an active secret
+// key of the merchant and mode; on a conflict the old record is replaced
+// only when it is expired (now >= created_at + TTL) or an abandoned
+// in-flight record without a payment (now > created_at + PaymentLease).
+// Under READ COMMITTED the ON CONFLICT clause locks the newest version of
+// the conflicting row and evaluates its WHERE on it, so of many concurrent
+// callers exactly one replaces (or inserts) the record.
+const reserveIdempotency = `
+	WITH api_key AS (
+		SELECT 1 FROM api_keys
+		WHERE id = @api_key_id AND merchant_id = @merchant_id AND mode = @mode AND type = 'secret'
+			AND (revoked_at IS NULL OR revoked_at > @now)
+			AND (expires_at IS NULL OR expires_at > @now)
+	), reserved AS (
+		INSERT INTO idempotency_keys AS i (merchant_id, mode, key, fingerprint, state, created_at)
+		SELECT @merchant_id, @mode, @key, @fingerprint, 'in_flight', @now FROM api_key
+		ON CONFLICT (merchant_id, mode, key) DO UPDATE SET
+			fingerprint = EXCLUDED.fingerprint,
+			state = 'in_flight',
+			status_code = 0,
+			body = NULL,
+			payment_id = NULL,
+			created_at = EXCLUDED.created_at
+		WHERE i.created_at <= @expired_before
+			OR (i.state = 'in_flight' AND i.payment_id IS NULL AND i.created_at < @abandoned_before)
+		RETURNING 1
+	)
+	SELECT EXISTS (SELECT 1 FROM api_key), EXISTS (SELECT 1 FROM reserved)`
+
+// ReserveIdempotency reserves r.Key for a new request and returns the new
+// in-flight record with reserved true, or returns the live record with
+// reserved false and changes nothing. UNAUTHORIZED when the API key
+// r.APIKeyID is not a secret key of the merchant and mode active at r.Now.
+//
+// One round trip: the reservation and a read of the record are pipelined in
+// one implicit transaction. The read is a later statement with a fresh
+// snapshot, so it sees the live record even when another node committed it
+// after the reservation statement began (and our own record when we
+// reserved).
+func (s *Store) ReserveIdempotency(ctx context.Context, r paygate.IdempotencyReservation) (paygate.IdempotencyRecord, bool, error) {
+	args := pgx.NamedArgs{
+		"merchant_id": r.MerchantID, "mode": r.Mode, "key": r.Key, "fingerprint": r.Fingerprint,
+		"api_key_id": r.APIKeyID, "now": r.Now,
+		"expired_before":   r.Now.Add(-paygate.IdempotencyTTL),
+		"abandoned_before": r.Now.Add(-paygate.PaymentLease),
+	}
+	// A record read as missing was released or purged between the two
+	// statements: try again, a few times.
+	for range 5 {
+		var keyActive, reserved bool
+		b := &pgx.Batch{}
+		b.Queue(reserveIdempotency, args).QueryRow(func(row pgx.Row) error {
+			return row.Scan(&keyActive, &reserved)
+		})
+		var rec paygate.IdempotencyRecord
+		found := false
+		b.Queue(`SELECT `+idempotencyColumns+` FROM idempotency_keys
+			WHERE merchant_id = $1 AND mode = $2 AND key = $3`, r.MerchantID, r.Mode, r.Key).
+			QueryRow(func(row pgx.Row) error {
+				var err error
+				rec, err = scanIdempotency(row)
+				if errors.Is(err, pgx.ErrNoRows) {
+					return nil
+				}
+				found = err == nil
+				return err
+			})
+		if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+			return paygate.IdempotencyRecord{}, false, translate(err)
+		}
+		switch {
+		case !keyActive:
+			return paygate.IdempotencyRecord{}, false, paygate.Errorf(paygate.CodeUnauthorized, "", "The API key is not active.")
+		case reserved:
+			return rec, true, nil
+		case found:
+			return rec, false, nil
+		}
+	}
+	return paygate.IdempotencyRecord{}, false, paygate.ErrStateConflict
+}
+
+// CompleteIdempotency stores the answer of an in-flight key. The first
+// answer stored is the one replayed, byte for byte: a record that is already
+// complete keeps its answer. A key without a record (released or purged
+// meanwhile) has nothing to complete. Neither case is an error.
+func (s *Store) CompleteIdempotency(ctx context.Context, c paygate.IdempotencyCompletion) error {
+	_, err := s.pool.Exec(ctx, `
+		UPDATE idempotency_keys SET state = 'complete', status_code = $4, body = $5
+		WHERE merchant_id = $1 AND mode = $2 AND key = $3 AND state = 'in_flight'`,
+		c.MerchantID, c.Mode, c.Key, c.StatusCode, nonNil(c.Body))
+	return translate(err)
+}
+
+// ReleaseIdempotency deletes an in-flight record so that the key may be used
+// again at once. A completed record is kept: its answer stands.
+func (s *Store) ReleaseIdempotency(ctx context.Context, merchantID string, mode paygate.Mode, key string) error {
+	_, err := s.pool.Exec(ctx, `
+		DELETE FROM idempotency_keys
+		WHERE merchant_id = $1 AND mode = $2 AND key = $3 AND state = 'in_flight'`, merchantID, mode, key)
+	return translate(err)
+}
+
+// PurgeIdempotency deletes the records created before the time and returns
+// how many.
+func (s *Store) PurgeIdempotency(ctx context.Context, createdBefore time.Time) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM idempotency_keys WHERE created_at < $1`, createdBefore)
+	if err != nil {
+		return 0, translate(err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+// nonNil returns b, or an empty slice for nil, for NOT NULL bytea columns.
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}

@@ -1,0 +1,243 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/paygate/paygate/internal/paygate"
+)
+
+// InstanceSecret returns the installation-wide secret of that name, storing
+// fresh first when none exists. The no-op update on conflict makes the
+// statement return the committed value even when another node inserted it a
+// moment ago (a DO NOTHING would return no row under READ COMMITTED).
+func (s *Store) InstanceSecret(ctx context.Context, name string, fresh []byte) ([]byte, error) {
+	if len(fresh) == 0 {
+		return nil, errors.New("postgres: InstanceSecret needs a fresh value")
+	}
+	var value []byte
+	err := s.pool.QueryRow(ctx, `
+		INSERT INTO instance_secrets AS x (name, value) VALUES ($1, $2)
+		ON CONFLICT (name) DO UPDATE SET value = x.value
+		RETURNING value`, name, fresh).Scan(&value)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return value, nil
+}
+
+// --- merchants ----------------------------------------------------------------
+
+const merchantColumns = `id, name, created_at`
+
+func scanMerchant(row pgx.Row) (paygate.Merchant, error) {
+	var m paygate.Merchant
+	err := row.Scan(&m.ID, &m.Name, &m.CreatedAt)
+	return m, err
+}
+
+// CreateMerchant inserts a merchant and its first keys in one implicit
+// transaction (one pipelined batch). ErrConflict on a duplicate id or key
+// hash.
+func (s *Store) CreateMerchant(ctx context.Context, m paygate.Merchant, keys []paygate.APIKey) error {
+	b := &pgx.Batch{}
+	b.Queue(`INSERT INTO merchants (id, name, created_at) VALUES ($1, $2, $3)`, m.ID, m.Name, m.CreatedAt)
+	for _, k := range keys {
+		b.Queue(insertAPIKey, apiKeyArgs(k)...)
+	}
+	return translate(s.pool.SendBatch(ctx, b).Close())
+}
+
+// MerchantByID returns a merchant, or NOT_FOUND.
+func (s *Store) MerchantByID(ctx context.Context, id string) (paygate.Merchant, error) {
+	m, err := scanMerchant(s.pool.QueryRow(ctx, `SELECT `+merchantColumns+` FROM merchants WHERE id = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return paygate.Merchant{}, notFound("merchant")
+	}
+	return m, translate(err)
+}
+
+// FirstMerchant returns the oldest merchant; ok is false when there is none.
+func (s *Store) FirstMerchant(ctx context.Context) (paygate.Merchant, bool, error) {
+	m, err := scanMerchant(s.pool.QueryRow(ctx, `SELECT `+merchantColumns+` FROM merchants ORDER BY created_at, seq LIMIT 1`))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return paygate.Merchant{}, false, nil
+	}
+	if err != nil {
+		return paygate.Merchant{}, false, translate(err)
+	}
+	return m, true, nil
+}
+
+// --- API keys -----------------------------------------------------------------
+
+const apiKeyColumns = `id, merchant_id, mode, type, hash, hint, created_at, expires_at, revoked_at`
+
+const insertAPIKey = `
+	INSERT INTO api_keys (id, merchant_id, mode, type, hash, hint, created_at, expires_at, revoked_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
+
+func apiKeyArgs(k paygate.APIKey) []any {
+	return []any{k.ID, k.MerchantID, k.Mode, k.Type, k.Hash, k.Hint, k.CreatedAt, k.ExpiresAt, k.RevokedAt}
+}
+
+func scanAPIKey(row pgx.Row) (paygate.APIKey, error) {
+	var k paygate.APIKey
+	err := row.Scan(&k.ID, &k.MerchantID, &k.Mode, &k.Type, &k.Hash, &k.Hint, &k.CreatedAt, &k.ExpiresAt, &k.RevokedAt)
+	return k, err
+}
+
+// CreateAPIKey inserts a key. ErrConflict on a duplicate id or hash;
+// NOT_FOUND when the merchant does not exist.
+func (s *Store) CreateAPIKey(ctx context.Context, k paygate.APIKey) error {
+	tag, err := s.pool.Exec(ctx, `
+		INSERT INTO api_keys (id, merchant_id, mode, type, hash, hint, created_at, expires_at, revoked_at)
+		SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9
+		WHERE EXISTS (SELECT 1 FROM merchants WHERE id = $2)`, apiKeyArgs(k)...)
+	if err != nil {
+		return translate(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound("merchant")
+	}
+	return nil
+}
+
+// APIKeyByID returns a key by its id, or NOT_FOUND.
+func (s *Store) APIKeyByID(ctx context.Context, id string) (paygate.APIKey, error) {
+	k, err := scanAPIKey(s.pool.QueryRow(ctx, `SELECT `+apiKeyColumns+` FROM api_keys WHERE id = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return paygate.APIKey{}, notFound("API key")
+	}
+	return k, translate(err)
+}
+
+// APIKeyByHash returns the key whose hash matches, or NOT_FOUND, whether or
+// not the key is active.
+func (s *Store) APIKeyByHash(ctx context.Context, hash []byte) (paygate.APIKey, error) {
+	k, err := scanAPIKey(s.pool.QueryRow(ctx, `SELECT `+apiKeyColumns+` FROM api_keys WHERE hash = $1`, hash))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return paygate.APIKey{}, notFound("API key")
+	}
+	return k, translate(err)
+}
+
+// APIKeysByMerchant lists a merchant's keys, oldest first (keys created at
+// the same time in insertion order).
+func (s *Store) APIKeysByMerchant(ctx context.Context, merchantID string) ([]paygate.APIKey, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT `+apiKeyColumns+` FROM api_keys
+		WHERE merchant_id = $1 ORDER BY created_at, seq`, merchantID)
+	if err != nil {
+		return nil, translate(err)
+	}
+	keys, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (paygate.APIKey, error) { return scanAPIKey(r) })
+	return keys, translate(err)
+}
+
+// RotateAPIKey inserts next and makes oldID expire at oldExpiresAt, or keeps
+// its earlier expiry, in one statement. The old key must be active at
+// next.CreatedAt (the rotation time): ErrStateConflict if it is revoked or
+// expired then; NOT_FOUND if it does not exist.
+func (s *Store) RotateAPIKey(ctx context.Context, oldID string, next paygate.APIKey, oldExpiresAt time.Time) error {
+	args := pgx.NamedArgs{
+		"old_id": oldID, "old_expires_at": oldExpiresAt, "now": next.CreatedAt,
+		"id": next.ID, "merchant_id": next.MerchantID, "mode": next.Mode, "type": next.Type,
+		"hash": next.Hash, "hint": next.Hint, "created_at": next.CreatedAt,
+		"expires_at": next.ExpiresAt, "revoked_at": next.RevokedAt,
+	}
+	var rotated, exists bool
+	err := s.pool.QueryRow(ctx, `
+		WITH old AS (
+			UPDATE api_keys SET expires_at = LEAST(expires_at, @old_expires_at)
+			WHERE id = @old_id
+				AND (revoked_at IS NULL OR revoked_at > @now)
+				AND (expires_at IS NULL OR expires_at > @now)
+			RETURNING id
+		), ins AS (
+			INSERT INTO api_keys (id, merchant_id, mode, type, hash, hint, created_at, expires_at, revoked_at)
+			SELECT @id, @merchant_id, @mode, @type, @hash, @hint, @created_at, @expires_at, @revoked_at
+			FROM old
+			RETURNING id
+		)
+		SELECT EXISTS (SELECT 1 FROM ins), EXISTS (SELECT 1 FROM api_keys WHERE id = @old_id)`, args).Scan(&rotated, &exists)
+	switch {
+	case err != nil:
+		return translate(err)
+	case rotated:
+		return nil
+	case !exists:
+		return notFound("API key")
+	default:
+		return paygate.ErrStateConflict
+	}
+}
+
+// RevokeAPIKey revokes a key at the time; a revoked key keeps its first
+// revocation time. NOT_FOUND if it does not exist.
+func (s *Store) RevokeAPIKey(ctx context.Context, id string, at time.Time) (paygate.APIKey, error) {
+	k, err := scanAPIKey(s.pool.QueryRow(ctx, `
+		UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2)
+		WHERE id = $1
+		RETURNING `+apiKeyColumns, id, at))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return paygate.APIKey{}, notFound("API key")
+	}
+	return k, translate(err)
+}
+
+// --- webhook endpoints ----------------------------------------------------------
+
+const webhookColumns = `merchant_id, mode, url, secret, events, created_at, updated_at`
+
+func scanWebhookEndpoint(row pgx.Row) (paygate.WebhookEndpoint, error) {
+	var e paygate.WebhookEndpoint
+	err := row.Scan(&e.MerchantID, &e.Mode, &e.URL, &e.Secret, &e.Events, &e.CreatedAt, &e.UpdatedAt)
+	if len(e.Events) == 0 {
+		e.Events = nil
+	}
+	return e, err
+}
+
+// SetWebhookEndpoint creates or replaces the endpoint of (merchant, mode),
+// keeping the stored secret and creation time unless rotateSecret is true.
+// NOT_FOUND when the merchant does not exist.
+func (s *Store) SetWebhookEndpoint(ctx context.Context, e paygate.WebhookEndpoint, rotateSecret bool) (paygate.WebhookEndpoint, error) {
+	events := e.Events
+	if events == nil {
+		events = []string{}
+	}
+	created := e.CreatedAt
+	if created.IsZero() {
+		created = e.UpdatedAt
+	}
+	got, err := scanWebhookEndpoint(s.pool.QueryRow(ctx, `
+		INSERT INTO webhook_endpoints AS w (merchant_id, mode, url, secret, events, created_at, updated_at)
+		SELECT $1, $2, $3, $4, $5, $6, $7
+		WHERE EXISTS (SELECT 1 FROM merchants WHERE id = $1)
+		ON CONFLICT (merchant_id, mode) DO UPDATE SET
+			url = EXCLUDED.url,
+			events = EXCLUDED.events,
+			secret = CASE WHEN $8 THEN EXCLUDED.secret ELSE w.secret END,
+			updated_at = EXCLUDED.updated_at
+		RETURNING `+webhookColumns,
+		e.MerchantID, e.Mode, e.URL, e.Secret, events, created, e.UpdatedAt, rotateSecret))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return paygate.WebhookEndpoint{}, notFound("merchant")
+	}
+	return got, translate(err)
+}
+
+// WebhookEndpoint returns the endpoint of (merchant, mode), or NOT_FOUND.
+func (s *Store) WebhookEndpoint(ctx context.Context, merchantID string, mode paygate.Mode) (paygate.WebhookEndpoint, error) {
+	e, err := scanWebhookEndpoint(s.pool.QueryRow(ctx, `
+		SELECT `+webhookColumns+` FROM webhook_endpoints
+		WHERE merchant_id = $1 AND mode = $2`, merchantID, mode))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return paygate.WebhookEndpoint{}, notFound("webhook endpoint")
+	}
+	return e, translate(err)
+}

@@ -1,0 +1,306 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/paygate/paygate/internal/paygate"
+)
+
+// --- customers ----------------------------------------------------------------
+
+const customerColumns = `id, merchant_id, mode, external_id, email, metadata, created_at, updated_at`
+
+func scanCustomer(row pgx.Row) (paygate.Customer, error) {
+	var c paygate.Customer
+	var email pgtype.Text
+	var metadata string
+	err := row.Scan(&c.ID, &c.MerchantID, &c.Mode, &c.ExternalID, &email, &metadata, &c.CreatedAt, &c.UpdatedAt)
+	c.Email = email.String
+	c.Metadata = []byte(metadata)
+	return c, err
+}
+
+// UpsertCustomer creates the customer or updates the one with the same
+// external id in (merchant, mode): email and metadata are replaced when
+// given (a given empty email clears it). An existing customer keeps its id
+// and CreatedAt; UpdatedAt becomes u.Now.
+func (s *Store) UpsertCustomer(ctx context.Context, u paygate.CustomerUpsert) (paygate.Customer, error) {
+	var email any
+	if u.Email != nil {
+		email = nullText(*u.Email)
+	}
+	var metadata any
+	if u.Metadata != nil {
+		metadata = jsonObject(u.Metadata)
+	}
+	c, err := scanCustomer(s.pool.QueryRow(ctx, `
+		INSERT INTO customers AS c (id, merchant_id, mode, external_id, email, metadata, created_at, updated_at)
+		VALUES (@id, @merchant_id, @mode, @external_id, @email, COALESCE(@metadata, '{}'), @now, @now)
+		ON CONFLICT (merchant_id, mode, external_id) DO UPDATE SET
+			email = CASE WHEN @email_given THEN EXCLUDED.email ELSE c.email END,
+			metadata = CASE WHEN @metadata_given THEN EXCLUDED.metadata ELSE c.metadata END,
+			updated_at = EXCLUDED.updated_at
+		RETURNING `+customerColumns, pgx.NamedArgs{
+		"id": u.NewID, "merchant_id": u.MerchantID, "mode": u.Mode, "external_id": u.ExternalID,
+		"email": email, "email_given": u.Email != nil,
+		"metadata": metadata, "metadata_given": u.Metadata != nil,
+		"now": u.Now,
+	}))
+	return c, translate(err)
+}
+
+// CustomerByID returns a customer of (merchant, mode), or NOT_FOUND.
+func (s *Store) CustomerByID(ctx context.Context, merchantID string, mode paygate.Mode, id string) (paygate.Customer, error) {
+	c, err := scanCustomer(s.pool.QueryRow(ctx, `
+		SELECT `+customerColumns+` FROM customers
+		WHERE id = $1 AND merchant_id = $2 AND mode = $3`, id, merchantID, mode))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return paygate.Customer{}, notFound("customer")
+	}
+	return c, translate(err)
+}
+
+// --- payments -----------------------------------------------------------------
+
+const paymentColumns = `id, merchant_id, mode, customer_id, provider_id, provider_ref, status,
+	amount, currency, amount_text, amount_captured, amount_refunded, method, stored_card_id,
+	merchant_ref, error_code, error_message, decline_code,
+	card_brand, card_last4, card_exp_month, card_exp_year, card_holder_name, card_fingerprint,
+	billing, return_url, device_fingerprint, metadata, idempotency_key, lease_until,
+	created_at, updated_at`
+
+func scanPayment(row pgx.Row) (paygate.Payment, error) {
+	var p paygate.Payment
+	var providerID, providerRef, storedCardID, merchantRef, errorCode, errorMessage, declineCode,
+		returnURL, deviceFingerprint, idempotencyKey pgtype.Text
+	var billing []byte
+	var metadata string
+	err := row.Scan(&p.ID, &p.MerchantID, &p.Mode, &p.CustomerID, &providerID, &providerRef, &p.Status,
+		&p.Amount.Amount, &p.Amount.Currency, &p.AmountText, &p.AmountCaptured, &p.AmountRefunded, &p.Method, &storedCardID,
+		&merchantRef, &errorCode, &errorMessage, &declineCode,
+		&p.Card.Brand, &p.Card.Last4, &p.Card.ExpMonth, &p.Card.ExpYear, &p.Card.HolderName, &p.Card.Fingerprint,
+		&billing, &returnURL, &deviceFingerprint, &metadata, &idempotencyKey, &p.LeaseUntil,
+		&p.CreatedAt, &p.UpdatedAt)
+	if err != nil {
+		return paygate.Payment{}, err
+	}
+	p.ProviderID, p.ProviderRef = providerID.String, providerRef.String
+	p.StoredCardID, p.MerchantRef = storedCardID.String, merchantRef.String
+	p.ErrorCode, p.ErrorMessage, p.DeclineCode = errorCode.String, errorMessage.String, declineCode.String
+	p.ReturnURL, p.DeviceFingerprint = returnURL.String, deviceFingerprint.String
+	p.IdempotencyKey = idempotencyKey.String
+	p.Metadata = []byte(metadata)
+	if billing != nil {
+		var b billingRow
+		if err := json.Unmarshal(billing, &b); err != nil {
+			return paygate.Payment{}, fmt.Errorf("postgres: payment %s: billing: %w", p.ID, err)
+		}
+		p.Billing = b.billing()
+	}
+	return p, nil
+}
+
+// createPayment resolves the customer, inserts the payment and links it to
+// its idempotency record in one statement. When the customer is missing it
+// is inserted with ON CONFLICT DO NOTHING; if a concurrent request inserted
+// the same customer after this statement's snapshot was taken, the
+// statement inserts nothing and CreatePayment runs it again (a new snapshot
+// then sees that customer).
+const createPayment = `
+	WITH existing AS (
+		SELECT id FROM customers
+		WHERE merchant_id = @merchant_id AND mode = @mode AND external_id = @customer_external_id
+	), inserted AS (
+		INSERT INTO customers (id, merchant_id, mode, external_id, metadata, created_at, updated_at)
+		SELECT @new_customer_id, @merchant_id, @mode, @customer_external_id, '{}', @created_at, @created_at
+		WHERE NOT EXISTS (SELECT 1 FROM existing)
+		ON CONFLICT (merchant_id, mode, external_id) DO NOTHING
+		RETURNING id
+	), customer AS (
+		SELECT id FROM existing UNION ALL SELECT id FROM inserted
+	), payment AS (
+		INSERT INTO payments (id, merchant_id, mode, customer_id, provider_id, provider_ref, status,
+			amount, currency, amount_text, amount_captured, amount_refunded, method, stored_card_id,
+			merchant_ref, error_code, error_message, decline_code,
+			card_brand, card_last4, card_exp_month, card_exp_year, card_holder_name, card_fingerprint,
+			billing, return_url, device_fingerprint, metadata, idempotency_key, lease_until,
+			created_at, updated_at)
+		SELECT @id, @merchant_id, @mode, customer.id, @provider_id, @provider_ref, @status,
+			@amount, @currency, @amount_text, @amount_captured, @amount_refunded, @method, @stored_card_id,
+			@merchant_ref, @error_code, @error_message, @decline_code,
+			@card_brand, @card_last4, @card_exp_month, @card_exp_year, @card_holder_name, @card_fingerprint,
+			@billing, @return_url, @device_fingerprint, @metadata, @idempotency_key, @lease_until,
+			@created_at, @updated_at
+		FROM customer LIMIT 1
+		RETURNING customer_id
+	), linked AS (
+		UPDATE idempotency_keys SET payment_id = @id
+		WHERE merchant_id = @merchant_id AND mode = @mode AND key = @idempotency_key
+			AND EXISTS (SELECT 1 FROM payment)
+	)
+	SELECT customer_id FROM payment`
+
+// CreatePayment, in one statement, resolves the customer by external id
+// (creating it with no email and empty metadata when missing), inserts the
+// payment in status created, and links the payment to the idempotency record
+// of p.Payment.IdempotencyKey. Returns the payment with CustomerID set (its
+// status is created and nothing is refunded, whatever p said). ErrConflict
+// on a duplicate payment id.
+func (s *Store) CreatePayment(ctx context.Context, np paygate.NewPayment) (paygate.Payment, error) {
+	p := np.Payment
+	p.Status = paygate.PaymentCreated
+	p.AmountRefunded = 0
+	if len(p.Metadata) == 0 {
+		p.Metadata = []byte("{}")
+	}
+	if p.UpdatedAt.IsZero() {
+		p.UpdatedAt = p.CreatedAt
+	}
+	var billing any
+	if p.Billing != nil {
+		b, err := json.Marshal(toBillingRow(*p.Billing))
+		if err != nil {
+			return paygate.Payment{}, fmt.Errorf("postgres: billing: %w", err)
+		}
+		billing = b
+	}
+	args := pgx.NamedArgs{
+		"id": p.ID, "merchant_id": p.MerchantID, "mode": p.Mode,
+		"customer_external_id": np.CustomerExternalID, "new_customer_id": np.NewCustomerID,
+		"provider_id": nullText(p.ProviderID), "provider_ref": nullText(p.ProviderRef), "status": p.Status,
+		"amount": p.Amount.Amount, "currency": p.Amount.Currency, "amount_text": p.AmountText,
+		"amount_captured": p.AmountCaptured, "amount_refunded": p.AmountRefunded,
+		"method": p.Method, "stored_card_id": nullText(p.StoredCardID),
+		"merchant_ref": nullText(p.MerchantRef), "error_code": nullText(p.ErrorCode),
+		"error_message": nullText(p.ErrorMessage), "decline_code": nullText(p.DeclineCode),
+		"card_brand": p.Card.Brand, "card_last4": p.Card.Last4,
+		"card_exp_month": p.Card.ExpMonth, "card_exp_year": p.Card.ExpYear,
+		"card_holder_name": p.Card.HolderName, "card_fingerprint": p.Card.Fingerprint,
+		"billing": billing, "return_url": nullText(p.ReturnURL),
+		"device_fingerprint": nullText(p.DeviceFingerprint), "metadata": string(p.Metadata),
+		"idempotency_key": nullText(p.IdempotencyKey), "lease_until": p.LeaseUntil,
+		"created_at": p.CreatedAt, "updated_at": p.UpdatedAt,
+	}
+	for range 3 {
+		err := s.pool.QueryRow(ctx, createPayment, args).Scan(&p.CustomerID)
+		if errors.Is(err, pgx.ErrNoRows) {
+			continue // the customer appeared concurrently: see createPayment
+		}
+		if err != nil {
+			return paygate.Payment{}, translate(err)
+		}
+		return p, nil
+	}
+	return paygate.Payment{}, fmt.Errorf("postgres: create payment %s: the customer could not be resolved", p.ID)
+}
+
+// transitionPayment applies a conditional transition, inserts its events and
+// completes its idempotency record, all only when the transition applied.
+// The last SELECT tells a lost race from a missing payment.
+const transitionPayment = `
+	WITH moved AS (
+		UPDATE payments SET
+			status = @to,
+			provider_id = COALESCE(@provider_id, provider_id),
+			provider_ref = COALESCE(@provider_ref, provider_ref),
+			error_code = COALESCE(@error_code, error_code),
+			error_message = COALESCE(@error_message, error_message),
+			decline_code = COALESCE(@decline_code, decline_code),
+			amount_captured = COALESCE(@amount_captured, amount_captured),
+			updated_at = COALESCE(@updated_at, updated_at)
+		WHERE id = @id AND merchant_id = @merchant_id AND mode = @mode AND status = ANY(@from::text[])
+		RETURNING id
+	), events AS (` + insertEvents + ` WHERE EXISTS (SELECT 1 FROM moved) ORDER BY e.ord
+	), done AS (` + completeIdempotency + ` AND EXISTS (SELECT 1 FROM moved)
+	)
+	SELECT EXISTS (SELECT 1 FROM moved),
+		EXISTS (SELECT 1 FROM payments WHERE id = @id AND merchant_id = @merchant_id AND mode = @mode)`
+
+// TransitionPayment moves the payment from one of t.From to t.To, inserts
+// the events and stores done (if not nil) as the answer of its idempotency
+// key, in one statement. ErrStateConflict when the payment is in none of
+// t.From; NOT_FOUND when it does not exist for the merchant and mode.
+func (s *Store) TransitionPayment(ctx context.Context, t paygate.PaymentTransition, events []paygate.Event, done *paygate.IdempotencyCompletion) error {
+	from := make([]string, len(t.From))
+	for i, st := range t.From {
+		from[i] = string(st)
+	}
+	args := pgx.NamedArgs{
+		"id": t.ID, "merchant_id": t.MerchantID, "mode": t.Mode, "from": from, "to": t.To,
+		"provider_id": nullText(t.ProviderID), "provider_ref": nullText(t.ProviderRef),
+		"error_code": nullText(t.ErrorCode), "error_message": nullText(t.ErrorMessage),
+		"decline_code": nullText(t.DeclineCode), "amount_captured": t.AmountCaptured,
+		"updated_at": nullTime(t.UpdatedAt),
+	}
+	addEventArgs(args, events)
+	addCompletionArgs(args, done)
+	var moved, exists bool
+	err := s.pool.QueryRow(ctx, transitionPayment, args).Scan(&moved, &exists)
+	switch {
+	case err != nil:
+		return translate(err)
+	case moved:
+		return nil
+	case !exists:
+		return notFound("payment")
+	default:
+		return paygate.ErrStateConflict
+	}
+}
+
+// PaymentByID returns a payment of (merchant, mode), or NOT_FOUND.
+func (s *Store) PaymentByID(ctx context.Context, merchantID string, mode paygate.Mode, id string) (paygate.Payment, error) {
+	p, err := scanPayment(s.pool.QueryRow(ctx, `
+		SELECT `+paymentColumns+` FROM payments
+		WHERE id = $1 AND merchant_id = $2 AND mode = $3`, id, merchantID, mode))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return paygate.Payment{}, notFound("payment")
+	}
+	return p, translate(err)
+}
+
+// PaymentByMerchantRef returns the most recently created payment of
+// (merchant, mode) with the reference (of equal creation times, the last
+// inserted), or NOT_FOUND.
+func (s *Store) PaymentByMerchantRef(ctx context.Context, merchantID string, mode paygate.Mode, ref string) (paygate.Payment, error) {
+	p, err := scanPayment(s.pool.QueryRow(ctx, `
+		SELECT `+paymentColumns+` FROM payments
+		WHERE merchant_id = $1 AND mode = $2 AND merchant_ref = $3
+		ORDER BY created_at DESC, seq DESC LIMIT 1`, merchantID, mode, ref))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return paygate.Payment{}, notFound("payment")
+	}
+	return p, translate(err)
+}
+
+// billingRow is the stored JSON of a payment's billing details.
+type billingRow struct {
+	FirstName    string `json:"firstName,omitempty"`
+	LastName     string `json:"lastName,omitempty"`
+	Email        string `json:"email,omitempty"`
+	Phone        string `json:"phone,omitempty"`
+	Country      string `json:"country,omitempty"`
+	Address      string `json:"address,omitempty"`
+	AddressLine2 string `json:"addressLine2,omitempty"`
+	City         string `json:"city,omitempty"`
+	PostalCode   string `json:"postalCode,omitempty"`
+	State        string `json:"state,omitempty"`
+	IPAddress    string `json:"ipAddress,omitempty"`
+	DOB          string `json:"dob,omitempty"`
+	Gender       string `json:"gender,omitempty"`
+}
+
+func toBillingRow(b paygate.Billing) billingRow {
+	return billingRow(b)
+}
+
+func (b billingRow) billing() *paygate.Billing {
+	v := paygate.Billing(b)
+	return &v
+}

@@ -1,0 +1,209 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/paygate/paygate/internal/paygate"
+)
+
+const refundColumns = `id, merchant_id, mode, payment_id, amount, currency, amount_text, reason, status,
+	provider_id, provider_ref, failure_reason, created_at, updated_at`
+
+func scanRefund(row pgx.Row) (paygate.Refund, error) {
+	var r paygate.Refund
+	var reason, providerID, providerRef, failureReason pgtype.Text
+	err := row.Scan(&r.ID, &r.MerchantID, &r.Mode, &r.PaymentID, &r.Amount.Amount, &r.Amount.Currency, &r.AmountText,
+		&reason, &r.Status, &providerID, &providerRef, &failureReason, &r.CreatedAt, &r.UpdatedAt)
+	r.Reason, r.ProviderID, r.ProviderRef, r.FailureReason = reason.String, providerID.String, providerRef.String, failureReason.String
+	return r, err
+}
+
+func collectRefunds(rows pgx.Rows) ([]paygate.Refund, error) {
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (paygate.Refund, error) { return scanRefund(r) })
+}
+
+// createRefund reserves the amount on the payment with one conditional
+// UPDATE (captured, same currency, and the running total of refunds that are
+// not failed within the captured amount), then inserts the refund, its
+// events and its idempotency answer only if the reservation succeeded.
+// Concurrent refunds of one payment queue on the payment's row, and each
+// re-checks the limit on the newest amount_refunded, so they can never
+// overshoot together. The last SELECT reads the payment to name the reason
+// when nothing was inserted.
+const createRefund = `
+	WITH charged AS (
+		UPDATE payments SET amount_refunded = amount_refunded + @amount
+		WHERE id = @payment_id AND merchant_id = @merchant_id AND mode = @mode
+			AND status = 'captured' AND currency = @currency
+			AND amount_refunded + @amount <= amount_captured
+		RETURNING provider_id
+	), refund AS (
+		INSERT INTO refunds (id, merchant_id, mode, payment_id, amount, currency, amount_text, reason, status,
+			provider_id, provider_ref, failure_reason, created_at, updated_at)
+		SELECT @id, @merchant_id, @mode, @payment_id, @amount, @currency, @amount_text, @reason, 'created',
+			COALESCE(@provider_id, charged.provider_id), @provider_ref, @failure_reason, @created_at, @updated_at
+		FROM charged
+		RETURNING id
+	), events AS (` + insertEvents + ` WHERE EXISTS (SELECT 1 FROM refund) ORDER BY e.ord
+	), done AS (` + completeIdempotency + ` AND EXISTS (SELECT 1 FROM refund)
+	)
+	SELECT EXISTS (SELECT 1 FROM refund), p.status, p.currency
+	FROM (SELECT 1) AS one
+	LEFT JOIN payments p ON p.id = @payment_id AND p.merchant_id = @merchant_id AND p.mode = @mode`
+
+// CreateRefund inserts a refund in status created with its events and its
+// idempotency answer, in one statement, after checking it against the
+// payment: NOT_FOUND when the payment does not exist for (merchant, mode);
+// INVALID_REQUEST param transactionId when it is not captured, param
+// currency when the currency differs, param amount when the amount is not
+// positive or the refunds that are not failed would exceed the captured
+// amount. ErrConflict on a duplicate refund id.
+func (s *Store) CreateRefund(ctx context.Context, r paygate.Refund, events []paygate.Event, done *paygate.IdempotencyCompletion) error {
+	if r.Amount.Amount <= 0 {
+		return paygate.Errorf(paygate.CodeInvalidRequest, "amount", "The refund amount must be greater than zero.")
+	}
+	updated := r.UpdatedAt
+	if updated.IsZero() {
+		updated = r.CreatedAt
+	}
+	args := pgx.NamedArgs{
+		"id": r.ID, "merchant_id": r.MerchantID, "mode": r.Mode, "payment_id": r.PaymentID,
+		"amount": r.Amount.Amount, "currency": r.Amount.Currency, "amount_text": r.AmountText,
+		"reason": nullText(r.Reason), "provider_id": nullText(r.ProviderID),
+		"provider_ref": nullText(r.ProviderRef), "failure_reason": nullText(r.FailureReason),
+		"created_at": r.CreatedAt, "updated_at": updated,
+	}
+	addEventArgs(args, events)
+	addCompletionArgs(args, done)
+	var created bool
+	var status, currency pgtype.Text
+	if err := s.pool.QueryRow(ctx, createRefund, args).Scan(&created, &status, &currency); err != nil {
+		return translate(err)
+	}
+	switch {
+	case created:
+		return nil
+	case !status.Valid:
+		return notFound("payment")
+	case paygate.PaymentStatus(status.String) != paygate.PaymentCaptured:
+		return paygate.Errorf(paygate.CodeInvalidRequest, "transactionId", "Only a captured payment can be refunded.")
+	case currency.String != r.Amount.Currency:
+		return paygate.Errorf(paygate.CodeInvalidRequest, "currency", "The currency must be the payment's currency, %s.", currency.String)
+	default:
+		return paygate.Errorf(paygate.CodeInvalidRequest, "amount", "The refunds of this payment would exceed its captured amount.")
+	}
+}
+
+// RefundByID returns a refund of (merchant, mode), or NOT_FOUND.
+func (s *Store) RefundByID(ctx context.Context, merchantID string, mode paygate.Mode, id string) (paygate.Refund, error) {
+	r, err := scanRefund(s.pool.QueryRow(ctx, `
+		SELECT `+refundColumns+` FROM refunds
+		WHERE id = $1 AND merchant_id = $2 AND mode = $3`, id, merchantID, mode))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return paygate.Refund{}, notFound("refund")
+	}
+	return r, translate(err)
+}
+
+// RefundsByPayment lists a payment's refunds, newest first; NOT_FOUND when
+// the payment does not exist for (merchant, mode). The existence check and
+// the listing are pipelined in one round trip.
+func (s *Store) RefundsByPayment(ctx context.Context, merchantID string, mode paygate.Mode, paymentID string) ([]paygate.Refund, error) {
+	var exists bool
+	var refunds []paygate.Refund
+	b := &pgx.Batch{}
+	b.Queue(`SELECT EXISTS (SELECT 1 FROM payments WHERE id = $1 AND merchant_id = $2 AND mode = $3)`,
+		paymentID, merchantID, mode).QueryRow(func(row pgx.Row) error { return row.Scan(&exists) })
+	b.Queue(`
+		SELECT `+refundColumns+` FROM refunds
+		WHERE payment_id = $1 AND merchant_id = $2 AND mode = $3
+		ORDER BY created_at DESC, seq DESC`, paymentID, merchantID, mode).
+		Query(func(rows pgx.Rows) error {
+			var err error
+			refunds, err = collectRefunds(rows)
+			return err
+		})
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return nil, translate(err)
+	}
+	if !exists {
+		return nil, notFound("payment")
+	}
+	return refunds, nil
+}
+
+// RefundsToProcess returns up to limit refunds of any merchant in status
+// created, or pending and last updated before staleBefore, oldest first.
+// A limit of zero or less returns them all.
+func (s *Store) RefundsToProcess(ctx context.Context, staleBefore time.Time, limit int) ([]paygate.Refund, error) {
+	// The first condition lets the partial index refunds_to_process_idx
+	// serve the query.
+	rows, err := s.pool.Query(ctx, `
+		SELECT `+refundColumns+` FROM refunds
+		WHERE status IN ('created', 'pending')
+			AND (status = 'created' OR updated_at < $1)
+		ORDER BY created_at, seq
+		LIMIT $2`, staleBefore, nullLimit(limit))
+	if err != nil {
+		return nil, translate(err)
+	}
+	refunds, err := collectRefunds(rows)
+	return refunds, translate(err)
+}
+
+// transitionRefund moves a refund conditionally, gives a failed refund's
+// amount back to the payment, and inserts the events, all only when the
+// refund moved. The refund row is locked before the payment row; CreateRefund
+// locks only the payment row and a refund row of its own, so the two never
+// wait on each other in a cycle.
+const transitionRefund = `
+	WITH moved AS (
+		UPDATE refunds SET
+			status = @to,
+			provider_ref = COALESCE(@provider_ref, provider_ref),
+			failure_reason = COALESCE(@failure_reason, failure_reason),
+			updated_at = COALESCE(@updated_at, updated_at)
+		WHERE id = @id AND merchant_id = @merchant_id AND mode = @mode AND status = @from
+		RETURNING payment_id, amount
+	), released AS (
+		UPDATE payments p SET amount_refunded = p.amount_refunded - moved.amount
+		FROM moved
+		WHERE p.id = moved.payment_id AND p.merchant_id = @merchant_id AND p.mode = @mode
+			AND @to::text = 'failed' AND @from::text <> 'failed'
+		RETURNING p.id
+	), events AS (` + insertEvents + ` WHERE EXISTS (SELECT 1 FROM moved) ORDER BY e.ord
+	)
+	SELECT EXISTS (SELECT 1 FROM moved),
+		EXISTS (SELECT 1 FROM refunds WHERE id = @id AND merchant_id = @merchant_id AND mode = @mode)`
+
+// TransitionRefund moves the refund from t.From to t.To and inserts the
+// events in one statement; moving to failed gives the amount back to the
+// payment's refundable balance in the same statement. ErrStateConflict when
+// the refund is not in t.From; NOT_FOUND when it does not exist for the
+// merchant and mode.
+func (s *Store) TransitionRefund(ctx context.Context, t paygate.RefundTransition, events []paygate.Event) error {
+	args := pgx.NamedArgs{
+		"id": t.ID, "merchant_id": t.MerchantID, "mode": t.Mode,
+		"from": string(t.From), "to": string(t.To),
+		"provider_ref": nullText(t.ProviderRef), "failure_reason": nullText(t.FailureReason),
+		"updated_at": nullTime(t.UpdatedAt),
+	}
+	addEventArgs(args, events)
+	var moved, exists bool
+	err := s.pool.QueryRow(ctx, transitionRefund, args).Scan(&moved, &exists)
+	switch {
+	case err != nil:
+		return translate(err)
+	case moved:
+		return nil
+	case !exists:
+		return notFound("refund")
+	default:
+		return paygate.ErrStateConflict
+	}
+}

@@ -1,0 +1,263 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/paygate/paygate/internal/paygate"
+)
+
+// InstanceSecret returns the installation-wide secret of the name, storing
+// fresh first when there is none. The write lock makes concurrent first
+// calls, in this process or others, agree on the first value stored.
+func (s *Store) InstanceSecret(ctx context.Context, name string, fresh []byte) ([]byte, error) {
+	if len(fresh) == 0 {
+		return nil, errors.New("sqlite: InstanceSecret needs a fresh value")
+	}
+	var value []byte
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx,
+			`INSERT INTO instance_secrets (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`,
+			name, fresh); err != nil {
+			return err
+		}
+		return tx.QueryRowContext(ctx, `SELECT value FROM instance_secrets WHERE name = ?`, name).Scan(&value)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return value, nil
+}
+
+// CreateMerchant inserts a merchant and its first keys in one transaction.
+// A duplicate merchant or key id (or key hash) is paygate.ErrConflict, and
+// then nothing is inserted.
+func (s *Store) CreateMerchant(ctx context.Context, m paygate.Merchant, keys []paygate.APIKey) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx,
+			`INSERT INTO merchants (id, name, created_at) VALUES (?, ?, ?)`,
+			m.ID, m.Name, micros(m.CreatedAt)); err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if err := insertAPIKey(ctx, tx, k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// MerchantByID returns a merchant, or NOT_FOUND.
+func (s *Store) MerchantByID(ctx context.Context, id string) (paygate.Merchant, error) {
+	m, err := scanMerchant(s.read.QueryRowContext(ctx,
+		`SELECT id, name, created_at FROM merchants WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return paygate.Merchant{}, notFound("merchant")
+	}
+	return m, translate(err)
+}
+
+// FirstMerchant returns the oldest merchant; ok is false when there is none.
+func (s *Store) FirstMerchant(ctx context.Context) (paygate.Merchant, bool, error) {
+	m, err := scanMerchant(s.read.QueryRowContext(ctx,
+		`SELECT id, name, created_at FROM merchants ORDER BY created_at, rowid LIMIT 1`))
+	if errors.Is(err, sql.ErrNoRows) {
+		return paygate.Merchant{}, false, nil
+	}
+	if err != nil {
+		return paygate.Merchant{}, false, translate(err)
+	}
+	return m, true, nil
+}
+
+func scanMerchant(row scanner) (paygate.Merchant, error) {
+	var (
+		m       paygate.Merchant
+		created int64
+	)
+	if err := row.Scan(&m.ID, &m.Name, &created); err != nil {
+		return paygate.Merchant{}, err
+	}
+	m.CreatedAt = fromMicros(created)
+	return m, nil
+}
+
+const apiKeyColumns = `id, merchant_id, mode, type, hash, hint, created_at, expires_at, revoked_at`
+
+func insertAPIKey(ctx context.Context, tx *sql.Tx, k paygate.APIKey) error {
+	_, err := tx.ExecContext(ctx,
+		`INSERT INTO api_keys (`+apiKeyColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		k.ID, k.MerchantID, string(k.Mode), string(k.Type), k.Hash, k.Hint,
+		micros(k.CreatedAt), nullMicros(k.ExpiresAt), nullMicros(k.RevokedAt))
+	return err
+}
+
+func scanAPIKey(row scanner) (paygate.APIKey, error) {
+	var (
+		k                paygate.APIKey
+		mode, typ        string
+		created          int64
+		expires, revoked sql.NullInt64
+	)
+	if err := row.Scan(&k.ID, &k.MerchantID, &mode, &typ, &k.Hash, &k.Hint, &created, &expires, &revoked); err != nil {
+		return paygate.APIKey{}, err
+	}
+	k.Mode, k.Type = paygate.Mode(mode), paygate.KeyType(typ)
+	k.CreatedAt = fromMicros(created)
+	k.ExpiresAt, k.RevokedAt = fromNullMicros(expires), fromNullMicros(revoked)
+	return k, nil
+}
+
+// CreateAPIKey inserts a key. A duplicate id or hash is paygate.ErrConflict;
+// an unknown merchant is NOT_FOUND.
+func (s *Store) CreateAPIKey(ctx context.Context, k paygate.APIKey) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error { return insertAPIKey(ctx, tx, k) })
+}
+
+// APIKeyByID returns a key by its id, or NOT_FOUND.
+func (s *Store) APIKeyByID(ctx context.Context, id string) (paygate.APIKey, error) {
+	k, err := scanAPIKey(s.read.QueryRowContext(ctx, `SELECT `+apiKeyColumns+` FROM api_keys WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return paygate.APIKey{}, notFound("API key")
+	}
+	return k, translate(err)
+}
+
+// APIKeyByHash returns the key whose hash matches, or NOT_FOUND, whether or
+// not it is active.
+func (s *Store) APIKeyByHash(ctx context.Context, hash []byte) (paygate.APIKey, error) {
+	k, err := scanAPIKey(s.read.QueryRowContext(ctx, `SELECT `+apiKeyColumns+` FROM api_keys WHERE hash = ?`, hash))
+	if errors.Is(err, sql.ErrNoRows) {
+		return paygate.APIKey{}, notFound("API key")
+	}
+	return k, translate(err)
+}
+
+// APIKeysByMerchant lists a merchant's keys of both modes, oldest first.
+func (s *Store) APIKeysByMerchant(ctx context.Context, merchantID string) ([]paygate.APIKey, error) {
+	rows, err := s.read.QueryContext(ctx,
+		`SELECT `+apiKeyColumns+` FROM api_keys WHERE merchant_id = ? ORDER BY created_at, rowid`, merchantID)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	var keys []paygate.APIKey
+	for rows.Next() {
+		k, err := scanAPIKey(rows)
+		if err != nil {
+			return nil, translate(err)
+		}
+		keys = append(keys, k)
+	}
+	return keys, translate(rows.Err())
+}
+
+// RotateAPIKey inserts next and makes the key oldID expire at oldExpiresAt,
+// or earlier if it already expires earlier. NOT_FOUND if oldID does not
+// exist; paygate.ErrStateConflict if it is revoked or expired at the
+// rotation time, next.CreatedAt. Nothing is written on error.
+func (s *Store) RotateAPIKey(ctx context.Context, oldID string, next paygate.APIKey, oldExpiresAt time.Time) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		old, err := scanAPIKey(tx.QueryRowContext(ctx, `SELECT `+apiKeyColumns+` FROM api_keys WHERE id = ?`, oldID))
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound("API key")
+		}
+		if err != nil {
+			return err
+		}
+		if !old.ActiveAt(next.CreatedAt) {
+			return fmt.Errorf("%w: API key %s is revoked or expired", paygate.ErrStateConflict, oldID)
+		}
+		if err := insertAPIKey(ctx, tx, next); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx,
+			`UPDATE api_keys SET expires_at = min(coalesce(expires_at, ?1), ?1) WHERE id = ?2`,
+			micros(oldExpiresAt), oldID)
+		return err
+	})
+}
+
+// RevokeAPIKey revokes a key at the time; a revoked key keeps its first
+// revocation time. NOT_FOUND if it does not exist.
+func (s *Store) RevokeAPIKey(ctx context.Context, id string, at time.Time) (paygate.APIKey, error) {
+	var k paygate.APIKey
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		k, err = scanAPIKey(tx.QueryRowContext(ctx,
+			`UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ? RETURNING `+apiKeyColumns,
+			micros(at), id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound("API key")
+		}
+		return err
+	})
+	return k, err
+}
+
+const webhookColumns = `merchant_id, mode, url, secret, events, created_at, updated_at`
+
+// SetWebhookEndpoint creates or replaces the endpoint of (merchant, mode).
+// The existing secret and CreatedAt are kept unless rotateSecret is true
+// (then e.Secret replaces the secret). Returns the stored endpoint.
+func (s *Store) SetWebhookEndpoint(ctx context.Context, e paygate.WebhookEndpoint, rotateSecret bool) (paygate.WebhookEndpoint, error) {
+	events := e.Events
+	if events == nil {
+		events = []string{}
+	}
+	eventsJSON, err := json.Marshal(events)
+	if err != nil {
+		return paygate.WebhookEndpoint{}, fmt.Errorf("sqlite: encode webhook events: %w", err)
+	}
+	var out paygate.WebhookEndpoint
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		out, err = scanWebhook(tx.QueryRowContext(ctx, `
+			INSERT INTO webhook_endpoints (`+webhookColumns+`) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+			ON CONFLICT (merchant_id, mode) DO UPDATE SET
+				url = excluded.url,
+				events = excluded.events,
+				secret = CASE WHEN ?8 THEN excluded.secret ELSE webhook_endpoints.secret END,
+				updated_at = excluded.updated_at
+			RETURNING `+webhookColumns,
+			e.MerchantID, string(e.Mode), e.URL, e.Secret, string(eventsJSON),
+			micros(e.CreatedAt), micros(e.UpdatedAt), rotateSecret))
+		return err
+	})
+	return out, err
+}
+
+// WebhookEndpoint returns the endpoint of (merchant, mode), or NOT_FOUND.
+func (s *Store) WebhookEndpoint(ctx context.Context, merchantID string, mode paygate.Mode) (paygate.WebhookEndpoint, error) {
+	e, err := scanWebhook(s.read.QueryRowContext(ctx,
+		`SELECT `+webhookColumns+` FROM webhook_endpoints WHERE merchant_id = ? AND mode = ?`, merchantID, string(mode)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return paygate.WebhookEndpoint{}, notFound("webhook endpoint")
+	}
+	return e, translate(err)
+}
+
+func scanWebhook(row scanner) (paygate.WebhookEndpoint, error) {
+	var (
+		e                paygate.WebhookEndpoint
+		mode, events     string
+		created, updated int64
+	)
+	if err := row.Scan(&e.MerchantID, &mode, &e.URL, &e.Secret, &events, &created, &updated); err != nil {
+		return paygate.WebhookEndpoint{}, err
+	}
+	if err := json.Unmarshal([]byte(events), &e.Events); err != nil {
+		return paygate.WebhookEndpoint{}, fmt.Errorf("sqlite: decode webhook events: %w", err)
+	}
+	if len(e.Events) == 0 {
+		e.Events = nil
+	}
+	e.Mode = paygate.Mode(mode)
+	e.CreatedAt, e.UpdatedAt = fromMicros(created), fromMicros(updated)
+	return e, nil
+}

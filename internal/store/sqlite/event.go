@@ -1,0 +1,55 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/paygate/paygate/internal/paygate"
+)
+
+const eventColumns = `id, merchant_id, mode, type, payment_id, refund_id, payload, created_at`
+
+// insertEvents writes events to the outbox in the caller's transaction, in
+// the order given.
+func insertEvents(ctx context.Context, tx *sql.Tx, events []paygate.Event) error {
+	for _, e := range events {
+		payload := e.Payload
+		if payload == nil {
+			payload = []byte{}
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO events (`+eventColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			e.ID, e.MerchantID, string(e.Mode), string(e.Type), e.PaymentID, e.RefundID, payload, micros(e.CreatedAt)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// EventsByMerchant lists up to limit events of (merchant, mode), oldest
+// first (events of one instant in the order they were written). A limit
+// that is not positive means no limit.
+func (s *Store) EventsByMerchant(ctx context.Context, merchantID string, mode paygate.Mode, limit int) ([]paygate.Event, error) {
+	rows, err := s.read.QueryContext(ctx, `
+		SELECT `+eventColumns+` FROM events
+		WHERE merchant_id = ? AND mode = ?
+		ORDER BY created_at, seq LIMIT ?`,
+		merchantID, string(mode), sqlLimit(limit))
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	events := []paygate.Event{}
+	for rows.Next() {
+		var (
+			e       paygate.Event
+			em, typ string
+			created int64
+		)
+		if err := rows.Scan(&e.ID, &e.MerchantID, &em, &typ, &e.PaymentID, &e.RefundID, &e.Payload, &created); err != nil {
+			return nil, translate(err)
+		}
+		e.Mode, e.Type, e.CreatedAt = paygate.Mode(em), paygate.EventType(typ), fromMicros(created)
+		events = append(events, e)
+	}
+	return events, translate(rows.Err())
+}

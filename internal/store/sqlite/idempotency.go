@@ -1,0 +1,148 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/paygate/paygate/internal/paygate"
+)
+
+const idempotencyColumns = `merchant_id, mode, key, fingerprint, state, status_code, body, payment_id, created_at`
+
+// ReserveIdempotency reserves r.Key for a new request. In one write
+// transaction it re-checks that the API key r.APIKeyID is a secret key of
+// (r.MerchantID, r.Mode) active at r.Now (UNAUTHORIZED otherwise, and
+// nothing changes), then returns a live record with reserved false, or
+// replaces an expired or abandoned record (or inserts a new one) and
+// returns the new in-flight record with reserved true. The write lock makes
+// concurrent reservations of one key, from any process, reserve it once.
+func (s *Store) ReserveIdempotency(ctx context.Context, r paygate.IdempotencyReservation) (paygate.IdempotencyRecord, bool, error) {
+	var (
+		rec      paygate.IdempotencyRecord
+		reserved bool
+	)
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		if err := checkAPIKey(ctx, tx, r); err != nil {
+			return err
+		}
+		existing, err := scanIdempotency(tx.QueryRowContext(ctx,
+			`SELECT `+idempotencyColumns+` FROM idempotency_keys WHERE merchant_id = ? AND mode = ? AND key = ?`,
+			r.MerchantID, string(r.Mode), r.Key))
+		switch {
+		case err == nil && live(existing, r.Now):
+			rec = existing
+			return nil
+		case err != nil && !errors.Is(err, sql.ErrNoRows):
+			return err
+		}
+		rec = paygate.IdempotencyRecord{
+			MerchantID:  r.MerchantID,
+			Mode:        r.Mode,
+			Key:         r.Key,
+			Fingerprint: r.Fingerprint,
+			State:       paygate.IdempotencyInFlight,
+			CreatedAt:   r.Now,
+		}
+		reserved = true
+		_, err = tx.ExecContext(ctx, `
+			INSERT INTO idempotency_keys (`+idempotencyColumns+`) VALUES (?, ?, ?, ?, ?, 0, NULL, '', ?)
+			ON CONFLICT (merchant_id, mode, key) DO UPDATE SET
+				fingerprint = excluded.fingerprint,
+				state = excluded.state,
+				status_code = 0,
+				body = NULL,
+				payment_id = '',
+				created_at = excluded.created_at`,
+			r.MerchantID, string(r.Mode), r.Key, r.Fingerprint, string(paygate.IdempotencyInFlight), micros(r.Now))
+		return err
+	})
+	if err != nil {
+		return paygate.IdempotencyRecord{}, false, err
+	}
+	return rec, reserved, nil
+}
+
+// live reports whether a stored record still answers for its key at now: it
+// has not expired, and it is not an in-flight record that created no
+// payment and is older than the payment lease (its request died).
+func live(rec paygate.IdempotencyRecord, now time.Time) bool {
+	if rec.Expired(now) {
+		return false
+	}
+	abandoned := rec.State == paygate.IdempotencyInFlight && rec.PaymentID == "" &&
+		now.After(rec.CreatedAt.Add(paygate.PaymentLease))
+	return !abandoned
+}
+
+// checkAPIKey returns UNAUTHORIZED unless the reservation's API key is a
+// secret key of its merchant and mode, active at its time.
+func checkAPIKey(ctx context.Context, tx *sql.Tx, r paygate.IdempotencyReservation) error {
+	k, err := scanAPIKey(tx.QueryRowContext(ctx,
+		`SELECT `+apiKeyColumns+` FROM api_keys WHERE id = ? AND merchant_id = ? AND mode = ? AND type = ?`,
+		r.APIKeyID, r.MerchantID, string(r.Mode), string(paygate.KeySecret)))
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && !k.ActiveAt(r.Now)) {
+		return paygate.Errorf(paygate.CodeUnauthorized, "", "the API key is not valid")
+	}
+	return err
+}
+
+func scanIdempotency(row scanner) (paygate.IdempotencyRecord, error) {
+	var (
+		rec         paygate.IdempotencyRecord
+		mode, state string
+		created     int64
+	)
+	if err := row.Scan(&rec.MerchantID, &mode, &rec.Key, &rec.Fingerprint, &state,
+		&rec.StatusCode, &rec.Body, &rec.PaymentID, &created); err != nil {
+		return paygate.IdempotencyRecord{}, err
+	}
+	rec.Mode, rec.State = paygate.Mode(mode), paygate.IdempotencyState(state)
+	rec.CreatedAt = fromMicros(created)
+	return rec, nil
+}
+
+// CompleteIdempotency stores the answer of a reserved key. Completing a key
+// that has no record (released or purged meanwhile) changes nothing.
+func (s *Store) CompleteIdempotency(ctx context.Context, c paygate.IdempotencyCompletion) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error { return completeIdempotency(ctx, tx, c) })
+}
+
+func completeIdempotency(ctx context.Context, tx *sql.Tx, c paygate.IdempotencyCompletion) error {
+	body := c.Body
+	if body == nil {
+		body = []byte{}
+	}
+	_, err := tx.ExecContext(ctx, `
+		UPDATE idempotency_keys SET state = ?, status_code = ?, body = ?
+		WHERE merchant_id = ? AND mode = ? AND key = ?`,
+		string(paygate.IdempotencyComplete), c.StatusCode, body, c.MerchantID, string(c.Mode), c.Key)
+	return err
+}
+
+// ReleaseIdempotency deletes the in-flight record of the key, so that it
+// may be used again at once. A complete record is kept.
+func (s *Store) ReleaseIdempotency(ctx context.Context, merchantID string, mode paygate.Mode, key string) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx,
+			`DELETE FROM idempotency_keys WHERE merchant_id = ? AND mode = ? AND key = ? AND state = ?`,
+			merchantID, string(mode), key, string(paygate.IdempotencyInFlight))
+		return err
+	})
+}
+
+// PurgeIdempotency deletes the records created before the time, of every
+// merchant, and returns how many.
+func (s *Store) PurgeIdempotency(ctx context.Context, createdBefore time.Time) (int64, error) {
+	var n int64
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE created_at < ?`, micros(createdBefore))
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n, err
+}

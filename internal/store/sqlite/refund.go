@@ -1,0 +1,215 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/paygate/paygate/internal/paygate"
+)
+
+const refundColumns = `id, merchant_id, mode, payment_id, amount, currency, amount_text, reason, status,
+	provider_id, provider_ref, failure_reason, created_at, updated_at`
+
+func scanRefund(row scanner) (paygate.Refund, error) {
+	var (
+		r                paygate.Refund
+		mode, status     string
+		created, updated int64
+	)
+	if err := row.Scan(&r.ID, &r.MerchantID, &mode, &r.PaymentID, &r.Amount.Amount, &r.Amount.Currency, &r.AmountText,
+		&r.Reason, &status, &r.ProviderID, &r.ProviderRef, &r.FailureReason, &created, &updated); err != nil {
+		return paygate.Refund{}, err
+	}
+	r.Mode, r.Status = paygate.Mode(mode), paygate.RefundStatus(status)
+	r.CreatedAt, r.UpdatedAt = fromMicros(created), fromMicros(updated)
+	return r, nil
+}
+
+// CreateRefund inserts the refund in status created with its events and its
+// idempotency answer, in one transaction, after checking it against the
+// payment: NOT_FOUND when the payment does not exist for (merchant, mode);
+// INVALID_REQUEST with param transactionId when it is not captured,
+// currency when the currency differs, amount when the refunds that are not
+// failed would exceed the captured amount. The limit is enforced by one
+// conditional UPDATE of the payment's refunded total, so concurrent refunds
+// cannot overshoot together. A duplicate refund id is paygate.ErrConflict.
+func (s *Store) CreateRefund(ctx context.Context, r paygate.Refund, events []paygate.Event, done *paygate.IdempotencyCompletion) error {
+	if r.Amount.Amount <= 0 {
+		return paygate.Errorf(paygate.CodeInvalidRequest, "amount", "the amount must be greater than zero")
+	}
+	r.Status = paygate.RefundCreated
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `
+			UPDATE payments SET amount_refunded = amount_refunded + ?1
+			WHERE id = ?2 AND merchant_id = ?3 AND mode = ?4
+				AND status = ?5 AND currency = ?6 AND amount_refunded + ?1 <= amount_captured`,
+			r.Amount.Amount, r.PaymentID, r.MerchantID, string(r.Mode), string(paygate.PaymentCaptured), r.Amount.Currency)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return refundRefusal(ctx, tx, r)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO refunds (`+refundColumns+`)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			r.ID, r.MerchantID, string(r.Mode), r.PaymentID, r.Amount.Amount, r.Amount.Currency, r.AmountText,
+			r.Reason, string(r.Status), r.ProviderID, r.ProviderRef, r.FailureReason,
+			micros(r.CreatedAt), micros(r.UpdatedAt)); err != nil {
+			return err
+		}
+		if err := insertEvents(ctx, tx, events); err != nil {
+			return err
+		}
+		if done != nil {
+			return completeIdempotency(ctx, tx, *done)
+		}
+		return nil
+	})
+}
+
+// refundRefusal explains why the payment's conditional update refused the
+// refund, checking in the order of the contract. It runs in the write
+// transaction that made the update, so the payment cannot change between.
+func refundRefusal(ctx context.Context, tx *sql.Tx, r paygate.Refund) error {
+	var (
+		status, currency   string
+		captured, refunded int64
+	)
+	err := tx.QueryRowContext(ctx, `
+		SELECT status, currency, amount_captured, amount_refunded FROM payments
+		WHERE id = ? AND merchant_id = ? AND mode = ?`,
+		r.PaymentID, r.MerchantID, string(r.Mode)).Scan(&status, &currency, &captured, &refunded)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return notFound("payment")
+	case err != nil:
+		return err
+	case status != string(paygate.PaymentCaptured):
+		return paygate.Errorf(paygate.CodeInvalidRequest, "transactionId", "only a captured payment can be refunded")
+	case currency != r.Amount.Currency:
+		return paygate.Errorf(paygate.CodeInvalidRequest, "currency", "the currency must be the payment's currency")
+	default:
+		return paygate.Errorf(paygate.CodeInvalidRequest, "amount", "the refunds would exceed the captured amount")
+	}
+}
+
+// RefundByID returns a refund of (merchant, mode), or NOT_FOUND.
+func (s *Store) RefundByID(ctx context.Context, merchantID string, mode paygate.Mode, id string) (paygate.Refund, error) {
+	r, err := scanRefund(s.read.QueryRowContext(ctx,
+		`SELECT `+refundColumns+` FROM refunds WHERE id = ? AND merchant_id = ? AND mode = ?`,
+		id, merchantID, string(mode)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return paygate.Refund{}, notFound("refund")
+	}
+	return r, translate(err)
+}
+
+// RefundsByPayment lists a payment's refunds, newest first; NOT_FOUND when
+// the payment does not exist for (merchant, mode).
+func (s *Store) RefundsByPayment(ctx context.Context, merchantID string, mode paygate.Mode, paymentID string) ([]paygate.Refund, error) {
+	var refunds []paygate.Refund
+	err := s.inReadTx(ctx, func(tx *sql.Tx) error {
+		var one int
+		err := tx.QueryRowContext(ctx, `SELECT 1 FROM payments WHERE id = ? AND merchant_id = ? AND mode = ?`,
+			paymentID, merchantID, string(mode)).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound("payment")
+		}
+		if err != nil {
+			return err
+		}
+		refunds, err = queryRefunds(ctx, tx, `
+			SELECT `+refundColumns+` FROM refunds
+			WHERE payment_id = ? AND merchant_id = ? AND mode = ?
+			ORDER BY created_at DESC, rowid DESC`,
+			paymentID, merchantID, string(mode))
+		return err
+	})
+	return refunds, err
+}
+
+// RefundsToProcess returns up to limit refunds of any merchant that are
+// created, or pending and last updated before staleBefore, oldest first.
+// It serves the background refund worker only.
+func (s *Store) RefundsToProcess(ctx context.Context, staleBefore time.Time, limit int) ([]paygate.Refund, error) {
+	var refunds []paygate.Refund
+	err := s.inReadTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		refunds, err = queryRefunds(ctx, tx, `
+			SELECT `+refundColumns+` FROM refunds
+			WHERE status = ? OR (status = ? AND updated_at < ?)
+			ORDER BY created_at, rowid LIMIT ?`,
+			string(paygate.RefundCreated), string(paygate.RefundPending), micros(staleBefore), sqlLimit(limit))
+		return err
+	})
+	return refunds, err
+}
+
+func queryRefunds(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]paygate.Refund, error) {
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	refunds := []paygate.Refund{}
+	for rows.Next() {
+		r, err := scanRefund(rows)
+		if err != nil {
+			return nil, err
+		}
+		refunds = append(refunds, r)
+	}
+	return refunds, rows.Err()
+}
+
+// TransitionRefund moves the refund from t.From to t.To, sets the non-empty
+// fields of t and inserts the events, in one transaction. Moving to failed
+// gives the amount back to the payment's refundable balance.
+// ErrStateConflict when the refund is not in t.From; NOT_FOUND when it does
+// not exist for the merchant and mode.
+func (s *Store) TransitionRefund(ctx context.Context, t paygate.RefundTransition, events []paygate.Event) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		var (
+			paymentID string
+			amount    int64
+		)
+		err := tx.QueryRowContext(ctx, `
+			UPDATE refunds SET
+				status = ?1,
+				provider_ref = CASE WHEN ?2 = '' THEN provider_ref ELSE ?2 END,
+				failure_reason = CASE WHEN ?3 = '' THEN failure_reason ELSE ?3 END,
+				updated_at = ?4
+			WHERE id = ?5 AND merchant_id = ?6 AND mode = ?7 AND status = ?8
+			RETURNING payment_id, amount`,
+			string(t.To), t.ProviderRef, t.FailureReason, micros(t.UpdatedAt),
+			t.ID, t.MerchantID, string(t.Mode), string(t.From)).Scan(&paymentID, &amount)
+		if errors.Is(err, sql.ErrNoRows) {
+			return missingOrConflict(ctx, tx, "refunds", "refund", t.ID, t.MerchantID, t.Mode)
+		}
+		if err != nil {
+			return err
+		}
+		if t.To == paygate.RefundFailed && t.From != paygate.RefundFailed {
+			if _, err := tx.ExecContext(ctx, `
+				UPDATE payments SET amount_refunded = amount_refunded - ?
+				WHERE id = ? AND merchant_id = ? AND mode = ?`,
+				amount, paymentID, t.MerchantID, string(t.Mode)); err != nil {
+				return err
+			}
+		}
+		return insertEvents(ctx, tx, events)
+	})
+}
+
+// sqlLimit turns a caller's limit into SQLite's: no limit (-1) when it is
+// not positive.
+func sqlLimit(limit int) int {
+	if limit <= 0 {
+		return -1
+	}
+	return limit
+}

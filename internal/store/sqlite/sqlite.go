@@ -1,0 +1,226 @@
+// Package sqlite implements paygate.Store on an embedded SQLite file, with
+// the pure-Go driver modernc.org/sqlite.
+//
+// The file is shared safely by several processes (a running `serve` and CLI
+// commands): it runs in WAL mode with synchronous=FULL (a commit is durable
+// before it is acknowledged), foreign keys on, and a busy timeout. Writes go
+// through one connection and begin with BEGIN IMMEDIATE, so a write
+// transaction holds the database's single write lock from its first
+// statement and never fails half-way with a lock upgrade; reads use a
+// separate pool and see every committed write.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/paygate/paygate/internal/paygate"
+)
+
+var _ paygate.Store = (*Store)(nil)
+
+// busyTimeout is how long a statement waits for another connection or
+// process to release the write lock before failing with SQLITE_BUSY.
+const busyTimeout = 10 * time.Second
+
+// Store is a paygate.Store on one SQLite file.
+type Store struct {
+	write *sql.DB // one connection; transactions BEGIN IMMEDIATE
+	read  *sql.DB // read-only connections
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Open opens (creating it when missing) the database file at path, applies
+// pending migrations, and returns the store. Several processes may open the
+// same file at once; each waits for the others' migrations.
+func Open(ctx context.Context, path string) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("sqlite: empty database path")
+	}
+	if strings.ContainsAny(path, "?#") {
+		return nil, errors.New("sqlite: the database path must not contain '?' or '#'")
+	}
+	if strings.HasPrefix(path, "file:") {
+		return nil, errors.New("sqlite: give a file path, not a file: URI")
+	}
+	if path == ":memory:" {
+		return nil, errors.New("sqlite: an in-memory database cannot be shared between connections; give a file path")
+	}
+
+	write, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	write.SetMaxOpenConns(1)
+	write.SetMaxIdleConns(1)
+	write.SetConnMaxIdleTime(0)
+	write.SetConnMaxLifetime(0)
+
+	if err := migrate(ctx, path); err != nil {
+		_ = write.Close()
+		return nil, err
+	}
+
+	read, err := sql.Open("sqlite", dsn(path, false))
+	if err != nil {
+		_ = write.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	n := max(4, runtime.GOMAXPROCS(0))
+	read.SetMaxOpenConns(n)
+	read.SetMaxIdleConns(n)
+
+	s := &Store{write: write, read: read}
+	if err := s.Ping(ctx); err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// dsn returns the driver's data source name for path. Writers begin their
+// transactions IMMEDIATE; readers are query_only. The driver runs
+// busy_timeout first, then the other pragmas, on every new connection.
+func dsn(path string, writer bool) string {
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(FULL)")
+	if writer {
+		// journal_mode is a property of the file: the writer sets it once
+		// per connection (a no-op when it is already WAL).
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Set("_txlock", "immediate")
+	} else {
+		q.Add("_pragma", "query_only(1)")
+	}
+	return path + "?" + q.Encode()
+}
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	var one int
+	if err := s.read.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+		return translate(err)
+	}
+	return nil
+}
+
+// Close releases both connection pools. It may be called more than once.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		s.closeErr = errors.Join(s.write.Close(), s.read.Close())
+	})
+	return s.closeErr
+}
+
+// inTx runs fn in a write transaction (BEGIN IMMEDIATE) and commits it when
+// fn returns nil. Errors are translated.
+func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return translate(err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return translate(err)
+	}
+	if err := tx.Commit(); err != nil {
+		return translate(err)
+	}
+	return nil
+}
+
+// inReadTx runs fn in a read transaction on the read pool, so that its
+// queries see one snapshot.
+func (s *Store) inReadTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return translate(err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if err := fn(tx); err != nil {
+		return translate(err)
+	}
+	return nil
+}
+
+// translate turns driver errors into the errors of the paygate.Store
+// contract, by SQLite result code: unique and primary key violations are
+// paygate.ErrConflict; a foreign key violation is NOT_FOUND (the referenced
+// row does not exist); a lock that could not be taken within the busy
+// timeout, or a file that cannot be opened, is SERVICE_UNAVAILABLE.
+// paygate errors and context errors pass through; anything else is wrapped
+// as an internal error.
+func translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	var pe *paygate.Error
+	if errors.As(err, &pe) || errors.Is(err, paygate.ErrConflict) || errors.Is(err, paygate.ErrStateConflict) {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		code := se.Code()
+		switch code {
+		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+			return fmt.Errorf("%w: %v", paygate.ErrConflict, err)
+		case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
+			return paygate.Errorf(paygate.CodeNotFound, "", "a referenced resource does not exist")
+		}
+		switch code & 0xff {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_CANTOPEN:
+			return paygate.Errorf(paygate.CodeServiceUnavailable, "", "the database is busy or unavailable; retry")
+		}
+	}
+	return fmt.Errorf("sqlite: %w", err)
+}
+
+// notFound is the NOT_FOUND error of a resource kind.
+func notFound(what string) error {
+	return paygate.Errorf(paygate.CodeNotFound, "", "no such %s", what)
+}
+
+// micros converts a time to its stored form, unix microseconds.
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+// fromMicros converts a stored time back; it is in UTC.
+func fromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
+
+// nullMicros converts an optional time to its stored form.
+func nullMicros(t *time.Time) sql.NullInt64 {
+	if t == nil {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: micros(*t), Valid: true}
+}
+
+// fromNullMicros converts an optional stored time back.
+func fromNullMicros(v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := fromMicros(v.Int64)
+	return &t
+}
+
+// scanner is a *sql.Row or *sql.Rows.
+type scanner interface {
+	Scan(dest ...any) error
+}

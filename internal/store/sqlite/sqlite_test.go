@@ -1,0 +1,158 @@
+package sqlite_test
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/store/sqlite"
+	"github.com/paygate/paygate/internal/store/storetest"
+)
+
+func open(t *testing.T, path string) *sqlite.Store {
+	t.Helper()
+	s, err := sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatalf("Open(%s): %v", path, err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func TestStore(t *testing.T) {
+	t.Parallel()
+	storetest.Exercise(t, func(t *testing.T) paygate.Store {
+		return open(t, filepath.Join(t.TempDir(), "paygate.db"))
+	})
+}
+
+func TestPragmas(t *testing.T) {
+	t.Parallel()
+	s := open(t, filepath.Join(t.TempDir(), "paygate.db"))
+	for _, pool := range []string{"write", "read"} {
+		t.Run(pool, func(t *testing.T) {
+			db := sqlite.DBForTest(s, pool == "write")
+			var journal string
+			if err := db.QueryRowContext(t.Context(), "PRAGMA journal_mode").Scan(&journal); err != nil {
+				t.Fatal(err)
+			}
+			if journal != "wal" {
+				t.Errorf("journal_mode = %q, want wal", journal)
+			}
+			for pragma, want := range map[string]int{"synchronous": 2, "foreign_keys": 1, "busy_timeout": 10000} {
+				var got int
+				if err := db.QueryRowContext(t.Context(), "PRAGMA "+pragma).Scan(&got); err != nil {
+					t.Fatal(err)
+				}
+				if got != want {
+					t.Errorf("%s = %d, want %d", pragma, got, want)
+				}
+			}
+		})
+	}
+}
+
+func TestConcurrentOpensMigrateOnce(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "paygate.db")
+	const n = 8
+	stores := make([]*sqlite.Store, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { stores[i], errs[i] = sqlite.Open(t.Context(), path) })
+	}
+	wg.Wait()
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("open %d: %v", i, errs[i])
+		}
+		t.Cleanup(func() { _ = stores[i].Close() })
+	}
+	var applied int
+	db := sqlite.DBForTest(stores[0], false)
+	if err := db.QueryRowContext(t.Context(),
+		"SELECT count(*) FROM goose_db_version WHERE version_id > 0").Scan(&applied); err != nil {
+		t.Fatal(err)
+	}
+	if applied != sqlite.MigrationCountForTest() {
+		t.Errorf("%d migrations recorded, want %d (each once)", applied, sqlite.MigrationCountForTest())
+	}
+	// Reopening a migrated file changes nothing.
+	open(t, path)
+}
+
+func TestTwoStoresShareOneFile(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "paygate.db")
+	a, b := open(t, path), open(t, path)
+	ctx := t.Context()
+	now := paygate.SystemClock{}.Now()
+	m := paygate.Merchant{ID: "2f1c4bd4-5f5a-4c36-9f8e-7d0a1e2b3c4d", Name: "Shared", CreatedAt: now}
+	key := paygate.APIKey{ID: "a3d9e2f0-1b2c-4d5e-8f90-123456789abc", MerchantID: m.ID, Mode: paygate.ModeTest,
+		Type: paygate.KeySecret, Hash: []byte("0123456789abcdef0123456789abcdef"), Hint: "smtgw_sk_test_…abcd", CreatedAt: now}
+	if err := a.CreateMerchant(ctx, m, []paygate.APIKey{key}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.MerchantByID(ctx, m.ID)
+	if err != nil {
+		t.Fatalf("second store does not see the merchant: %v", err)
+	}
+	if got.Name != m.Name || !got.CreatedAt.Equal(m.CreatedAt) {
+		t.Errorf("got %+v, want %+v", got, m)
+	}
+	// A revocation through one store is seen at once by the other.
+	if _, err := b.RevokeAPIKey(ctx, key.ID, now); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = a.ReserveIdempotency(ctx, paygate.IdempotencyReservation{
+		MerchantID: m.ID, Mode: paygate.ModeTest, Key: "k", Fingerprint: []byte("f"), APIKeyID: key.ID, Now: now.Add(time.Second),
+	})
+	if paygate.ErrorCode(err) != paygate.CodeUnauthorized {
+		t.Errorf("reserve with a key revoked through the other store: got %v, want UNAUTHORIZED", err)
+	}
+	// Both stores write concurrently without failing.
+	secrets := make([][]byte, 2)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i, s := range []*sqlite.Store{a, b} {
+		wg.Go(func() { secrets[i], errs[i] = s.InstanceSecret(ctx, "shared", []byte{byte(i + 1)}) })
+	}
+	wg.Wait()
+	if errs[0] != nil || errs[1] != nil {
+		t.Fatalf("concurrent writes: %v, %v", errs[0], errs[1])
+	}
+	if string(secrets[0]) != string(secrets[1]) {
+		t.Errorf("the two stores disagree on the instance secret: %x vs %x", secrets[0], secrets[1])
+	}
+}
+
+func TestOpenRefusesBadPaths(t *testing.T) {
+	t.Parallel()
+	for _, path := range []string{"", ":memory:", "file:x.db", "x.db?mode=ro"} {
+		if s, err := sqlite.Open(context.Background(), path); err == nil {
+			_ = s.Close()
+			t.Errorf("Open(%q) succeeded, want an error", path)
+		}
+	}
+}
+
+func TestClosedStoreFails(t *testing.T) {
+	t.Parallel()
+	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "paygate.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if err := s.Ping(t.Context()); err == nil {
+		t.Error("Ping after Close succeeded")
+	}
+}

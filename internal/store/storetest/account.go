@@ -1,0 +1,392 @@
+package storetest
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/paygate/paygate/internal/paygate"
+)
+
+func basicCases() []testCase {
+	return []testCase{
+		{"Ping", func(t *testing.T, s paygate.Store) {
+			must(t, s.Ping(ctx(t)))
+		}},
+		{"InstanceSecretFirstCallStores", func(t *testing.T, s paygate.Store) {
+			first := randomBytes(32)
+			got, err := s.InstanceSecret(ctx(t), "card-fingerprint", first)
+			must(t, err)
+			equal(t, "first call", first, got)
+			got, err = s.InstanceSecret(ctx(t), "card-fingerprint", randomBytes(32))
+			must(t, err)
+			equal(t, "second call with another fresh value", first, got)
+		}},
+		{"InstanceSecretNamesAreIndependent", func(t *testing.T, s paygate.Store) {
+			a, b := randomBytes(32), randomBytes(32)
+			gotA, err := s.InstanceSecret(ctx(t), "a", a)
+			must(t, err)
+			gotB, err := s.InstanceSecret(ctx(t), "b", b)
+			must(t, err)
+			equal(t, "secret a", a, gotA)
+			equal(t, "secret b", b, gotB)
+		}},
+		{"InstanceSecretConcurrentFirstCallsAgree", func(t *testing.T, s paygate.Store) {
+			const n = 16
+			results := make([][]byte, n)
+			fresh := make([][]byte, n)
+			errs := make([]error, n)
+			var wg sync.WaitGroup
+			for i := range n {
+				fresh[i] = randomBytes(32)
+				wg.Go(func() {
+					results[i], errs[i] = s.InstanceSecret(ctx(t), "shared", fresh[i])
+				})
+			}
+			wg.Wait()
+			for i := range n {
+				must(t, errs[i])
+				equal(t, fmt.Sprintf("caller %d", i), results[0], results[i])
+			}
+			found := false
+			for i := range n {
+				found = found || string(fresh[i]) == string(results[0])
+			}
+			if !found {
+				t.Errorf("the agreed secret is none of the fresh values offered")
+			}
+		}},
+	}
+}
+
+func merchantCases() []testCase {
+	return []testCase{
+		{"CreateAndGet", func(t *testing.T, s paygate.Store) {
+			m := paygate.Merchant{ID: newID(), Name: "Ünïcode & Co", CreatedAt: base}
+			keys := []paygate.APIKey{
+				newKey(m.ID, paygate.ModeTest, paygate.KeySecret, base),
+				newKey(m.ID, paygate.ModeLive, paygate.KeySecret, base),
+				newKey(m.ID, paygate.ModeTest, paygate.KeyPublic, base),
+				newKey(m.ID, paygate.ModeLive, paygate.KeyPublic, base),
+			}
+			must(t, s.CreateMerchant(ctx(t), m, keys))
+			got, err := s.MerchantByID(ctx(t), m.ID)
+			must(t, err)
+			equal(t, "merchant", m, got)
+			for _, k := range keys {
+				gotKey, err := s.APIKeyByID(ctx(t), k.ID)
+				must(t, err)
+				equal(t, "key", k, gotKey)
+			}
+		}},
+		{"UnknownIsNotFound", func(t *testing.T, s paygate.Store) {
+			_, err := s.MerchantByID(ctx(t), newID())
+			wantNotFound(t, err)
+		}},
+		{"DuplicateIDConflicts", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			err := s.CreateMerchant(ctx(t), paygate.Merchant{ID: f.merchant.ID, Name: "again", CreatedAt: at(time.Second)}, nil)
+			wantIs(t, err, paygate.ErrConflict)
+			got, err := s.MerchantByID(ctx(t), f.merchant.ID)
+			must(t, err)
+			equal(t, "merchant after refused duplicate", f.merchant, got)
+		}},
+		{"CreateIsAtomic", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			m := paygate.Merchant{ID: newID(), Name: "second", CreatedAt: at(time.Second)}
+			good := newKey(m.ID, paygate.ModeTest, paygate.KeySecret, m.CreatedAt)
+			dup := newKey(m.ID, paygate.ModeLive, paygate.KeySecret, m.CreatedAt)
+			dup.ID = f.testKey.ID // an existing key id: the whole merchant must be refused
+			err := s.CreateMerchant(ctx(t), m, []paygate.APIKey{good, dup})
+			wantIs(t, err, paygate.ErrConflict)
+			_, err = s.MerchantByID(ctx(t), m.ID)
+			wantNotFound(t, err)
+			_, err = s.APIKeyByID(ctx(t), good.ID)
+			wantNotFound(t, err)
+		}},
+		{"FirstMerchant", func(t *testing.T, s paygate.Store) {
+			_, ok, err := s.FirstMerchant(ctx(t))
+			must(t, err)
+			if ok {
+				t.Fatal("FirstMerchant on an empty store: ok is true")
+			}
+			newMerchant(t, s, at(2*time.Hour))
+			oldest := newMerchant(t, s, at(time.Hour))
+			newMerchant(t, s, at(3*time.Hour))
+			got, ok, err := s.FirstMerchant(ctx(t))
+			must(t, err)
+			if !ok {
+				t.Fatal("FirstMerchant: ok is false with three merchants")
+			}
+			equal(t, "first merchant", oldest.merchant, got)
+		}},
+	}
+}
+
+func apiKeyCases() []testCase {
+	return []testCase{
+		{"CreateAndFind", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			k := newKey(f.merchant.ID, paygate.ModeLive, paygate.KeySecret, at(time.Hour))
+			k.ExpiresAt = ptr(at(48 * time.Hour))
+			must(t, s.CreateAPIKey(ctx(t), k))
+			got, err := s.APIKeyByID(ctx(t), k.ID)
+			must(t, err)
+			equal(t, "key by id", k, got)
+			got, err = s.APIKeyByHash(ctx(t), k.Hash)
+			must(t, err)
+			equal(t, "key by hash", k, got)
+			got, err = s.APIKeyByHash(ctx(t), f.testKey.Hash)
+			must(t, err)
+			equal(t, "fixture key by hash", f.testKey, got)
+		}},
+		{"ByHashDoesNotJudgeActivity", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			k := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, base)
+			k.RevokedAt = ptr(at(time.Second))
+			k.ExpiresAt = ptr(at(time.Second))
+			must(t, s.CreateAPIKey(ctx(t), k))
+			got, err := s.APIKeyByHash(ctx(t), k.Hash)
+			must(t, err)
+			equal(t, "revoked key by hash", k, got)
+		}},
+		{"UnknownIsNotFound", func(t *testing.T, s paygate.Store) {
+			newMerchant(t, s, base)
+			_, err := s.APIKeyByID(ctx(t), newID())
+			wantNotFound(t, err)
+			_, err = s.APIKeyByHash(ctx(t), randomBytes(32))
+			wantNotFound(t, err)
+		}},
+		{"DuplicateConflicts", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			sameID := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Second))
+			sameID.ID = f.testKey.ID
+			wantIs(t, s.CreateAPIKey(ctx(t), sameID), paygate.ErrConflict)
+			sameHash := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Second))
+			sameHash.Hash = f.testKey.Hash
+			wantIs(t, s.CreateAPIKey(ctx(t), sameHash), paygate.ErrConflict)
+			got, err := s.APIKeyByHash(ctx(t), f.testKey.Hash)
+			must(t, err)
+			equal(t, "original key", f.testKey, got)
+		}},
+		{"ListOldestFirst", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			other := newMerchant(t, s, base)
+			late := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeyPublic, at(3*time.Hour))
+			early := newKey(f.merchant.ID, paygate.ModeLive, paygate.KeySecret, at(time.Hour))
+			early.RevokedAt = ptr(at(2 * time.Hour))
+			must(t, s.CreateAPIKey(ctx(t), late))
+			must(t, s.CreateAPIKey(ctx(t), early))
+			must(t, s.CreateAPIKey(ctx(t), newKey(other.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(90*time.Minute))))
+			got, err := s.APIKeysByMerchant(ctx(t), f.merchant.ID)
+			must(t, err)
+			if len(got) != 4 {
+				t.Fatalf("got %d keys, want 4 (both modes, no other merchant's)", len(got))
+			}
+			// The two fixture keys share base as CreatedAt: compare them as a set.
+			fixtureKeys := map[string]paygate.APIKey{f.testKey.ID: f.testKey, f.liveKey.ID: f.liveKey}
+			for _, k := range got[:2] {
+				want, ok := fixtureKeys[k.ID]
+				if !ok {
+					t.Fatalf("keys not oldest first: got %s created %s among the first two", k.ID, k.CreatedAt)
+				}
+				equal(t, "fixture key", want, k)
+			}
+			equal(t, "third key", early, got[2])
+			equal(t, "fourth key", late, got[3])
+		}},
+		{"RotateSetsExpiry", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			next := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Hour))
+			must(t, s.RotateAPIKey(ctx(t), f.testKey.ID, next, at(25*time.Hour)))
+			got, err := s.APIKeyByID(ctx(t), next.ID)
+			must(t, err)
+			equal(t, "new key", next, got)
+			old, err := s.APIKeyByID(ctx(t), f.testKey.ID)
+			must(t, err)
+			want := f.testKey
+			want.ExpiresAt = ptr(at(25 * time.Hour))
+			equal(t, "old key", want, old)
+		}},
+		{"RotateKeepsEarlierExpiry", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			first := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Hour))
+			must(t, s.RotateAPIKey(ctx(t), f.testKey.ID, first, at(25*time.Hour)))
+			// The old key is in its grace period (active): rotating it again
+			// with a later expiry keeps the earlier one.
+			second := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(2*time.Hour))
+			must(t, s.RotateAPIKey(ctx(t), f.testKey.ID, second, at(50*time.Hour)))
+			old, err := s.APIKeyByID(ctx(t), f.testKey.ID)
+			must(t, err)
+			equal(t, "old key expiry after a later one was asked", ptr(at(25*time.Hour)), old.ExpiresAt)
+			// An earlier expiry wins.
+			third := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(3*time.Hour))
+			must(t, s.RotateAPIKey(ctx(t), f.testKey.ID, third, at(3*time.Hour)))
+			old, err = s.APIKeyByID(ctx(t), f.testKey.ID)
+			must(t, err)
+			equal(t, "old key expiry after an earlier one was asked", ptr(at(3*time.Hour)), old.ExpiresAt)
+			for _, k := range []paygate.APIKey{first, second, third} {
+				_, err := s.APIKeyByID(ctx(t), k.ID)
+				must(t, err)
+			}
+		}},
+		{"RotateUnknownIsNotFound", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			next := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Hour))
+			wantNotFound(t, s.RotateAPIKey(ctx(t), newID(), next, at(25*time.Hour)))
+			_, err := s.APIKeyByID(ctx(t), next.ID)
+			wantNotFound(t, err)
+		}},
+		{"RotateRevokedConflicts", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			_, err := s.RevokeAPIKey(ctx(t), f.testKey.ID, at(time.Minute))
+			must(t, err)
+			next := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Hour))
+			wantIs(t, s.RotateAPIKey(ctx(t), f.testKey.ID, next, at(25*time.Hour)), paygate.ErrStateConflict)
+			_, err = s.APIKeyByID(ctx(t), next.ID)
+			wantNotFound(t, err)
+			old, err := s.APIKeyByID(ctx(t), f.testKey.ID)
+			must(t, err)
+			equal(t, "revoked key's expiry", (*time.Time)(nil), old.ExpiresAt)
+		}},
+		{"RotateExpiredConflicts", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			first := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Hour))
+			must(t, s.RotateAPIKey(ctx(t), f.testKey.ID, first, at(2*time.Hour)))
+			// Expired is judged at the rotation time, next.CreatedAt: at
+			// exactly the expiry the key no longer works.
+			for _, when := range []time.Time{at(2 * time.Hour), at(3 * time.Hour)} {
+				next := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, when)
+				wantIs(t, s.RotateAPIKey(ctx(t), f.testKey.ID, next, when.Add(24*time.Hour)), paygate.ErrStateConflict)
+				_, err := s.APIKeyByID(ctx(t), next.ID)
+				wantNotFound(t, err)
+			}
+			// Just before its expiry it can still be rotated.
+			next := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(2*time.Hour-time.Microsecond))
+			must(t, s.RotateAPIKey(ctx(t), f.testKey.ID, next, at(30*time.Hour)))
+			old, err := s.APIKeyByID(ctx(t), f.testKey.ID)
+			must(t, err)
+			equal(t, "old key expiry", ptr(at(2*time.Hour)), old.ExpiresAt)
+		}},
+		{"RevokeKeepsFirstTime", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			got, err := s.RevokeAPIKey(ctx(t), f.testKey.ID, at(time.Hour))
+			must(t, err)
+			want := f.testKey
+			want.RevokedAt = ptr(at(time.Hour))
+			equal(t, "revoked key", want, got)
+			got, err = s.RevokeAPIKey(ctx(t), f.testKey.ID, at(2*time.Hour))
+			must(t, err)
+			equal(t, "revoked again", want, got)
+			got, err = s.APIKeyByID(ctx(t), f.testKey.ID)
+			must(t, err)
+			equal(t, "stored key", want, got)
+			other, err := s.APIKeyByID(ctx(t), f.liveKey.ID)
+			must(t, err)
+			equal(t, "untouched key", f.liveKey, other)
+		}},
+		{"RevokeUnknownIsNotFound", func(t *testing.T, s paygate.Store) {
+			_, err := s.RevokeAPIKey(ctx(t), newID(), base)
+			wantNotFound(t, err)
+		}},
+	}
+}
+
+func webhookCases() []testCase {
+	return []testCase{
+		{"SetAndGet", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			e := paygate.WebhookEndpoint{
+				MerchantID: f.merchant.ID, Mode: paygate.ModeLive,
+				URL: "https://shop.example/hooks", Secret: "whsec_Zmlyc3Q=",
+				Events:    []string{"payment.captured", "refund.created"},
+				CreatedAt: at(time.Hour), UpdatedAt: at(time.Hour),
+			}
+			got, err := s.SetWebhookEndpoint(ctx(t), e, false)
+			must(t, err)
+			equal(t, "set endpoint", e, got)
+			got, err = s.WebhookEndpoint(ctx(t), f.merchant.ID, paygate.ModeLive)
+			must(t, err)
+			equal(t, "stored endpoint", e, got)
+		}},
+		{"NoEventsMeansAll", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			e := paygate.WebhookEndpoint{
+				MerchantID: f.merchant.ID, Mode: paygate.ModeTest,
+				URL: "http://127.0.0.1:9/hooks", Secret: "whsec_YWxs",
+				CreatedAt: base, UpdatedAt: base,
+			}
+			_, err := s.SetWebhookEndpoint(ctx(t), e, false)
+			must(t, err)
+			got, err := s.WebhookEndpoint(ctx(t), f.merchant.ID, paygate.ModeTest)
+			must(t, err)
+			if len(got.Events) != 0 {
+				t.Errorf("events: got %q, want none", got.Events)
+			}
+		}},
+		{"SetAgainKeepsSecretUnlessRotated", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			first := paygate.WebhookEndpoint{
+				MerchantID: f.merchant.ID, Mode: paygate.ModeTest,
+				URL: "https://a.example/hooks", Secret: "whsec_Zmlyc3Q=",
+				Events:    []string{"payment.captured"},
+				CreatedAt: at(time.Hour), UpdatedAt: at(time.Hour),
+			}
+			_, err := s.SetWebhookEndpoint(ctx(t), first, false)
+			must(t, err)
+
+			second := first
+			second.URL = "https://b.example/hooks"
+			second.Secret = "whsec_c2Vjb25k"
+			second.Events = []string{"refund.created", "refund.failed"}
+			second.CreatedAt, second.UpdatedAt = at(2*time.Hour), at(2*time.Hour)
+			got, err := s.SetWebhookEndpoint(ctx(t), second, false)
+			must(t, err)
+			want := second
+			want.Secret = first.Secret
+			want.CreatedAt = first.CreatedAt
+			equal(t, "endpoint set again", want, got)
+			stored, err := s.WebhookEndpoint(ctx(t), f.merchant.ID, paygate.ModeTest)
+			must(t, err)
+			equal(t, "stored endpoint", want, stored)
+
+			third := second
+			third.Secret = "whsec_dGhpcmQ="
+			third.Events = nil
+			third.CreatedAt, third.UpdatedAt = at(3*time.Hour), at(3*time.Hour)
+			got, err = s.SetWebhookEndpoint(ctx(t), third, true)
+			must(t, err)
+			want = third
+			want.CreatedAt = first.CreatedAt
+			equal(t, "endpoint with rotated secret", want, got)
+			stored, err = s.WebhookEndpoint(ctx(t), f.merchant.ID, paygate.ModeTest)
+			must(t, err)
+			equal(t, "stored endpoint", want, stored)
+		}},
+		{"Tenancy", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			other := newMerchant(t, s, base)
+			e := paygate.WebhookEndpoint{
+				MerchantID: f.merchant.ID, Mode: paygate.ModeTest,
+				URL: "https://a.example/hooks", Secret: "whsec_Zmlyc3Q=", CreatedAt: base, UpdatedAt: base,
+			}
+			_, err := s.SetWebhookEndpoint(ctx(t), e, false)
+			must(t, err)
+			_, err = s.WebhookEndpoint(ctx(t), f.merchant.ID, paygate.ModeLive)
+			wantNotFound(t, err)
+			_, err = s.WebhookEndpoint(ctx(t), other.merchant.ID, paygate.ModeTest)
+			wantNotFound(t, err)
+			// Setting the other mode's endpoint creates a separate one with its own secret.
+			live := e
+			live.Mode = paygate.ModeLive
+			live.Secret = "whsec_bGl2ZQ=="
+			got, err := s.SetWebhookEndpoint(ctx(t), live, false)
+			must(t, err)
+			equal(t, "live endpoint", live, got)
+			test, err := s.WebhookEndpoint(ctx(t), f.merchant.ID, paygate.ModeTest)
+			must(t, err)
+			equal(t, "test endpoint", e, test)
+		}},
+	}
+}
