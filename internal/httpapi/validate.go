@@ -6,6 +6,7 @@ import (
 	"net/mail"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -477,11 +478,12 @@ func validDomain(d string) bool {
 	if len(d) > 253 {
 		return false
 	}
-	labels := strings.Split(d, ".")
-	if len(labels) < 2 {
+	if !strings.Contains(d, ".") {
 		return false
 	}
-	for _, l := range labels {
+	var l string
+	for rest, more := d, true; more; {
+		l, rest, more = strings.Cut(rest, ".")
 		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
 			return false
 		}
@@ -491,7 +493,7 @@ func validDomain(d string) bool {
 			}
 		}
 	}
-	return !allDigits(labels[len(labels)-1])
+	return !allDigits(l) // the top-level domain
 }
 
 // checkPhone: 5–32 characters of digits, spaces and + - ( ), at least one
@@ -573,6 +575,9 @@ var isoCountries = sync.OnceValue(func() *[26 * 26]bool {
 // the wrong kind.
 func defaultIPv4(clientIP string) string {
 	a, err := netip.ParseAddr(clientIP)
+	if err == nil && a.Is4() {
+		return clientIP // already in canonical dotted form: ParseAddr is strict
+	}
 	if err != nil {
 		ap, err := netip.ParseAddrPort(clientIP)
 		if err != nil {
@@ -606,18 +611,20 @@ func checkDOB(param, s string, now time.Time) *paygate.Error {
 // information, no spaces or control characters, at most 2048 characters.
 func checkReturnURL(s string) *paygate.Error {
 	const param = "returnUrl"
-	bad := fieldError(param, "returnUrl must be an absolute http or https URL")
+	bad := func() *paygate.Error {
+		return fieldError(param, "returnUrl must be an absolute http or https URL")
+	}
 	if len(s) > maxReturnURL {
 		return fieldError(param, "returnUrl must be at most %d characters", maxReturnURL)
 	}
 	for _, r := range s {
 		if unicode.IsSpace(r) || unicode.IsControl(r) {
-			return bad
+			return bad()
 		}
 	}
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "" || u.User != nil || u.Opaque != "" {
-		return bad
+		return bad()
 	}
 	return nil
 }
@@ -625,46 +632,51 @@ func checkReturnURL(s string) *paygate.Error {
 // checkMetadata checks metadata (decisions.md section 7): absent or null is
 // nil; otherwise a JSON object of at most 50 keys, each 1–40 characters
 // and not repeated, at most 8 KiB as compact JSON; values may be any JSON.
-// Every breach is param metadata. It returns the compact object.
+// Every breach is param metadata. It returns the compact object. raw comes
+// from decodeJSON, so it is valid JSON.
 func checkMetadata(raw json.RawMessage) ([]byte, *paygate.Error) {
 	const param = "metadata"
 	if raw == nil {
 		return nil, nil
 	}
-	trimmed := bytes.TrimLeft(raw, " \t\r\n")
-	if len(trimmed) == 0 || trimmed[0] != '{' {
+	if raw[0] != '{' {
 		return nil, fieldError(param, "metadata must be a JSON object")
+	}
+	var seenBuf [maxMetadataKeys]string
+	seen := seenBuf[:0]
+	w := jsonWalker{data: raw, pos: 1}
+	for {
+		w.skipSpace()
+		if w.peek() != '"' {
+			break // the closing '}'
+		}
+		key, ok := jsonString(w.value())
+		if !ok {
+			return nil, fieldError(param, "metadata must be a JSON object")
+		}
+		if n := utf8.RuneCountInString(key); n < 1 || n > maxMetadataKey {
+			return nil, fieldError(param, "metadata keys must be 1 to %d characters", maxMetadataKey)
+		}
+		if slices.Contains(seen, key) {
+			return nil, fieldError(param, "metadata must not repeat a key")
+		}
+		if len(seen) == maxMetadataKeys {
+			return nil, fieldError(param, "metadata must have at most %d keys", maxMetadataKeys)
+		}
+		seen = append(seen, key)
+		w.skipSpace()
+		w.pos++ // the ':'
+		w.skipSpace()
+		w.value()
+		w.skipSpace()
+		if w.peek() == ',' {
+			w.pos++
+		}
 	}
 	var buf bytes.Buffer
 	buf.Grow(len(raw))
 	if err := json.Compact(&buf, raw); err != nil {
 		return nil, fieldError(param, "metadata must be a JSON object")
-	}
-	dec := json.NewDecoder(bytes.NewReader(buf.Bytes()))
-	if _, err := dec.Token(); err != nil { // the '{'
-		return nil, fieldError(param, "metadata must be a JSON object")
-	}
-	seen := make(map[string]struct{}, 8)
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, fieldError(param, "metadata must be a JSON object")
-		}
-		key, _ := tok.(string)
-		if n := utf8.RuneCountInString(key); n < 1 || n > maxMetadataKey {
-			return nil, fieldError(param, "metadata keys must be 1 to %d characters", maxMetadataKey)
-		}
-		if _, dup := seen[key]; dup {
-			return nil, fieldError(param, "metadata must not repeat a key")
-		}
-		seen[key] = struct{}{}
-		if len(seen) > maxMetadataKeys {
-			return nil, fieldError(param, "metadata must have at most %d keys", maxMetadataKeys)
-		}
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return nil, fieldError(param, "metadata must be a JSON object")
-		}
 	}
 	if buf.Len() > maxMetadataBytes {
 		return nil, fieldError(param, "metadata must be at most %d bytes as JSON", maxMetadataBytes)

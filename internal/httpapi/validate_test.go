@@ -105,7 +105,7 @@ func metadataKeys(n, keyLen int) map[string]any {
 
 type paymentCase struct {
 	name      string
-	jsonBody      jsonBody
+	body      jsonBody
 	wantParam string // "" for success
 }
 
@@ -259,7 +259,7 @@ func TestPaymentValidate(t *testing.T) {
 	for _, tt := range paymentErrorCases() {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			raw := tt.jsonBody.json(t)
+			raw := tt.body.json(t)
 			in, e := decodeAndValidatePayment(raw, "203.0.113.7")
 			if e == nil {
 				t.Fatalf("no error for %s; input %+v", raw, in)
@@ -568,7 +568,7 @@ func TestRefundValidate(t *testing.T) {
 	})
 	tests := []struct {
 		name      string
-		jsonBody      jsonBody
+		body      jsonBody
 		wantParam string
 	}{
 		{"ErrTransactionIDMissing", base().set("transactionId", omitField), "transactionId"},
@@ -589,7 +589,7 @@ func TestRefundValidate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var r refundRequest
-			e := decodeJSON(tt.jsonBody.json(t), &r)
+			e := decodeJSON(tt.body.json(t), &r)
 			if e == nil {
 				_, _, e = r.validate()
 			}

@@ -231,6 +231,15 @@ func apiKeyCases() []testCase {
 				must(t, err)
 			}
 		}},
+		{"RotateDuplicateNextConflicts", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			next := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Hour))
+			next.ID = f.liveKey.ID
+			wantIs(t, s.RotateAPIKey(ctx(t), f.testKey.ID, next, at(25*time.Hour)), paygate.ErrConflict)
+			old, err := s.APIKeyByID(ctx(t), f.testKey.ID)
+			must(t, err)
+			equal(t, "old key after a refused rotation", f.testKey, old)
+		}},
 		{"RotateUnknownIsNotFound", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			next := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Hour))

@@ -49,6 +49,21 @@ func idempotencyCases() []testCase {
 				StatusCode: 201, Body: body, CreatedAt: at(time.Hour),
 			}, got)
 		}},
+		{"LargeBody", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			f.reserve(t, paygate.ModeTest, "key-1", at(time.Hour))
+			body := make([]byte, 0, 128<<10)
+			for len(body) < 128<<10 {
+				body = append(body, `{"k":"0123456789abcdef","n":[1,2,3]},`...)
+			}
+			must(t, s.CompleteIdempotency(ctx(t), paygate.IdempotencyCompletion{
+				MerchantID: f.merchant.ID, Mode: paygate.ModeTest, Key: "key-1", StatusCode: 502, Body: body,
+			}))
+			got := f.lookup(t, paygate.ModeTest, "key-1", at(2*time.Hour))
+			if got.StatusCode != 502 || string(got.Body) != string(body) {
+				t.Errorf("got status %d and %d body bytes, want 502 and the %d bytes stored", got.StatusCode, len(got.Body), len(body))
+			}
+		}},
 		{"ExpiredRecordIsReplaced", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			f.reserve(t, paygate.ModeTest, "key-1", at(time.Hour))

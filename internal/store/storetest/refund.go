@@ -53,6 +53,21 @@ func refundCases() []testCase {
 				t.Errorf("idempotency record: got %+v, want complete 201 with the body", rec)
 			}
 		}},
+		{"DuplicateIDConflicts", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			p := f.capturedPayment(t, paygate.ModeTest, 1000, "EUR", 1000)
+			r := refundValue(p, 300, at(time.Hour))
+			must(t, s.CreateRefund(ctx(t), r, nil, nil))
+			again := refundValue(p, 200, at(2*time.Hour))
+			again.ID = r.ID
+			wantIs(t, s.CreateRefund(ctx(t), again, nil, nil), paygate.ErrConflict)
+			if n := refundedAmount(t, s, p); n != 300 {
+				t.Errorf("AmountRefunded after a refused duplicate: got %d, want 300", n)
+			}
+			got, err := s.RefundByID(ctx(t), p.MerchantID, p.Mode, r.ID)
+			must(t, err)
+			equal(t, "refund after a refused duplicate", r, got)
+		}},
 		{"NoReason", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			p := f.capturedPayment(t, paygate.ModeTest, 1000, "EUR", 1000)

@@ -44,6 +44,7 @@ func Exercise(t *testing.T, newStore func(t *testing.T) paygate.Store) {
 		{"Payment", paymentCases()},
 		{"Refund", refundCases()},
 		{"Event", eventCases()},
+		{"Race", raceCases()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
