@@ -9,8 +9,8 @@ import (
 
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/httpapi"
-	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/store/sqlite"
 )
