@@ -106,6 +106,11 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
+	if cfg.BaseURL == "http://"+cfg.Addr {
+		// The base URL was derived from an address with port 0: name the
+		// port actually bound, so links the service hands out work.
+		cfg.BaseURL = "http://" + ln.Addr().String()
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	log.Info("listening", "addr", ln.Addr().String(), "base_url", cfg.BaseURL)

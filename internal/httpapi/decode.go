@@ -167,6 +167,9 @@ func decodeField(val []byte, fv reflect.Value, f *fieldInfo, path string) *payga
 // through encoding/json, which also replaces invalid UTF-8 as it always
 // does.
 func jsonString(lit []byte) (string, bool) {
+	if len(lit) < 2 || lit[0] != '"' {
+		return "", false
+	}
 	inner := lit[1 : len(lit)-1]
 	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
 		return string(inner), true

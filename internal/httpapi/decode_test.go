@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -126,6 +128,7 @@ func FuzzDecodeJSON(f *testing.F) {
 	for _, s := range []string{
 		`{"amount":"1","currency":"EUR","customerId":"c","card":{"number":"4242424242424242","expiryMonth":"12","expiryYear":"30","cvv":"123","holderName":"A"}}`,
 		`{"billing":{"email":"a@b.co"}}`, `{"metadata":{"a":[1]}}`, `{}`, `[]`, `{"a":1}`, `{"card":{"x":1}}`,
+		`{"card":null,"amount":"\u00e9\"","saveCard":true, "metadata" : {"x":"}"} }`, `{"billing":{"state":"a\\"}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -133,6 +136,18 @@ func FuzzDecodeJSON(f *testing.F) {
 		var req paymentRequest
 		e := decodeJSON(raw, &req)
 		if e == nil {
+			// What the strict decoder accepts, encoding/json decodes the
+			// same way.
+			var std paymentRequest
+			if err := json.Unmarshal(raw, &std); err != nil {
+				t.Fatalf("decodeJSON accepted %q, encoding/json refuses it: %v", raw, err)
+			}
+			if string(std.Metadata) == "null" {
+				std.Metadata = nil
+			}
+			if !reflect.DeepEqual(req, std) {
+				t.Fatalf("decodeJSON(%q) = %+v, encoding/json gives %+v", raw, req, std)
+			}
 			_, e = req.validate(validationNow, "203.0.113.7")
 		}
 		if e != nil && e.Code != paygate.CodeInvalidRequest {

@@ -372,7 +372,7 @@ func amountInCurrency(amount, cur string) (paygate.Money, *paygate.Error) {
 
 // checkText checks a single-line text field: required (not blank) when
 // required, at most max characters (runes), no control characters.
-func checkText(param, s string, required bool, max int) *paygate.Error {
+func checkText(param, s string, required bool, maxLen int) *paygate.Error {
 	if s == "" || strings.TrimSpace(s) == "" {
 		if required {
 			return fieldError(param, "%s is required", param)
@@ -381,8 +381,8 @@ func checkText(param, s string, required bool, max int) *paygate.Error {
 			return nil
 		}
 	}
-	if utf8.RuneCountInString(s) > max {
-		return fieldError(param, "%s must be at most %d characters", param, max)
+	if utf8.RuneCountInString(s) > maxLen {
+		return fieldError(param, "%s must be at most %d characters", param, maxLen)
 	}
 	for _, r := range s {
 		if unicode.IsControl(r) {
@@ -394,9 +394,9 @@ func checkText(param, s string, required bool, max int) *paygate.Error {
 
 // checkMultilineText is checkText for free text that may hold line breaks
 // and tabs; it is never required.
-func checkMultilineText(param, s string, max int) *paygate.Error {
-	if utf8.RuneCountInString(s) > max {
-		return fieldError(param, "%s must be at most %d characters", param, max)
+func checkMultilineText(param, s string, maxLen int) *paygate.Error {
+	if utf8.RuneCountInString(s) > maxLen {
+		return fieldError(param, "%s must be at most %d characters", param, maxLen)
 	}
 	for _, r := range s {
 		if unicode.IsControl(r) && r != '\n' && r != '\r' && r != '\t' {
@@ -639,7 +639,7 @@ func checkMetadata(raw json.RawMessage) ([]byte, *paygate.Error) {
 	if raw == nil {
 		return nil, nil
 	}
-	if raw[0] != '{' {
+	if !json.Valid(raw) || raw[0] != '{' {
 		return nil, fieldError(param, "metadata must be a JSON object")
 	}
 	var seenBuf [maxMetadataKeys]string

@@ -90,6 +90,12 @@ func Open(redisURL string, logger *slog.Logger) (Limiter, func() error, error) {
 		return nil, nil, fmt.Errorf("ratelimit: invalid Redis URL: %w", err)
 	}
 	applyDefaults(opt, redisURL)
+	if logger != nil {
+		// go-redis prints its own connection errors to stderr through a
+		// process-wide logger; route them to our JSON log at debug level,
+		// since the limiter already reports an outage once.
+		redis.SetLogger(slogBridge{logger})
+	}
 	client := redis.NewClient(opt)
 	return NewRedis(client, NewMemory(), logger), client.Close, nil
 }
@@ -107,4 +113,12 @@ func applyDefaults(opt *redis.Options, rawURL string) {
 	if u, err := url.Parse(rawURL); err == nil && !u.Query().Has("max_retries") {
 		opt.MaxRetries = -1
 	}
+}
+
+// slogBridge adapts go-redis's internal logger to slog.
+type slogBridge struct{ log *slog.Logger }
+
+// Printf logs one go-redis message at debug level.
+func (b slogBridge) Printf(ctx context.Context, format string, v ...any) {
+	b.log.DebugContext(ctx, "redis client: "+fmt.Sprintf(format, v...))
 }

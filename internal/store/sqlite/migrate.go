@@ -26,12 +26,12 @@ const migrationAttempts = 10
 // in one BEGIN IMMEDIATE transaction, so one of them applies it and the other
 // fails (a table already exists) without changing anything; the loser looks
 // again and finds nothing pending.
-func migrate(ctx context.Context, path string) error {
+func migrate(ctx context.Context, path string, busy time.Duration) error {
 	migrations, err := fs.Sub(migrationFiles, "migrations")
 	if err != nil {
 		return fmt.Errorf("sqlite: migrations: %w", err)
 	}
-	db, err := sql.Open("sqlite", dsn(path, true))
+	db, err := sql.Open("sqlite", dsn(path, true, busy))
 	if err != nil {
 		return fmt.Errorf("sqlite: open %s: %w", path, err)
 	}

@@ -46,6 +46,11 @@ type Store struct {
 // pending migrations, and returns the store. Several processes may open the
 // same file at once; each waits for the others' migrations.
 func Open(ctx context.Context, path string) (*Store, error) {
+	return open(ctx, path, busyTimeout)
+}
+
+// open is Open with a chosen busy timeout (tests shorten it).
+func open(ctx context.Context, path string, busy time.Duration) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("sqlite: empty database path")
 	}
@@ -59,7 +64,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, errors.New("sqlite: an in-memory database cannot be shared between connections; give a file path")
 	}
 
-	write, err := sql.Open("sqlite", dsn(path, true))
+	write, err := sql.Open("sqlite", dsn(path, true, busy))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
@@ -68,12 +73,12 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	write.SetConnMaxIdleTime(0)
 	write.SetConnMaxLifetime(0)
 
-	if err := migrate(ctx, path); err != nil {
+	if err := migrate(ctx, path, busy); err != nil {
 		_ = write.Close()
 		return nil, err
 	}
 
-	read, err := sql.Open("sqlite", dsn(path, false))
+	read, err := sql.Open("sqlite", dsn(path, false, busy))
 	if err != nil {
 		_ = write.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
@@ -93,9 +98,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 // dsn returns the driver's data source name for path. Writers begin their
 // transactions IMMEDIATE; readers are query_only. The driver runs
 // busy_timeout first, then the other pragmas, on every new connection.
-func dsn(path string, writer bool) string {
+func dsn(path string, writer bool, busy time.Duration) string {
 	q := url.Values{}
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy.Milliseconds()))
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous(FULL)")
 	if writer {

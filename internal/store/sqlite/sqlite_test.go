@@ -2,10 +2,20 @@ package sqlite_test
 
 import (
 	"context"
+	"database/sql"
+	"errors"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	sqlitedriver "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/store/sqlite"
@@ -154,5 +164,151 @@ func TestClosedStoreFails(t *testing.T) {
 	}
 	if err := s.Ping(t.Context()); err == nil {
 		t.Error("Ping after Close succeeded")
+	}
+}
+
+// helperEnv names the database file a helper process opens.
+const helperEnv = "PAYGATE_SQLITE_TEST_HELPER_DB"
+
+// TestHelperProcess is not a test: run by TestProcessesShareOneFile as a
+// separate process, it opens the file, agrees on an instance secret and
+// prints it.
+func TestHelperProcess(t *testing.T) {
+	path := os.Getenv(helperEnv)
+	if path == "" {
+		t.Skip("helper process only")
+	}
+	s, err := sqlite.Open(t.Context(), path)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "open: %v\n", err)
+		os.Exit(3)
+	}
+	defer s.Close()
+	fresh := []byte(fmt.Sprintf("pid-%d", os.Getpid()))
+	secret, err := s.InstanceSecret(t.Context(), "shared", fresh)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "instance secret: %v\n", err)
+		os.Exit(4)
+	}
+	fmt.Printf("secret=%s\n", hex.EncodeToString(secret))
+}
+
+// TestProcessesShareOneFile starts several processes that open one fresh
+// file at once (as `serve` and CLI commands do): all of them migrate or wait
+// for the migration, and all agree on the first instance secret stored.
+func TestProcessesShareOneFile(t *testing.T) {
+	t.Parallel()
+	if os.Getenv(helperEnv) != "" {
+		t.Skip("inside a helper process")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "paygate.db")
+	const n = 4
+	outs := make([]string, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			cmd := exec.CommandContext(t.Context(), exe, "-test.run=^TestHelperProcess$", "-test.count=1")
+			cmd.Env = append(os.Environ(), helperEnv+"="+path)
+			out, err := cmd.Output()
+			if ee, ok := err.(*exec.ExitError); ok {
+				err = fmt.Errorf("%w: %s", err, ee.Stderr)
+			}
+			outs[i], errs[i] = string(out), err
+		})
+	}
+	wg.Wait()
+	var secrets []string
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("process %d: %v", i, errs[i])
+		}
+		for line := range strings.Lines(outs[i]) {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "secret="); ok {
+				secrets = append(secrets, v)
+			}
+		}
+	}
+	if len(secrets) != n {
+		t.Fatalf("got %d secrets from %d processes: %q", len(secrets), n, outs)
+	}
+	for _, v := range secrets {
+		if v != secrets[0] {
+			t.Fatalf("processes disagree on the instance secret: %q", secrets)
+		}
+	}
+	s := open(t, path)
+	var applied int
+	if err := sqlite.DBForTest(s, false).QueryRowContext(t.Context(),
+		"SELECT count(*) FROM goose_db_version WHERE version_id > 0").Scan(&applied); err != nil {
+		t.Fatal(err)
+	}
+	if applied != sqlite.MigrationCountForTest() {
+		t.Errorf("%d migrations recorded, want %d", applied, sqlite.MigrationCountForTest())
+	}
+}
+
+// lockFile takes the file's write lock from a connection of its own, as
+// another process would, and holds it until the test ends.
+func lockFile(t *testing.T, path string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(0)&_txlock=immediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := db.BeginTx(t.Context(), nil)
+	if err != nil {
+		t.Fatalf("take the write lock: %v", err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback(); _ = db.Close() })
+}
+
+func TestWriteTransactionsBeginImmediate(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "paygate.db")
+	s := open(t, path)
+	// A write transaction of the store holds the write lock from its start,
+	// before it has written anything.
+	tx, err := sqlite.DBForTest(s, true).BeginTx(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	other, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(0)&_txlock=immediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	otherTx, err := other.BeginTx(t.Context(), nil)
+	if err == nil {
+		_ = otherTx.Rollback()
+		t.Fatal("a second writer began while the store's write transaction was open")
+	}
+	var se *sqlitedriver.Error
+	if !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY {
+		t.Fatalf("second writer: got %v, want SQLITE_BUSY", err)
+	}
+}
+
+func TestBusyIsServiceUnavailable(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "paygate.db")
+	s, err := sqlite.OpenWithBusyTimeoutForTest(t.Context(), path, 50*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	lockFile(t, path)
+	err = s.CreateMerchant(t.Context(), paygate.Merchant{ID: "m", Name: "n", CreatedAt: paygate.SystemClock{}.Now()}, nil)
+	if paygate.ErrorCode(err) != paygate.CodeServiceUnavailable {
+		t.Fatalf("write while another process holds the lock: got %v, want SERVICE_UNAVAILABLE", err)
+	}
+	// Reads are not blocked by a writer (WAL).
+	if _, err := s.MerchantByID(t.Context(), "m"); !paygate.IsNotFound(err) {
+		t.Fatalf("read while another process holds the write lock: got %v, want NOT_FOUND", err)
 	}
 }
