@@ -67,12 +67,16 @@ type Store interface {
 	// and not an abandoned in-flight record without a payment older than
 	// PaymentLease), it is returned with reserved false and nothing changes.
 	// Otherwise any old record is replaced by a new in-flight one and
-	// reserved is true. Concurrent calls with one key reserve it once.
+	// reserved is true and existing is the new in-flight record. Concurrent
+	// calls with one key reserve it once.
 	ReserveIdempotency(ctx context.Context, r IdempotencyReservation) (existing IdempotencyRecord, reserved bool, err error)
-	// CompleteIdempotency stores the answer of a reserved key.
+	// CompleteIdempotency stores the answer of a reserved (in-flight) key.
+	// A complete record keeps its first answer, since a client may have seen
+	// it; a key with no record is left alone (no error).
 	CompleteIdempotency(ctx context.Context, c IdempotencyCompletion) error
 	// ReleaseIdempotency deletes an in-flight record, for answers that are
-	// not stored (validation errors): the key may be used again at once.
+	// not stored (validation errors): the key may be used again at once. A
+	// complete record is kept.
 	ReleaseIdempotency(ctx context.Context, merchantID string, mode Mode, key string) error
 	// PurgeIdempotency deletes records created before the time and returns
 	// how many.
@@ -116,12 +120,16 @@ type Store interface {
 	RefundsByPayment(ctx context.Context, merchantID string, mode Mode, paymentID string) ([]Refund, error)
 	// RefundsToProcess returns up to limit refunds of any merchant in status
 	// created, or pending and last updated before staleBefore, oldest first.
-	// It serves the background refund worker only.
+	// It serves the background refund worker only. A limit <= 0 means no
+	// limit.
 	RefundsToProcess(ctx context.Context, staleBefore time.Time, limit int) ([]Refund, error)
 	// TransitionRefund applies t and inserts the events in one
-	// transaction. ErrStateConflict when the refund is not in t.From.
+	// transaction. ErrStateConflict when the refund is not in t.From;
+	// NOT_FOUND when it does not exist for the merchant and mode. Empty
+	// fields other than To leave the stored values unchanged.
 	TransitionRefund(ctx context.Context, t RefundTransition, events []Event) error
 
-	// EventsByMerchant lists the events of (merchant, mode), oldest first.
+	// EventsByMerchant lists the events of (merchant, mode), oldest first. A
+	// limit <= 0 means no limit.
 	EventsByMerchant(ctx context.Context, merchantID string, mode Mode, limit int) ([]Event, error)
 }

@@ -116,8 +116,9 @@ func completeIdempotency(ctx context.Context, tx *sql.Tx, c paygate.IdempotencyC
 	}
 	_, err := tx.ExecContext(ctx, `
 		UPDATE idempotency_keys SET state = ?, status_code = ?, body = ?
-		WHERE merchant_id = ? AND mode = ? AND key = ?`,
-		string(paygate.IdempotencyComplete), c.StatusCode, body, c.MerchantID, string(c.Mode), c.Key)
+		WHERE merchant_id = ? AND mode = ? AND key = ? AND state = ?`,
+		string(paygate.IdempotencyComplete), c.StatusCode, body, c.MerchantID, string(c.Mode), c.Key,
+		string(paygate.IdempotencyInFlight))
 	return err
 }
 

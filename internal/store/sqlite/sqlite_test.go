@@ -3,8 +3,8 @@ package sqlite_test
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"

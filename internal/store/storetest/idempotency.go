@@ -49,6 +49,20 @@ func idempotencyCases() []testCase {
 				StatusCode: 201, Body: body, CreatedAt: at(time.Hour),
 			}, got)
 		}},
+		{"FirstAnswerIsKept", func(t *testing.T, s paygate.Store) {
+			// Once a client may have seen an answer, replays never change.
+			f := newMerchant(t, s, base)
+			f.reserve(t, paygate.ModeTest, "key-1", at(time.Hour))
+			for _, body := range []string{`{"first":true}`, `{"second":true}`} {
+				must(t, s.CompleteIdempotency(ctx(t), paygate.IdempotencyCompletion{
+					MerchantID: f.merchant.ID, Mode: paygate.ModeTest, Key: "key-1", StatusCode: 201, Body: []byte(body),
+				}))
+			}
+			got := f.lookup(t, paygate.ModeTest, "key-1", at(2*time.Hour))
+			if string(got.Body) != `{"first":true}` {
+				t.Fatalf("replay changed to %s", got.Body)
+			}
+		}},
 		{"LargeBody", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			f.reserve(t, paygate.ModeTest, "key-1", at(time.Hour))
