@@ -184,13 +184,17 @@ func (s *Server) createPayment(w http.ResponseWriter, r *http.Request, key payga
 
 func (s *Server) capturePayment(w http.ResponseWriter, r *http.Request, key paygate.APIKey, ids []string) {
 	s.idempotent(w, r, key, func(ctx context.Context, body []byte, req payment.Request) (payment.Answer, error) {
-		var cr captureRequest
-		if e := decodeJSON(body, &cr); e != nil {
-			return payment.Answer{}, e
-		}
-		amount, e := cr.validate()
-		if e != nil {
-			return payment.Answer{}, e
+		var amount string
+		if len(bytes.TrimSpace(body)) > 0 { // no body: capture everything
+			var cr captureRequest
+			if e := decodeJSON(body, &cr); e != nil {
+				return payment.Answer{}, e
+			}
+			a, e := cr.validate()
+			if e != nil {
+				return payment.Answer{}, e
+			}
+			amount = a
 		}
 		return s.cfg.Payments.Capture(ctx, req, payment.CaptureInput{PaymentID: ids[0], AmountText: amount})
 	})

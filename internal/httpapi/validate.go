@@ -32,29 +32,29 @@ const (
 	maxMerchantRef       = 255
 	maxDeviceFingerprint = 128
 	maxReason            = 500
+	cardNumberMin        = 13
+	cardNumberMax        = 19
+	expiryCenturyBase    = 2000 // a two-digit expiryYear YY means 20YY
 	maxHolderName        = 100
 	minPhone, maxPhone   = 5, 32
 	maxMetadataKeys      = 50
 	maxMetadataKey       = 40
 	maxMetadataBytes     = 8 << 10
 
-	maxBillingName    = 100 // firstName, lastName
-	maxEmail          = 254 // the RFC 5321 path limit
-	maxAddressLine    = 255 // address, addressLine2
-	maxCity           = 100
-	maxPostalCode     = 20
-	maxState          = 100
-	maxReturnURL      = 2048
-	minDOBYear        = 1900
-	cardNumberMin     = 13
-	cardNumberMax     = 19
-	expiryCenturyBase = 2000 // a two-digit expiryYear YY means 20YY
+	maxBillingName = 100 // firstName, lastName
+	maxEmail       = 254 // the RFC 5321 path limit
+	maxAddressLine = 255 // address, addressLine2
+	maxCity        = 100
+	maxPostalCode  = 20
+	maxState       = 100
+	maxReturnURL   = 2048
+	minDOBYear     = 1900
 )
 
 // validate checks a payment request against every rule of the
 // specification's POST /v1/payments tables and decisions.md sections 3, 7, 8
-// and 13, in the order of the tables (top-level fields, then each nested
-// object's fields), and returns the first failure. now decides whether the
+// and 13, in the order of the tables (a nested object's fields where the
+// object comes), and returns the first failure. now decides whether the
 // card has expired and whether dob is in the past; clientIP (the request's
 // peer address) is billing.ipAddress when billing is present without one
 // and the peer is IPv4.
@@ -546,7 +546,7 @@ func countryCode(param, s string) (string, *paygate.Error) {
 //   - codes deleted from ISO 3166-1 without a single successor (AN, CS, NT,
 //     SU, YU) are the ones where no currency is in use today.
 //
-// Groups (EU, UN's 001, 419) and the user-assigned ZZ are not countries at
+// Groups (EU, 001, 419) and the user-assigned ZZ are not countries at
 // all. The result has the 249 codes of ISO 3166-1.
 var isoCountries = sync.OnceValue(func() *[26 * 26]bool {
 	var set [26 * 26]bool
