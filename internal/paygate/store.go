@@ -15,6 +15,11 @@ import (
 // cannot be reached; ErrStateConflict when a conditional transition lost a
 // race; ErrConflict on a duplicate id. Anything else is internal.
 type Store interface {
+	// Feature parts, each in its own file.
+	WebhookStore
+	ThreeDSStore
+	RoutingStore
+
 	// Ping checks that the database answers (readiness).
 	Ping(ctx context.Context) error
 	// Close releases the connections.

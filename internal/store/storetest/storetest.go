@@ -45,6 +45,9 @@ func Exercise(t *testing.T, newStore func(t *testing.T) paygate.Store) {
 		{"Refund", refundCases()},
 		{"Event", eventCases()},
 		{"Race", raceCases()},
+		{"Delivery", deliveryCases()},
+		{"ThreeDS", threeDSCases()},
+		{"Routing", routingCases()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
