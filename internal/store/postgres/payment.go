@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/store/codec"
 )
 
 // --- customers ----------------------------------------------------------------
@@ -96,12 +96,8 @@ func scanPayment(row pgx.Row) (paygate.Payment, error) {
 	p.ReturnURL, p.DeviceFingerprint = returnURL.String, deviceFingerprint.String
 	p.IdempotencyKey = idempotencyKey.String
 	p.Metadata = []byte(metadata)
-	if billing != nil {
-		var b billingRow
-		if err := json.Unmarshal(billing, &b); err != nil {
-			return paygate.Payment{}, fmt.Errorf("postgres: payment %s: billing: %w", p.ID, err)
-		}
-		p.Billing = b.billing()
+	if p.Billing, err = codec.DecodeBilling(billing); err != nil {
+		return paygate.Payment{}, fmt.Errorf("postgres: payment %s: %w", p.ID, err)
 	}
 	return p, nil
 }
@@ -163,11 +159,9 @@ func (s *Store) CreatePayment(ctx context.Context, np paygate.NewPayment) (payga
 		p.UpdatedAt = p.CreatedAt
 	}
 	var billing any
-	if p.Billing != nil {
-		b, err := json.Marshal(toBillingRow(*p.Billing))
-		if err != nil {
-			return paygate.Payment{}, fmt.Errorf("postgres: billing: %w", err)
-		}
+	if b, err := codec.EncodeBilling(p.Billing); err != nil {
+		return paygate.Payment{}, fmt.Errorf("postgres: %w", err)
+	} else if b != nil {
 		billing = b
 	}
 	args := pgx.NamedArgs{
@@ -277,30 +271,4 @@ func (s *Store) PaymentByMerchantRef(ctx context.Context, merchantID string, mod
 		return paygate.Payment{}, notFound("payment")
 	}
 	return p, translate(err)
-}
-
-// billingRow is the stored JSON of a payment's billing details.
-type billingRow struct {
-	FirstName    string `json:"firstName,omitempty"`
-	LastName     string `json:"lastName,omitempty"`
-	Email        string `json:"email,omitempty"`
-	Phone        string `json:"phone,omitempty"`
-	Country      string `json:"country,omitempty"`
-	Address      string `json:"address,omitempty"`
-	AddressLine2 string `json:"addressLine2,omitempty"`
-	City         string `json:"city,omitempty"`
-	PostalCode   string `json:"postalCode,omitempty"`
-	State        string `json:"state,omitempty"`
-	IPAddress    string `json:"ipAddress,omitempty"`
-	DOB          string `json:"dob,omitempty"`
-	Gender       string `json:"gender,omitempty"`
-}
-
-func toBillingRow(b paygate.Billing) billingRow {
-	return billingRow(b)
-}
-
-func (b billingRow) billing() *paygate.Billing {
-	v := paygate.Billing(b)
-	return &v
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/store/codec"
 )
 
 const customerColumns = `id, merchant_id, mode, external_id, email, metadata, created_at, updated_at`
@@ -73,30 +74,10 @@ const paymentColumns = `id, merchant_id, mode, customer_id, provider_id, provide
 	card_brand, card_last4, card_exp_month, card_exp_year, card_holder_name, card_fingerprint,
 	billing, return_url, device_fingerprint, metadata, idempotency_key, lease_until, created_at, updated_at`
 
-// billingRow is the stored JSON form of paygate.Billing.
-type billingRow struct {
-	FirstName    string `json:"firstName,omitempty"`
-	LastName     string `json:"lastName,omitempty"`
-	Email        string `json:"email,omitempty"`
-	Phone        string `json:"phone,omitempty"`
-	Country      string `json:"country,omitempty"`
-	Address      string `json:"address,omitempty"`
-	AddressLine2 string `json:"addressLine2,omitempty"`
-	City         string `json:"city,omitempty"`
-	PostalCode   string `json:"postalCode,omitempty"`
-	State        string `json:"state,omitempty"`
-	IPAddress    string `json:"ipAddress,omitempty"`
-	DOB          string `json:"dob,omitempty"`
-	Gender       string `json:"gender,omitempty"`
-}
-
 func toBillingRow(b *paygate.Billing) (sql.NullString, error) {
-	if b == nil {
-		return sql.NullString{}, nil
-	}
-	raw, err := json.Marshal(billingRow(*b))
-	if err != nil {
-		return sql.NullString{}, fmt.Errorf("sqlite: encode billing: %w", err)
+	raw, err := codec.EncodeBilling(b)
+	if err != nil || raw == nil {
+		return sql.NullString{}, err
 	}
 	return sql.NullString{String: string(raw), Valid: true}, nil
 }
@@ -105,12 +86,7 @@ func toBilling(v sql.NullString) (*paygate.Billing, error) {
 	if !v.Valid {
 		return nil, nil
 	}
-	var b billingRow
-	if err := json.Unmarshal([]byte(v.String), &b); err != nil {
-		return nil, fmt.Errorf("sqlite: decode billing: %w", err)
-	}
-	out := paygate.Billing(b)
-	return &out, nil
+	return codec.DecodeBilling([]byte(v.String))
 }
 
 func scanPayment(row scanner) (paygate.Payment, error) {
