@@ -19,6 +19,7 @@ type Store interface {
 	WebhookStore
 	ThreeDSStore
 	RoutingStore
+	VaultStore
 
 	// Ping checks that the database answers (readiness).
 	Ping(ctx context.Context) error

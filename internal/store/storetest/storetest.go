@@ -48,6 +48,7 @@ func Exercise(t *testing.T, newStore func(t *testing.T) paygate.Store) {
 		{"Delivery", deliveryCases()},
 		{"ThreeDS", threeDSCases()},
 		{"Routing", routingCases()},
+		{"Vault", vaultCases()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
