@@ -22,6 +22,15 @@ func cmdDemo(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Make (or find) the card vault key now, to say so on stdout; serve
+	// finds the same key (vault.go).
+	if _, src, err := resolveVaultKeys(cfg.DatabaseURL, cfg.VaultKeys, true); err != nil {
+		return err
+	} else if src.file != "" {
+		if _, err := fmt.Fprintf(c.stdout, "%s\n\n", keyFileNote(src)); err != nil {
+			return err
+		}
+	}
 	var created *merchantCreated
 	var existing paygate.Merchant
 	err = withStore(ctx, cfg.DatabaseURL, func(ctx context.Context, st paygate.Store) error {

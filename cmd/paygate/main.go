@@ -72,6 +72,11 @@ func init() {
 		{"key rotate", "replace a key; the old one keeps working for a grace period", cmdKeyRotate},
 		{"key revoke", "revoke a key now", cmdKeyRevoke},
 		{"webhook set", "set the webhook endpoint of a merchant and mode", cmdWebhookSet},
+		{"webhook deliveries", "list a merchant's webhook deliveries and their attempts", cmdWebhookDeliveries},
+		{"webhook resend", "deliver an event again, with the same webhook-id", cmdWebhookResend},
+		{"webhook test", "send a signed ping event to a merchant's endpoint", cmdWebhookTest},
+		{"providers", "print the routing table and each provider's state; drain|restore --provider ID", cmdProviders},
+		{"vault rewrap", "re-encrypt every stored card under the first --vault-key", cmdVaultRewrap},
 	}
 }
 
@@ -161,7 +166,7 @@ func printUsage(w io.Writer, group string) {
 		if group != "" && !strings.HasPrefix(c.name, group+" ") {
 			continue
 		}
-		fmt.Fprintf(w, "  %-16s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-18s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Every command takes --database-url (default "+defaultDatabaseURL+", env PAYGATE_DATABASE_URL).")

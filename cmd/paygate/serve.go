@@ -16,9 +16,9 @@ import (
 	"github.com/paygate/paygate/internal/idempotency"
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/payment"
-	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/ratelimit"
 	"github.com/paygate/paygate/internal/store"
+	"github.com/paygate/paygate/internal/webhook"
 )
 
 // shutdownGrace is how long in-flight requests get to finish on SIGTERM.
@@ -36,14 +36,29 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 // serve runs the gateway until ctx is cancelled, then drains HTTP, stops the
 // background jobs and closes the store, in that order.
 func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error {
+	// The card vault's keys first: PostgreSQL without one is refused
+	// before anything else happens, with one line (vault.go).
+	vlt, vaultSrc, err := openVault(cfg.DatabaseURL, cfg.VaultKeys, true)
+	if err != nil {
+		return err
+	}
 	log := newLogger(stderr, cfg.LogLevel)
 	log.Info("starting paygate", "config", cfg)
+	// Providers and routes (--config): any mistake stops serve, naming the
+	// line (providers.go).
+	routing, err := loadRouting(cfg.ConfigFile)
+	if err != nil {
+		return err
+	}
 
 	st, err := store.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)
 	}
 	defer st.Close()
+	if err := logVault(ctx, log, st, vlt, vaultSrc); err != nil {
+		return err
+	}
 
 	fresh := make([]byte, 32)
 	if _, err := rand.Read(fresh); err != nil {
@@ -60,14 +75,41 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	}
 	defer closeLimiter()
 
+	// Listen before wiring: with port 0 the derived base URL names the port
+	// actually bound, and the payment service puts the base URL in 3-D
+	// Secure links.
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	defer ln.Close()
+	if cfg.BaseURL == "http://"+cfg.Addr {
+		cfg.BaseURL = "http://" + ln.Addr().String()
+	}
+
 	clock := paygate.SystemClock{}
+	// The router: breakers, drain states polled from the database, sandboxes
+	// keeping their ledger in it (providers.go).
+	router, routingWatcher, err := startRouting(ctx, routing, st, clock, log)
+	if err != nil {
+		return err
+	}
+	defer routingWatcher.Stop()
+	// Webhook delivery: the dispatcher sends what the outbox holds, at once
+	// after a local commit that wrote events, and by polling for the rest
+	// (other nodes' events, retries, deliveries due while no node ran).
+	dispatcher := webhook.NewDispatcher(webhook.Config{
+		Store: st, Clock: clock, Logger: log, Schedule: cfg.WebhookRetrySchedule,
+	})
 	payments := payment.New(payment.Config{
-		Store:          st,
-		Router:         provider.Default(),
+		Store:          webhook.WakeOnEvents(st, dispatcher.Wake),
+		Router:         router,
 		Clock:          clock,
 		Answers:        httpapi.Answers{},
 		Logger:         log,
 		FingerprintKey: fpKey,
+		Vault:          vlt,
+		ThreeDS:        payment.ThreeDSConfig{BaseURL: cfg.BaseURL, ChallengeTTL: cfg.ThreeDSChallengeTTL},
 	})
 
 	refunds := payments.NewRefundWorker(time.Second, 30*time.Second)
@@ -75,11 +117,25 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		return fmt.Errorf("start refund worker: %w", err)
 	}
 	defer refunds.Stop()
+	recovery := payments.NewRecovery(cfg.RecoveryInterval)
+	if err := recovery.Start(ctx); err != nil {
+		return fmt.Errorf("start payment recovery: %w", err)
+	}
+	defer recovery.Stop()
 	purger := idempotency.NewPurger(st, clock, time.Hour, log)
 	if err := purger.Start(ctx); err != nil {
 		return fmt.Errorf("start idempotency purge: %w", err)
 	}
 	defer purger.Stop()
+	expirer := payments.NewThreeDSExpirer(payment.ExpiryInterval(cfg.ThreeDSChallengeTTL))
+	if err := expirer.Start(ctx); err != nil {
+		return fmt.Errorf("start 3-D Secure expiry: %w", err)
+	}
+	defer expirer.Stop()
+	if err := dispatcher.Start(ctx); err != nil {
+		return fmt.Errorf("start webhook dispatcher: %w", err)
+	}
+	defer dispatcher.Stop()
 
 	api := httpapi.New(httpapi.Config{
 		Store:                    st,
@@ -93,10 +149,6 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		RateLimitUnauthenticated: cfg.RateLimitUnauthenticated,
 	})
 
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
-	}
 	srv := &http.Server{
 		Handler:           api,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -105,11 +157,6 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
-	}
-	if cfg.BaseURL == "http://"+cfg.Addr {
-		// The base URL was derived from an address with port 0: name the
-		// port actually bound, so links the service hands out work.
-		cfg.BaseURL = "http://" + ln.Addr().String()
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

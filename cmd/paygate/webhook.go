@@ -2,15 +2,13 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"fmt"
-	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/webhook"
 )
 
 // maxWebhookURL bounds the length of an endpoint URL.
@@ -50,24 +48,26 @@ func cmdWebhookSet(ctx context.Context, c *cli, args []string) error {
 	}
 	// A policy refusal, not a usage mistake: exit 1.
 	if err := checkWebhookTarget(u, paygate.Mode(mode)); err != nil {
-		return fmt.Errorf("--url refused: %v", err)
+		return fmt.Errorf("--url %v", err) // "--url refused: ..."
 	}
-	var ep paygate.WebhookEndpoint
+	var ep paygate.WebhookEndpointState
 	err = withStore(ctx, dbURL, func(ctx context.Context, st paygate.Store) error {
 		m, err := merchantByID(ctx, st, merchantID)
 		if err != nil {
 			return err
 		}
 		t := now()
-		ep, err = st.SetWebhookEndpoint(ctx, paygate.WebhookEndpoint{
+		// Setting the endpoint enables it again (after a 410); a rotation
+		// keeps the old secret signing beside the new one for a while.
+		ep, err = st.ConfigureWebhookEndpoint(ctx, paygate.WebhookEndpoint{
 			MerchantID: m.ID,
 			Mode:       paygate.Mode(mode),
 			URL:        rawURL,
-			Secret:     newWebhookSecret(),
+			Secret:     webhook.NewSecret(),
 			Events:     subscribed,
 			CreatedAt:  t,
 			UpdatedAt:  t,
-		}, rotate)
+		}, rotate, t.Add(paygate.WebhookSecretOverlap))
 		if err != nil {
 			return fmt.Errorf("set webhook endpoint: %w", err)
 		}
@@ -85,14 +85,10 @@ func cmdWebhookSet(ctx context.Context, c *cli, args []string) error {
 	}
 	_, err = fmt.Fprintf(c.stdout, "Webhook endpoint of merchant %s (%s mode): %s\nEvents: %s\nSigning secret: %s\n",
 		ep.MerchantID, ep.Mode, ep.URL, evs, ep.Secret)
+	if err == nil && ep.PreviousSecret != "" && ep.PreviousSecretExpiresAt != nil && now().Before(*ep.PreviousSecretExpiresAt) {
+		_, err = fmt.Fprintf(c.stdout, "The previous secret also signs deliveries until %s.\n", formatTime(*ep.PreviousSecretExpiresAt))
+	}
 	return err
-}
-
-// newWebhookSecret returns whsec_ and the base64 of 32 random bytes.
-func newWebhookSecret() string {
-	var b [32]byte
-	_, _ = rand.Read(b[:]) // never fails; a broken random source panics
-	return "whsec_" + base64.StdEncoding.EncodeToString(b[:])
 }
 
 // eventList is the subscribable events, comma-separated.
@@ -129,79 +125,9 @@ func parseWebhookURL(raw string) (*url.URL, error) {
 	return url.Parse(raw)
 }
 
-// blockedPrefixes are address ranges that are not public destinations,
-// beyond what netip's predicates cover: "this network", carrier-grade NAT,
-// IETF protocol assignments, benchmarking, reserved, and NAT64 prefixes
-// (which embed an IPv4 address that may be private).
-var blockedPrefixes = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),
-	netip.MustParsePrefix("100.64.0.0/10"),
-	netip.MustParsePrefix("192.0.0.0/24"),
-	netip.MustParsePrefix("198.18.0.0/15"),
-	netip.MustParsePrefix("240.0.0.0/4"),
-	netip.MustParsePrefix("64:ff9b::/96"),
-	netip.MustParsePrefix("64:ff9b:1::/48"),
-}
-
-// checkWebhookTarget applies decisions.md section 11 when an endpoint is
-// set. Test mode may use http and local addresses. Live mode needs https
-// and a host that is neither localhost nor a literal loopback, private,
-// link-local, multicast, unspecified or otherwise non-public address. DNS
-// names are checked again at every delivery, as their addresses may change.
+// checkWebhookTarget applies the rules of decisions.md section 11 that the
+// URL alone can show when an endpoint is set; the dispatcher applies the
+// same rules, and checks every address it dials, at each delivery.
 func checkWebhookTarget(u *url.URL, mode paygate.Mode) error {
-	if mode != paygate.ModeLive {
-		return nil
-	}
-	if u.Scheme != "https" {
-		return fmt.Errorf("a live-mode endpoint must use https, not %s", u.Scheme)
-	}
-	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return fmt.Errorf("a live-mode endpoint must not be %s", host)
-	}
-	addr, err := netip.ParseAddr(host)
-	if err != nil {
-		if numericHost(host) {
-			// 127.1, 2130706433, 0x7f.0.0.1: some clients read these as
-			// IPv4 addresses; no DNS name has a numeric last label.
-			return fmt.Errorf("host %q is neither a DNS name nor a dotted-quad address", host)
-		}
-		return nil // a DNS name: checked at delivery
-	}
-	addr = addr.WithZone("").Unmap()
-	switch {
-	case addr.IsLoopback():
-		return fmt.Errorf("%s is a loopback address", addr)
-	case addr.IsPrivate():
-		return fmt.Errorf("%s is a private address", addr)
-	case addr.IsLinkLocalUnicast(), addr.IsLinkLocalMulticast():
-		return fmt.Errorf("%s is a link-local address", addr)
-	case addr.IsMulticast(), addr.IsInterfaceLocalMulticast():
-		return fmt.Errorf("%s is a multicast address", addr)
-	case addr.IsUnspecified():
-		return fmt.Errorf("%s is the unspecified address", addr)
-	}
-	for _, p := range blockedPrefixes {
-		if p.Contains(addr) {
-			return fmt.Errorf("%s is not a public address", addr)
-		}
-	}
-	return nil
-}
-
-// numericHost reports whether the last label of host is a number (decimal,
-// octal or 0x hex), which makes it an address in some parsers' eyes.
-func numericHost(host string) bool {
-	last := host[strings.LastIndex(host, ".")+1:]
-	if last == "" {
-		return false
-	}
-	if h, ok := strings.CutPrefix(last, "0x"); ok {
-		last = h
-		if last == "" {
-			return true
-		}
-		return strings.Trim(last, "0123456789abcdef") == ""
-	}
-	return strings.Trim(last, "0123456789") == ""
+	return webhook.CheckEndpointURL(u, mode)
 }

@@ -45,6 +45,8 @@ func (s *Server) apiRoutes() []route {
 		newRoute("/v1/refunds/{id}", map[string]handlerFunc{http.MethodGet: s.getRefund}),
 		newRoute("/v1/customers", map[string]handlerFunc{http.MethodPost: s.upsertCustomer}),
 		newRoute("/v1/customers/{id}", map[string]handlerFunc{http.MethodGet: s.getCustomer}),
+		newRoute("/v1/customers/{id}/cards", map[string]handlerFunc{http.MethodGet: s.listStoredCards, http.MethodPost: s.saveStoredCard}),
+		newRoute("/v1/customers/{id}/cards/{id}", map[string]handlerFunc{http.MethodDelete: s.deleteStoredCard}),
 	}
 }
 
@@ -116,7 +118,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key paygate.
 		s.writeError(w, r, paygate.Errorf(paygate.CodeBodyTooLarge, "", "the request body is larger than 64 KiB"))
 		return
 	}
-	fp, err := idempotency.Fingerprint(r.Method, r.URL.Path, body)
+	fp, err := s.cfg.Payments.RequestFingerprint(r.Method, r.URL.Path, body)
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -128,7 +128,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		attrs := []slog.Attr{
 			slog.String("request_id", st.requestID),
 			slog.String("method", r.Method),
-			slog.String("path", r.URL.Path),
+			slog.String("path", logPath(r.URL.Path)),
 			slog.Int("status", sw.status),
 			slog.Float64("duration_ms", math.Round(float64(time.Since(start).Microseconds()))/1000),
 		}
@@ -143,6 +143,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.healthz(sw, r)
 	case path == "/readyz":
 		s.readyz(sw, r)
+	case isBrowserPath(path):
+		// 3-D Secure pages for the customer's browser (browser.go): no
+		// API key, no idempotency, HTML answers.
+		s.serveBrowser(sw, r)
 	case path == "/v1" || strings.HasPrefix(path, "/v1/"):
 		s.serveAPI(sw, r)
 	default:

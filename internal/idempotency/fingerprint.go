@@ -6,6 +6,8 @@ package idempotency
 
 import (
 	"bytes"
+	"crypto/hkdf"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
@@ -20,6 +22,21 @@ import (
 // the canonical form can never collide with stored fingerprints.
 const fingerprintVersion = "paygate/idempotency/fingerprint/v1"
 
+// keyLabel is the HKDF label of the fingerprint key (DeriveKey).
+const keyLabel = "paygate/idempotency/fingerprint-key/v1"
+
+// DeriveKey derives the fingerprint key from an installation secret with
+// HKDF-SHA256 under a label of its own, so that the secret may serve other
+// purposes too without the keys being related.
+func DeriveKey(secret []byte) []byte {
+	k, err := hkdf.Key(sha256.New, secret, nil, keyLabel, sha256.Size)
+	if err != nil {
+		// Only a key length beyond 255 hash blocks fails.
+		panic("idempotency: derive key: " + err.Error())
+	}
+	return k
+}
+
 // Body kinds, hashed before the body so that the three cases can never be
 // confused with one another.
 const (
@@ -28,9 +45,16 @@ const (
 	bodyRaw       byte = 'r'
 )
 
-// Fingerprint returns the SHA-256 fingerprint of a request: its method, its
-// path and its body as parsed JSON. Two requests have the same fingerprint
-// exactly when they ask for the same thing:
+// Fingerprint returns the fingerprint of a request, HMAC-SHA256 under key of
+// its method, its path and its body as parsed JSON. It is keyed because it is
+// stored: a payment's body holds a card number, and an unkeyed hash of a body
+// whose other fields are known could be reversed by trying the few card
+// numbers that fit the stored brand and last four digits. The key must be the
+// same on every node and across restarts (see DeriveKey), or replays would be
+// refused as different requests.
+//
+// Two requests have the same fingerprint exactly when they ask for the same
+// thing:
 //
 //   - Object key order and insignificant whitespace do not count; array
 //     order does.
@@ -49,10 +73,13 @@ const (
 //
 // The method and path are taken as given (the caller passes the request's
 // method and URL path); they are length-prefixed, so no choice of path can
-// imitate another method or body. The error is reserved for a failure of
-// canonicalization and is nil for every input today.
-func Fingerprint(method, path string, body []byte) ([]byte, error) {
-	h := sha256.New()
+// imitate another method or body. The error is an empty key; it is nil for
+// every input.
+func Fingerprint(key []byte, method, path string, body []byte) ([]byte, error) {
+	if len(key) == 0 {
+		return nil, errors.New("idempotency: fingerprint needs a key")
+	}
+	h := hmac.New(sha256.New, key)
 	writeField(h, []byte(fingerprintVersion))
 	writeField(h, []byte(method))
 	writeField(h, []byte(path))

@@ -2,13 +2,17 @@ package idempotency
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"strings"
 	"testing"
 )
 
+// testKey keys the fingerprints of these tests.
+var testKey = DeriveKey([]byte("installation secret of the tests"))
+
 func fp(t testing.TB, method, path, body string) []byte {
 	t.Helper()
-	f, err := Fingerprint(method, path, []byte(body))
+	f, err := Fingerprint(testKey, method, path, []byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +133,7 @@ func TestFingerprintInvalidJSON(t *testing.T) {
 func TestFingerprintDeepNesting(t *testing.T) {
 	t.Parallel()
 	deep := strings.Repeat("[", 20000) + strings.Repeat("]", 20000) // beyond the decoder's depth limit
-	if _, err := Fingerprint("POST", "/p", []byte(deep)); err != nil {
+	if _, err := Fingerprint(testKey, "POST", "/p", []byte(deep)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -145,8 +149,40 @@ func BenchmarkFingerprint(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Fingerprint("POST", "/v1/payments", body); err != nil {
+		if _, err := Fingerprint(testKey, "POST", "/v1/payments", body); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestFingerprintKeyed checks that the fingerprint depends on the key, so
+// that a stored fingerprint cannot be recomputed (and a card number in the
+// body brute-forced) without it, and that it is not the unkeyed hash.
+func TestFingerprintKeyed(t *testing.T) {
+	t.Parallel()
+	body := []byte(`{"card":{"number":"4242424242424242","cvv":"123"}}`)
+	a, err := Fingerprint(testKey, "POST", "/v1/payments", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Fingerprint(DeriveKey([]byte("another installation")), "POST", "/v1/payments", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(a, b) {
+		t.Fatal("two keys give the same fingerprint")
+	}
+	if again, _ := Fingerprint(DeriveKey([]byte("installation secret of the tests")), "POST", "/v1/payments", body); !bytes.Equal(a, again) {
+		t.Fatal("the key derived from the same secret gives another fingerprint")
+	}
+	plain := sha256.Sum256(body)
+	if bytes.Equal(a, plain[:]) || bytes.Contains(a, []byte("4242")) {
+		t.Fatal("the fingerprint is an unkeyed hash of the body")
+	}
+	if _, err := Fingerprint(nil, "POST", "/v1/payments", body); err == nil {
+		t.Fatal("an empty key was accepted")
+	}
+	if bytes.Equal(DeriveKey([]byte("s")), []byte("s")) || len(DeriveKey([]byte("s"))) != 32 {
+		t.Fatal("DeriveKey does not derive a 32-byte key")
 	}
 }

@@ -18,7 +18,7 @@ type IdempotencyRecord struct {
 	MerchantID  string
 	Mode        Mode
 	Key         string
-	Fingerprint []byte // SHA-256 of method, path and canonical body
+	Fingerprint []byte // keyed hash (HMAC-SHA256) of method, path and canonical body; never the body
 	State       IdempotencyState
 	StatusCode  int    // when complete
 	Body        []byte // when complete: the exact response body

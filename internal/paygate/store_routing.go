@@ -1,7 +1,118 @@
 package paygate
 
-// RoutingStore is the part of Store for provider routing and recovery (issue 5): provider states, the sandbox ledger, payments and refunds to recover.
+import (
+	"context"
+	"time"
+)
+
+// ProviderState is the operator's state of one provider, shared by every
+// node through the database: a drained provider is taken out of every route
+// (payments it already processed still reach it for capture, void, refund
+// and status inquiries).
+type ProviderState struct {
+	ProviderID string
+	Drained    bool
+	UpdatedAt  time.Time
+}
+
+// BreakerState is the state of one node's circuit breaker for a provider.
+type BreakerState string
+
+// Breaker states. An open breaker takes the provider out of that node's
+// routes; a half-open one lets a probe through.
+const (
+	BreakerClosed   BreakerState = "closed"
+	BreakerHalfOpen BreakerState = "half-open"
+	BreakerOpen     BreakerState = "open"
+)
+
+// BreakerReport is what one node last said about one of its circuit
+// breakers, so that the operator's command line can show every node's view.
+type BreakerReport struct {
+	Node       string // the reporting node: host name and process id
+	Mode       Mode
+	ProviderID string
+	State      BreakerState
+	Since      time.Time // when the breaker entered State
+	ReportedAt time.Time
+}
+
+// SandboxOutcome is what a sandbox provider decided about a charge it
+// received.
+type SandboxOutcome string
+
+// Sandbox outcomes. Declined carries a decline code and message; Errored is
+// a provider error (nothing charged) with a message.
+const (
+	SandboxCaptured   SandboxOutcome = "captured"
+	SandboxAuthorized SandboxOutcome = "authorized"
+	SandboxPending3DS SandboxOutcome = "pending_3ds"
+	SandboxDeclined   SandboxOutcome = "declined"
+	SandboxErrored    SandboxOutcome = "errored"
+)
+
+// SandboxCharge is one entry of the sandbox providers' durable ledger: what a
+// sandbox provider received and decided, kept in the database as a remote
+// provider would keep it on its side, so that a status inquiry tells the
+// truth after a crash. It never holds card data.
+type SandboxCharge struct {
+	ProviderID  string
+	PaymentID   string
+	Mode        Mode
+	Amount      Money
+	Outcome     SandboxOutcome
+	ProviderRef string
+	DeclineCode string // when declined
+	Message     string // a decline's or an error's text, safe to show
+	// ReadyAt is when the provider has finished processing: before it, an
+	// inquiry answers that the charge is still being processed.
+	ReadyAt   time.Time
+	CreatedAt time.Time
+}
+
+// RoutingStore is the part of Store for provider routing and recovery (issue
+// 5): provider states, breaker reports, the sandbox ledger, and the
+// payments the recovery job takes over.
 // Methods follow the rules of Store: one transaction at most, merchant and
 // mode filtered in SQL for merchant data, errors as documented on Store.
 type RoutingStore interface {
+	// ProviderStates returns every provider state an operator ever set,
+	// sorted by provider id.
+	ProviderStates(ctx context.Context) ([]ProviderState, error)
+	// SetProviderDrained drains (true) or restores (false) the provider at
+	// the time and returns the stored state. Setting the state a provider
+	// already has keeps its UpdatedAt.
+	SetProviderDrained(ctx context.Context, providerID string, drained bool, at time.Time) (ProviderState, error)
+
+	// ReportBreakers replaces every report of the node with the given ones
+	// (all of which name that node), stamped at the time.
+	ReportBreakers(ctx context.Context, node string, reports []BreakerReport, at time.Time) error
+	// BreakerReports returns the reports of every node reported at or after
+	// since, sorted by provider id, mode and node.
+	BreakerReports(ctx context.Context, since time.Time) ([]BreakerReport, error)
+	// ForgetBreakers deletes the node's reports (a node that stops).
+	ForgetBreakers(ctx context.Context, node string) error
+
+	// RecordSandboxCharge stores the ledger entry unless the provider already
+	// has one for the payment, and returns the stored entry: the first one
+	// wins, as the payment id is the provider's idempotency key.
+	RecordSandboxCharge(ctx context.Context, c SandboxCharge) (SandboxCharge, error)
+	// SandboxChargeByPayment returns the provider's ledger entry for the
+	// payment, or NOT_FOUND when the provider never received it.
+	SandboxChargeByPayment(ctx context.Context, providerID, paymentID string) (SandboxCharge, error)
+
+	// PaymentsToRecover returns up to limit payments of any merchant that
+	// the recovery job may take over at now, oldest first: in status
+	// created, either past their lease (the request that created them can
+	// no longer be working on them) or naming their provider (the request
+	// answered 202 and handed them over), and not claimed by a recovery at
+	// now. It serves the background recovery job only. A limit <= 0 means no
+	// limit.
+	PaymentsToRecover(ctx context.Context, now time.Time, limit int) ([]Payment, error)
+	// ClaimPaymentRecovery claims the payment for one recovery attempt until
+	// the given time, when it is still one PaymentsToRecover would return at
+	// now. It reports false, changing nothing, when it is not (another node
+	// claimed it, it is no longer created, its lease runs, or it does not
+	// exist for the merchant and mode). Concurrent calls claim it once.
+	ClaimPaymentRecovery(ctx context.Context, merchantID string, mode Mode, paymentID string, now, until time.Time) (bool, error)
 }

@@ -1,7 +1,210 @@
 package paygate
 
+import (
+	"context"
+	"time"
+)
+
 // WebhookStore is the part of Store for webhook deliveries (issue 3): endpoints' deliveries, attempts and claims.
 // Methods follow the rules of Store: one transaction at most, merchant and
 // mode filtered in SQL for merchant data, errors as documented on Store.
+//
+// Deliveries are born in the same transaction as their event: inserting an
+// event (TransitionPayment, CreateRefund, TransitionRefund, or any other
+// method that writes events) also inserts one pending delivery when the
+// event's (merchant, mode) has an endpoint that is enabled and subscribed to
+// the event's type. No endpoint means no delivery and no error. Ping events
+// are delivered only through CreatePing.
 type WebhookStore interface {
+	// ConfigureWebhookEndpoint is SetWebhookEndpoint for the operator: it
+	// creates or replaces the endpoint of (merchant, mode), keeping its
+	// secret unless rotateSecret is true, and enables it (again). On a
+	// rotation of an existing endpoint the replaced secret stays valid, and
+	// keeps signing deliveries beside the new one, until previousUntil.
+	// NOT_FOUND when the merchant does not exist.
+	ConfigureWebhookEndpoint(ctx context.Context, e WebhookEndpoint, rotateSecret bool, previousUntil time.Time) (WebhookEndpointState, error)
+	// WebhookEndpointState returns the endpoint of (merchant, mode) with its
+	// previous secret and whether it is disabled, or NOT_FOUND.
+	WebhookEndpointState(ctx context.Context, merchantID string, mode Mode) (WebhookEndpointState, error)
+
+	// ClaimDeliveries claims up to c.Limit pending deliveries that are due at
+	// c.Now, of any merchant, soonest due first, for one attempt each: every
+	// claimed delivery has its Attempts incremented (the number of the
+	// attempt about to be made) and is leased with c.Lease until
+	// c.LeaseUntil, when it becomes due again if FinishDelivery has not been
+	// called (the claimer crashed). A delivery that has had no attempt yet
+	// is due only once its NextAttemptAt is at or before c.FirstDue as well.
+	// Concurrent claims, from any number of nodes, never claim one delivery
+	// twice within a lease. A Limit <= 0 claims nothing.
+	ClaimDeliveries(ctx context.Context, c DeliveryClaim) ([]ClaimedDelivery, error)
+	// FinishDelivery records the attempt (if any) of a claimed delivery and
+	// moves it to f.Status: pending again until f.NextAttemptAt, succeeded or
+	// failed. With f.DisableEndpoint it also disables the delivery's
+	// endpoint and fails its other pending deliveries that are not leased at
+	// f.At, in the same transaction. ErrStateConflict when the lease f.Lease
+	// is no longer held (it expired and another claim took the delivery);
+	// NOT_FOUND when the delivery does not exist.
+	FinishDelivery(ctx context.Context, f DeliveryFinish) error
+
+	// DeliveriesByMerchant lists deliveries of a merchant, newest first,
+	// filtered by q's optional fields. A q.Limit <= 0 means no limit.
+	DeliveriesByMerchant(ctx context.Context, q DeliveryQuery) ([]Delivery, error)
+	// DeliveryByID returns a delivery of (merchant, mode), or NOT_FOUND.
+	DeliveryByID(ctx context.Context, merchantID string, mode Mode, id string) (Delivery, error)
+	// DeliveryAttempts lists the recorded attempts of a delivery of
+	// (merchant, mode), first attempt first; NOT_FOUND when the delivery
+	// does not exist for them.
+	DeliveryAttempts(ctx context.Context, merchantID string, mode Mode, deliveryID string) ([]DeliveryAttempt, error)
+
+	// ResendEvent inserts a new pending delivery, due at at, of the event
+	// eventID (of any merchant: an operator's command) to its (merchant,
+	// mode)'s endpoint, whether or not the endpoint subscribes to the
+	// event's type. The delivery carries the event's id, so the receiver
+	// sees the same webhook-id again. NOT_FOUND when the event or the
+	// endpoint does not exist; ErrStateConflict when the endpoint is
+	// disabled.
+	ResendEvent(ctx context.Context, eventID, deliveryID string, at time.Time) (Delivery, error)
+	// CreatePing inserts the ping event ev and its pending delivery
+	// deliveryID, due at ev.CreatedAt, in one transaction. NOT_FOUND when
+	// (ev.MerchantID, ev.Mode) has no endpoint; ErrStateConflict when it is
+	// disabled.
+	CreatePing(ctx context.Context, ev Event, deliveryID string) (Delivery, error)
+}
+
+// WebhookSecretOverlap is how long a rotated-out webhook secret keeps
+// signing deliveries beside the new one, so that receivers can switch
+// without losing a delivery.
+const WebhookSecretOverlap = 24 * time.Hour
+
+// WebhookEndpointState is an endpoint with what delivery needs beyond its
+// configuration.
+type WebhookEndpointState struct {
+	WebhookEndpoint
+	// PreviousSecret is the secret the last rotation replaced; "" when none.
+	// It signs deliveries too until PreviousSecretExpiresAt.
+	PreviousSecret          string
+	PreviousSecretExpiresAt *time.Time
+	// DisabledAt is when the receiver answered 410 Gone; nil while enabled.
+	// A disabled endpoint gets no delivery until it is set again.
+	DisabledAt *time.Time
+}
+
+// Secrets returns the secrets that sign a delivery at t: the current one,
+// then the previous one while it is still valid.
+func (e WebhookEndpointState) Secrets(t time.Time) []string {
+	s := []string{e.Secret}
+	if e.PreviousSecret != "" && e.PreviousSecretExpiresAt != nil && t.Before(*e.PreviousSecretExpiresAt) {
+		s = append(s, e.PreviousSecret)
+	}
+	return s
+}
+
+// Subscribed reports whether the endpoint receives events of the type.
+func (e WebhookEndpoint) Subscribed(t EventType) bool {
+	if len(e.Events) == 0 {
+		return true
+	}
+	for _, s := range e.Events {
+		if s == string(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// DeliveryStatus is where a delivery stands.
+type DeliveryStatus string
+
+// The delivery statuses: pending until a 2xx answer (succeeded) or until
+// the last attempt of the retry schedule failed (failed).
+const (
+	DeliveryPending   DeliveryStatus = "pending"
+	DeliverySucceeded DeliveryStatus = "succeeded"
+	DeliveryFailed    DeliveryStatus = "failed"
+)
+
+// Valid reports whether s is a delivery status.
+func (s DeliveryStatus) Valid() bool {
+	return s == DeliveryPending || s == DeliverySucceeded || s == DeliveryFailed
+}
+
+// Delivery is one event on its way to its (merchant, mode)'s endpoint. An
+// event has one delivery per subscribed endpoint at the time of the event,
+// plus one per resend; all carry the event's id as webhook-id.
+type Delivery struct {
+	ID         string
+	EventID    string
+	MerchantID string
+	Mode       Mode
+	EventType  EventType
+	Status     DeliveryStatus
+	// Attempts counts the attempts started, including one in flight.
+	Attempts int
+	// NextAttemptAt is when a pending delivery is due: the next attempt, or
+	// the end of the lease of the attempt in flight.
+	NextAttemptAt time.Time
+	// The outcome of the last finished attempt: HTTP status (0 when there
+	// was no answer) and error ("" on success).
+	LastAttemptAt  *time.Time
+	LastStatusCode int
+	LastError      string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+// DeliveryAttempt is one POST of a delivery.
+type DeliveryAttempt struct {
+	DeliveryID string
+	Number     int    // 1 for the first attempt
+	URL        string // where it was sent
+	StartedAt  time.Time
+	StatusCode int // 0 when no HTTP answer came
+	Latency    time.Duration
+	Response   []byte // the first KiB of the answer's body
+	Error      string // "" when the answer was 2xx
+}
+
+// DeliveryClaim asks ClaimDeliveries for due deliveries.
+type DeliveryClaim struct {
+	Now        time.Time
+	FirstDue   time.Time // Now minus the wait before a first attempt
+	Lease      string    // a fresh random token naming this claim
+	LeaseUntil time.Time
+	Limit      int
+}
+
+// ClaimedDelivery is a delivery claimed for one attempt, with what the
+// attempt needs.
+type ClaimedDelivery struct {
+	Delivery Delivery // Attempts is the number of this attempt
+	Lease    string
+	Payload  []byte // the event's body
+	// Endpoint is the (merchant, mode)'s endpoint as it is now; nil when
+	// there is none.
+	Endpoint *WebhookEndpointState
+}
+
+// DeliveryFinish is the outcome of a claimed delivery's attempt.
+type DeliveryFinish struct {
+	DeliveryID string
+	Lease      string
+	At         time.Time
+	// Attempt is the request made; nil when none was (the endpoint was gone
+	// or disabled), and then Error says why.
+	Attempt       *DeliveryAttempt
+	Error         string
+	Status        DeliveryStatus
+	NextAttemptAt time.Time // when Status is pending
+	// DisableEndpoint disables the endpoint (the receiver answered 410).
+	DisableEndpoint bool
+}
+
+// DeliveryQuery selects deliveries of one merchant. Empty fields do not
+// filter.
+type DeliveryQuery struct {
+	MerchantID string
+	Mode       Mode
+	Status     DeliveryStatus
+	EventID    string
+	Limit      int
 }

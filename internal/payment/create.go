@@ -22,7 +22,13 @@ import (
 // internal or SERVICE_UNAVAILABLE failure.
 func (s *Service) Create(ctx context.Context, req Request, in CreateInput) (Answer, error) {
 	if in.Method == paygate.MethodStoredCard {
-		return Answer{}, paygate.Errorf(paygate.CodeInvalidRequest, "storedCardId", "no stored card with this id exists for the customer")
+		// Decrypted for the provider call; dropped with in when Create
+		// returns (storedcard.go).
+		c, err := s.storedCard(ctx, req, in)
+		if err != nil {
+			return Answer{}, err
+		}
+		in.Card, in.SaveCard = &c, false
 	}
 	if in.Card == nil {
 		return Answer{}, paygate.Errorf(paygate.CodeInvalidRequest, "card", "card is required for a card payment")
@@ -40,6 +46,7 @@ func (s *Service) Create(ctx context.Context, req Request, in CreateInput) (Answ
 		Amount:            in.Amount,
 		AmountText:        in.AmountText,
 		Method:            in.Method,
+		StoredCardID:      in.StoredCardID,
 		MerchantRef:       in.MerchantRef,
 		Card:              card.Summary(*in.Card, s.fpKey),
 		Billing:           in.Billing,
@@ -61,6 +68,9 @@ func (s *Service) Create(ctx context.Context, req Request, in CreateInput) (Answ
 	}
 
 	res, provID, perr := s.charge(ctx, p, in)
+	if in.SaveCard {
+		p.StoredCardID = s.saveCard(ctx, p, *in.Card, res, perr)
+	}
 	return s.finishCharge(ctx, p, res, provID, perr)
 }
 
@@ -119,6 +129,7 @@ func (s *Service) finishCharge(ctx context.Context, p paygate.Payment, res payga
 	}
 	var events []paygate.Event
 	var ans Answer
+	var challenge *paygate.ThreeDSChallenge // set for pending_3ds: written with the transition
 	complete := true
 
 	p.ProviderID, p.UpdatedAt = providerID, now
@@ -152,7 +163,12 @@ func (s *Service) finishCharge(ctx context.Context, p paygate.Payment, res payga
 			ans = s.answers.PaymentCreated(p, nil)
 		case paygate.PaymentPending3DS:
 			t.To, p.Status = paygate.PaymentPending3DS, paygate.PaymentPending3DS
-			ans = s.answers.PaymentCreated(p, res.ThreeDS)
+			action, c, err := s.newChallenge(p, res.ThreeDS, now)
+			if err != nil {
+				return Answer{}, fmt.Errorf("provider %s: %w", providerID, err)
+			}
+			challenge = &c
+			ans = s.answers.PaymentCreated(p, action)
 		case paygate.PaymentFailed:
 			t.To = paygate.PaymentFailed
 			t.ErrorCode, t.ErrorMessage, t.DeclineCode = string(paygate.CodeCardDeclined), res.Message, res.DeclineCode
@@ -177,7 +193,7 @@ func (s *Service) finishCharge(ctx context.Context, p paygate.Payment, res payga
 			StatusCode: ans.Status, Body: ans.Body,
 		}
 	}
-	err := s.store.TransitionPayment(ctx, t, events, done)
+	err := s.recordOutcome(ctx, t, events, done, challenge)
 	if errors.Is(err, paygate.ErrStateConflict) {
 		// Recovery finished the payment first; answer what is stored.
 		cur, rerr := s.store.PaymentByID(ctx, p.MerchantID, p.Mode, p.ID)

@@ -6,7 +6,9 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/paygate/paygate/internal/idempotency"
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/vault"
 )
 
 // Answer is an HTTP answer that is stored as the request's idempotency
@@ -33,6 +35,8 @@ type Answers interface {
 	Refund(r paygate.Refund) Answer
 	// Customer is 201 with the customer record.
 	Customer(c paygate.Customer) Answer
+	// StoredCard is 201 with the stored card.
+	StoredCard(c paygate.StoredCard) Answer
 }
 
 // Service runs the payment use cases.
@@ -43,10 +47,16 @@ type Service struct {
 	answers Answers
 	log     *slog.Logger
 	fpKey   []byte
+	// vault seals and opens stored cards (storedcard.go); nil refuses them.
+	vault *vault.Vault
+	// requestKey keys the fingerprints of idempotent requests (request.go).
+	requestKey []byte
 	// ProviderTimeout bounds every provider call.
 	providerTimeout time.Duration
 	// refundKick wakes the refund worker after a refund is created.
 	refundKick chan struct{}
+	// threeDS configures 3-D Secure challenges (threeds.go).
+	threeDS ThreeDSConfig
 }
 
 // Config holds what a Service needs.
@@ -57,10 +67,17 @@ type Config struct {
 	Answers Answers
 	Logger  *slog.Logger
 	// FingerprintKey keys the card fingerprints (HMAC), so that equal cards
-	// can be recognised without storing their numbers.
+	// can be recognised without storing their numbers. The key of request
+	// fingerprints (RequestFingerprint) is derived from it.
 	FingerprintKey []byte
 	// ProviderTimeout bounds every provider call; default 30 s.
 	ProviderTimeout time.Duration
+	// Vault seals and opens stored cards. Without it the stored-card use
+	// cases fail as internal errors and saveCard stores nothing.
+	Vault *vault.Vault
+	// ThreeDS configures 3-D Secure challenges; see ThreeDSConfig for the
+	// defaults.
+	ThreeDS ThreeDSConfig
 }
 
 // New returns a Service. It panics if a required dependency is missing,
@@ -82,6 +99,9 @@ func New(cfg Config) *Service {
 		store: cfg.Store, router: cfg.Router, clock: cfg.Clock, answers: cfg.Answers,
 		log: cfg.Logger, fpKey: cfg.FingerprintKey, providerTimeout: cfg.ProviderTimeout,
 		refundKick: make(chan struct{}, 1),
+		vault:      cfg.Vault,
+		requestKey: idempotency.DeriveKey(cfg.FingerprintKey),
+		threeDS:    cfg.ThreeDS.withDefaults(),
 	}
 }
 

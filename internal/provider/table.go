@@ -2,11 +2,13 @@
 // table per mode that lists, for each currency, the providers to try in
 // order.
 //
-// Table is the static configuration. Availability (circuit breakers that take
-// a failing provider out of rotation, operator drain and restore) belongs in
-// a layer that filters what Table.Route returns; the table itself never
-// changes after it is built, so it can be shared by every request without a
-// lock.
+// Table is the static configuration, built from the operator's file
+// (Config, LoadConfig) or the built-in sandboxes (Default). Router is the
+// availability layer over it that serve uses: circuit breakers that take a
+// failing provider out of rotation and probe it back, operator drain and
+// restore (kept in the database and applied by Watcher), and each charge's
+// deadline. The table itself never changes after it is built, so it can be
+// shared by every request without a lock.
 package provider
 
 import (
@@ -161,4 +163,26 @@ func isCurrencyCode(c string) bool {
 		}
 	}
 	return true
+}
+
+// Routes returns the ids of the mode's routes: each listed currency's, in
+// order, and the default route's. The maps and slices are the caller's.
+func (t *Table) Routes(mode paygate.Mode) (currency map[string][]string, fallback []string) {
+	currency = map[string][]string{}
+	mt := t.modes[mode]
+	if mt == nil {
+		return currency, []string{}
+	}
+	for cur, route := range mt.currency {
+		currency[cur] = idsOf(route)
+	}
+	return currency, idsOf(mt.fallback)
+}
+
+func idsOf(ps []paygate.Provider) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.ID()
+	}
+	return out
 }

@@ -1,13 +1,19 @@
-// Package webhook builds the events merchants receive. Events are written to
-// the outbox in the same transaction as the state change they describe.
+// Package webhook delivers events to merchants: it builds the events'
+// payloads (written to the outbox in the same transaction as the state
+// change they describe), signs deliveries the Standard Webhooks way, runs
+// the dispatcher that claims due deliveries and POSTs them with retries,
+// and guards live-mode endpoints against server-side request forgery.
 package webhook
 
 import (
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"time"
 
 	"github.com/paygate/paygate/internal/id"
 	"github.com/paygate/paygate/internal/paygate"
+	swh "github.com/paygate/paygate/webhook"
 )
 
 // timeFormat is RFC 3339 with milliseconds, in UTC, as everywhere at the edge.
@@ -73,6 +79,30 @@ func RefundEvent(typ paygate.EventType, r paygate.Refund, now time.Time) paygate
 		},
 	})
 	return ev
+}
+
+type pingData struct {
+	MerchantID string `json:"merchantId"`
+	Message    string `json:"message"`
+}
+
+// PingEvent returns a ping event of (merchant, mode): `paygate webhook
+// test` sends it to check an endpoint and its signature check.
+func PingEvent(merchantID string, mode paygate.Mode, now time.Time) paygate.Event {
+	ev := paygate.Event{ID: id.New(), MerchantID: merchantID, Mode: mode, Type: paygate.EventPing, CreatedAt: now}
+	ev.Payload = mustJSON(envelope{
+		ID: ev.ID, Event: string(paygate.EventPing), Mode: string(mode), Timestamp: now.UTC().Format(timeFormat),
+		Data: pingData{MerchantID: merchantID, Message: "A test event from paygate webhook test."},
+	})
+	return ev
+}
+
+// NewSecret returns a fresh endpoint secret: whsec_ and the base64 of 32
+// random bytes.
+func NewSecret() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:]) // never fails; a broken random source panics
+	return swh.SecretPrefix + base64.StdEncoding.EncodeToString(b[:])
 }
 
 // mustJSON marshals values built only of strings and integers, which cannot

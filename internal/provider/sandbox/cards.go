@@ -11,8 +11,8 @@ const (
 
 	CardAuthorize = "4000000000000077" // authorized, to be captured or voided later
 
-	Card3DS                = "4000000000003220" // 3-D Secure challenge (not available yet)
-	Card3DSCaptureDeclined = "4000008400001629" // 3-D Secure, then capture declined (not available yet)
+	Card3DS                = "4000000000003220" // 3-D Secure challenge, then captured or failed as the customer chooses (threeds.go)
+	Card3DSCaptureDeclined = "4000008400001629" // 3-D Secure challenge, then the capture is declined (threeds.go)
 
 	CardDeclined          = "4000000000000002" // declined, generic_decline
 	CardInsufficientFunds = "4000000000009995" // declined, insufficient_funds
@@ -21,7 +21,7 @@ const (
 
 	CardProviderError = "4000000000000119" // the provider errors: PROVIDER_ERROR
 	CardFailover      = "4000000000000259" // first provider of the route unavailable; the next captures
-	CardTimeout       = "4000000000000705" // outcome unknown (not available yet)
+	CardTimeout       = "4000000000000705" // times out after 2 s (outcome unknown); an inquiry says captured 3 s later
 	CardRefundFails   = "4000000000005126" // captured; every refund of it fails
 )
 
@@ -44,8 +44,10 @@ var declines = map[string]decline{
 const (
 	msgProviderError   = "The payment provider could not process the payment."
 	msgUnavailable     = "The payment provider is temporarily unavailable."
-	msg3DSNotYet       = "3-D Secure is not available yet"
-	msgTimeoutNotYet   = "timeout simulation not available yet"
+	msgTimeout         = "The payment provider did not answer in time; the outcome is not known yet."
+	msgOutage          = "The payment provider is temporarily unavailable (simulated outage)."
+	msgLedgerDown      = "The payment provider did not confirm the payment; the outcome is not known yet."
+	msgRecordsDown     = "The payment provider's records cannot be read right now."
 	msgCancelled       = "The request was cancelled before it reached the payment provider."
 	msgLiveRefused     = "The sandbox provider does not process live payments."
 	msgUnknownRef      = "The payment provider does not know this payment."

@@ -2,9 +2,15 @@
 // test-card table of decisions.md section 12, in process, charging nothing
 // (after an optional simulated latency).
 //
-// A sandbox keeps no state. What a later call must know about a payment (that
-// every refund of card 4000000000005126 fails) travels in the ProviderRef it
-// returns, which the gateway stores; card data is never kept.
+// Like a remote provider, a sandbox keeps a durable ledger of the charges it
+// received (in the gateway's database, see Ledger), so that a status inquiry
+// (Inquire) tells the truth after a crash of the gateway. The ledger holds
+// the outcome of each charge, never card data. What a later call must know
+// about a payment (that every refund of card 4000000000005126 fails) travels
+// in the ProviderRef it returns, which the gateway stores.
+//
+// Two knobs make a sandbox behave like a real remote provider for tests and
+// demos: a latency (WithLatency) and a failure rate (WithFailureRate).
 package sandbox
 
 import (
@@ -29,15 +35,25 @@ type Provider struct {
 	// failsOver holds the currencies whose route this provider heads with
 	// another provider behind it: card 0259 is unavailable for them.
 	failsOver map[string]bool
-	latency   time.Duration
+	// failsOverOthers: card 0259 is also unavailable for every currency
+	// outside notFirst (the provider heads the default route).
+	failsOverOthers bool
+	notFirst        map[string]bool
+	latency         time.Duration
+	failureRate     float64
+	ledger          Ledger
+	clock           paygate.Clock
 }
 
 // Option configures a Provider.
 type Option func(*Provider)
 
 // WithLatency makes every call take d before it is answered, to simulate a
-// remote provider. A context that ends during the wait aborts the call with
-// nothing processed.
+// remote provider. A charge is received (and written to the ledger) first and
+// answered after d: a context that ends during the wait is an unknown
+// outcome, which the gateway resolves by inquiry. Capture, void and refund
+// wait first: a context that ends during the wait aborts them with nothing
+// processed.
 func WithLatency(d time.Duration) Option {
 	return func(p *Provider) { p.latency = d }
 }
@@ -60,10 +76,27 @@ func FirstOf(currencies ...string) Option {
 	}
 }
 
+// FirstOfDefault says that the provider heads the default route with
+// another provider after it: card 4000000000000259 is unavailable for every
+// currency except the listed ones (which have routes of their own), as
+// FirstOf says for listed currencies.
+func FirstOfDefault(except ...string) Option {
+	return func(p *Provider) {
+		p.failsOverOthers = true
+		if p.notFirst == nil {
+			p.notFirst = make(map[string]bool, len(except))
+		}
+		for _, c := range except {
+			p.notFirst[strings.ToUpper(c)] = true
+		}
+	}
+}
+
 // New returns a sandbox provider with the id that serves the currencies
-// (ISO 4217 codes; nil serves every currency).
+// (ISO 4217 codes; nil serves every currency). Without WithLedger it keeps
+// its ledger in memory.
 func New(id string, currencies []string, opts ...Option) *Provider {
-	p := &Provider{id: id}
+	p := &Provider{id: id, ledger: NewMemoryLedger(), clock: paygate.SystemClock{}}
 	if currencies != nil {
 		p.currencies = make(map[string]bool, len(currencies))
 		for _, c := range currencies {
@@ -98,17 +131,16 @@ func (p *Provider) Currencies() []string {
 	return out
 }
 
-// Charge answers from the test-card table by the card number. Declines are
-// results with status failed, a decline code and a message. Errors are
-// *paygate.ProviderError: ProviderUnavailable for card 4000000000000259 when
-// the provider heads the route (see FirstOf), for a currency it does not
-// serve, or when ctx ends before the call is processed; ProviderFailed for
-// card 4000000000000119, for a live-mode request, and for the cards whose
-// simulation is not available yet (3-D Secure, timeout).
-func (p *Provider) Charge(ctx context.Context, req paygate.ChargeRequest) (paygate.ChargeResult, error) {
-	if err := p.begin(ctx); err != nil {
-		return paygate.ChargeResult{}, err
-	}
+// decide answers a charge from the test-card table by the card number, at
+// once and without side effects; Charge (ledger.go) records and times the
+// answer. Declines are results with status failed, a decline code and a
+// message. Errors are *paygate.ProviderError: ProviderUnavailable for card
+// 4000000000000259 when the provider heads the route (see FirstOf) and for
+// a currency it does not serve; ProviderFailed for card 4000000000000119 and
+// for a live-mode request. The 3-D Secure cards answer pending_3ds
+// (threeds.go). Card 4000000000000705 is captured here: Charge times its
+// answer out.
+func (p *Provider) decide(ctx context.Context, req paygate.ChargeRequest) (paygate.ChargeResult, error) {
 	if req.Mode == paygate.ModeLive {
 		// A misrouted live payment must never look captured.
 		return paygate.ChargeResult{}, p.fail(paygate.ProviderFailed, msgLiveRefused)
@@ -129,13 +161,14 @@ func (p *Provider) Charge(ctx context.Context, req paygate.ChargeRequest) (payga
 	case CardProviderError:
 		return paygate.ChargeResult{}, p.fail(paygate.ProviderFailed, msgProviderError)
 	case CardFailover:
-		if p.failsOver[currency] {
+		if p.failsOver[currency] || (p.failsOverOthers && !p.notFirst[currency]) {
 			return paygate.ChargeResult{}, p.fail(paygate.ProviderUnavailable, msgUnavailable)
 		}
 	case Card3DS, Card3DSCaptureDeclined:
-		return paygate.ChargeResult{}, p.fail(paygate.ProviderFailed, msg3DSNotYet)
+		return p.challenge(req, number == Card3DSCaptureDeclined), nil // threeds.go
 	case CardTimeout:
-		return paygate.ChargeResult{}, p.fail(paygate.ProviderFailed, msgTimeoutNotYet)
+		// Processed and captured; Charge answers an unknown outcome.
+		return paygate.ChargeResult{Status: paygate.PaymentCaptured, ProviderRef: p.paymentRef(req.PaymentID, fateNone)}, nil
 	case CardAuthorize:
 		return paygate.ChargeResult{Status: paygate.PaymentAuthorized, ProviderRef: p.paymentRef(req.PaymentID, fateNone)}, nil
 	case CardRefundFails:

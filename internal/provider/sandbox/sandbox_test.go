@@ -10,9 +10,12 @@ import (
 	"github.com/paygate/paygate/internal/paygate"
 )
 
+// charge is a charge of the card in the currency. Its payment id derives
+// from both, as one payment has one card: the ledger answers a repeated
+// charge of a payment with its first outcome.
 func charge(number, currency string) paygate.ChargeRequest {
 	return paygate.ChargeRequest{
-		PaymentID: "0b9f3c1e-7d2a-4c4e-9a51-1f2e3d4c5b6a", MerchantID: "m_1", Mode: paygate.ModeTest,
+		PaymentID: "pay-" + digest("test", number, currency), MerchantID: "m_1", Mode: paygate.ModeTest,
 		Amount: paygate.Money{Amount: 1050, Currency: currency},
 		Card: paygate.Card{
 			Number: paygate.PAN(number), ExpMonth: 12, ExpYear: 2030, CVV: "123", HolderName: "Jane Doe",
@@ -55,9 +58,8 @@ func TestChargeTestCards(t *testing.T) {
 		{"Expired", CardExpired, want{status: paygate.PaymentFailed, decline: paygate.DeclineExpiredCard, message: "expired"}},
 		{"IncorrectCVC", CardIncorrectCVC, want{status: paygate.PaymentFailed, decline: paygate.DeclineIncorrectCVC, message: "security code"}},
 		{"ProviderError", CardProviderError, want{isErr: true, errKind: paygate.ProviderFailed}},
-		{"3DS", Card3DS, want{isErr: true, errKind: paygate.ProviderFailed, message: "3-D Secure is not available yet"}},
-		{"3DSCaptureDeclined", Card3DSCaptureDeclined, want{isErr: true, errKind: paygate.ProviderFailed, message: "3-D Secure is not available yet"}},
-		{"Timeout", CardTimeout, want{isErr: true, errKind: paygate.ProviderFailed, message: "timeout simulation not available yet"}},
+		// The 3-D Secure cards: threeds_test.go.
+		{"Timeout", CardTimeout, want{isErr: true, errKind: paygate.ProviderUnknownOutcome, message: "did not answer in time"}},
 		// Not told it heads a route: nothing to fail over to, so captured.
 		{"FailoverAlone", CardFailover, want{status: paygate.PaymentCaptured}},
 	}
@@ -180,7 +182,9 @@ func TestProviderRef(t *testing.T) {
 	}
 	// The refund fate is the only difference: the reference is made from
 	// the provider and payment ids, never from the card.
-	rf, _ := p.Charge(context.Background(), charge(CardRefundFails, "EUR"))
+	rfReq := charge(CardRefundFails, "EUR")
+	rfReq.PaymentID = charge(CardVisa, "EUR").PaymentID
+	rf, _ := New("sandbox-eu", nil).Charge(context.Background(), rfReq)
 	if rf.ProviderRef != a.ProviderRef+"_rf" {
 		t.Fatalf("card 5126 reference %q, want %q", rf.ProviderRef, a.ProviderRef+"_rf")
 	}
@@ -300,12 +304,18 @@ func TestLatency(t *testing.T) {
 		t.Fatalf("answered after %v, want at least the latency", d)
 	}
 
+	// The charge was received before the wait: a deadline during it is an
+	// unknown outcome, and a real timeout (not a card's doing).
 	slow := New("sandbox-global", nil, WithLatency(time.Hour))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	_, err := slow.Charge(ctx, charge(CardVisa, "EUR"))
-	if providerErr(t, err).Kind != paygate.ProviderUnavailable {
+	if providerErr(t, err).Kind != paygate.ProviderUnknownOutcome {
 		t.Fatalf("cancelled during latency: %v", err)
+	}
+	var co *CardOutcomeError
+	if errors.As(err, &co) {
+		t.Fatal("a timeout is marked as a card's outcome")
 	}
 }
 

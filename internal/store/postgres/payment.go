@@ -221,6 +221,12 @@ const transitionPayment = `
 // key, in one statement. ErrStateConflict when the payment is in none of
 // t.From; NOT_FOUND when it does not exist for the merchant and mode.
 func (s *Store) TransitionPayment(ctx context.Context, t paygate.PaymentTransition, events []paygate.Event, done *paygate.IdempotencyCompletion) error {
+	return transitionPaymentOn(ctx, s.pool, t, events, done)
+}
+
+// transitionPaymentOn is TransitionPayment on the pool or inside a
+// transaction that also writes other rows (a 3-D Secure challenge).
+func transitionPaymentOn(ctx context.Context, q querier, t paygate.PaymentTransition, events []paygate.Event, done *paygate.IdempotencyCompletion) error {
 	from := make([]string, len(t.From))
 	for i, st := range t.From {
 		from[i] = string(st)
@@ -235,7 +241,7 @@ func (s *Store) TransitionPayment(ctx context.Context, t paygate.PaymentTransiti
 	addEventArgs(args, events)
 	addCompletionArgs(args, done)
 	var moved, exists bool
-	err := s.pool.QueryRow(ctx, transitionPayment, args).Scan(&moved, &exists)
+	err := q.QueryRow(ctx, transitionPayment, args).Scan(&moved, &exists)
 	switch {
 	case err != nil:
 		return translate(err)

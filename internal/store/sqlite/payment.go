@@ -171,6 +171,12 @@ func (s *Store) CreatePayment(ctx context.Context, np paygate.NewPayment) (payga
 // payment is in none of t.From; NOT_FOUND when it does not exist for the
 // merchant and mode. Nothing is written on error.
 func (s *Store) TransitionPayment(ctx context.Context, t paygate.PaymentTransition, events []paygate.Event, done *paygate.IdempotencyCompletion) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error { return transitionPayment(ctx, tx, t, events, done) })
+}
+
+// transitionPayment is TransitionPayment inside the caller's transaction,
+// which may write other rows too (a 3-D Secure challenge).
+func transitionPayment(ctx context.Context, tx *sql.Tx, t paygate.PaymentTransition, events []paygate.Event, done *paygate.IdempotencyCompletion) error {
 	from, err := json.Marshal(t.From)
 	if err != nil {
 		return fmt.Errorf("sqlite: encode statuses: %w", err)
@@ -183,37 +189,35 @@ func (s *Store) TransitionPayment(ctx context.Context, t paygate.PaymentTransiti
 	if !t.UpdatedAt.IsZero() {
 		updated = sql.NullInt64{Int64: micros(t.UpdatedAt), Valid: true}
 	}
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `
-			UPDATE payments SET
-				status = ?1,
-				provider_id = CASE WHEN ?2 = '' THEN provider_id ELSE ?2 END,
-				provider_ref = CASE WHEN ?3 = '' THEN provider_ref ELSE ?3 END,
-				error_code = CASE WHEN ?4 = '' THEN error_code ELSE ?4 END,
-				error_message = CASE WHEN ?5 = '' THEN error_message ELSE ?5 END,
-				decline_code = CASE WHEN ?6 = '' THEN decline_code ELSE ?6 END,
-				amount_captured = coalesce(?7, amount_captured),
-				updated_at = coalesce(?8, updated_at)
-			WHERE id = ?9 AND merchant_id = ?10 AND mode = ?11
-				AND status IN (SELECT value FROM json_each(?12))`,
-			string(t.To), t.ProviderID, t.ProviderRef, t.ErrorCode, t.ErrorMessage, t.DeclineCode,
-			captured, updated, t.ID, t.MerchantID, string(t.Mode), string(from))
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return missingOrConflict(ctx, tx, "payments", "payment", t.ID, t.MerchantID, t.Mode)
-		}
-		if err := insertEvents(ctx, tx, events); err != nil {
-			return err
-		}
-		if done != nil {
-			return completeIdempotency(ctx, tx, *done)
-		}
-		return nil
-	})
+	res, err := tx.ExecContext(ctx, `
+		UPDATE payments SET
+			status = ?1,
+			provider_id = CASE WHEN ?2 = '' THEN provider_id ELSE ?2 END,
+			provider_ref = CASE WHEN ?3 = '' THEN provider_ref ELSE ?3 END,
+			error_code = CASE WHEN ?4 = '' THEN error_code ELSE ?4 END,
+			error_message = CASE WHEN ?5 = '' THEN error_message ELSE ?5 END,
+			decline_code = CASE WHEN ?6 = '' THEN decline_code ELSE ?6 END,
+			amount_captured = coalesce(?7, amount_captured),
+			updated_at = coalesce(?8, updated_at)
+		WHERE id = ?9 AND merchant_id = ?10 AND mode = ?11
+			AND status IN (SELECT value FROM json_each(?12))`,
+		string(t.To), t.ProviderID, t.ProviderRef, t.ErrorCode, t.ErrorMessage, t.DeclineCode,
+		captured, updated, t.ID, t.MerchantID, string(t.Mode), string(from))
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return missingOrConflict(ctx, tx, "payments", "payment", t.ID, t.MerchantID, t.Mode)
+	}
+	if err := insertEvents(ctx, tx, events); err != nil {
+		return err
+	}
+	if done != nil {
+		return completeIdempotency(ctx, tx, *done)
+	}
+	return nil
 }
 
 // missingOrConflict tells why a conditional update of the row id of table

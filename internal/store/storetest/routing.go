@@ -1,6 +1,292 @@
 package storetest
 
-// routingCases covers the store methods of its feature; filled in with the feature.
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/paygate/paygate/internal/paygate"
+)
+
+// handOver records the provider of a created payment, as the create call
+// does when the provider's answer is unknown (202): the payment stays
+// created and names its provider.
+func handOver(t *testing.T, s paygate.Store, p paygate.Payment, providerID string, when time.Time) paygate.Payment {
+	t.Helper()
+	must(t, s.TransitionPayment(ctx(t), paygate.PaymentTransition{
+		ID: p.ID, MerchantID: p.MerchantID, Mode: p.Mode,
+		From: []paygate.PaymentStatus{paygate.PaymentCreated}, To: paygate.PaymentCreated,
+		ProviderID: providerID, UpdatedAt: when,
+	}, nil, nil))
+	got, err := s.PaymentByID(ctx(t), p.MerchantID, p.Mode, p.ID)
+	must(t, err)
+	return got
+}
+
+// recoverIDs lists the ids PaymentsToRecover returns at now.
+func recoverIDs(t *testing.T, s paygate.Store, now time.Time, limit int) []string {
+	t.Helper()
+	ps, err := s.PaymentsToRecover(ctx(t), now, limit)
+	must(t, err)
+	ids := make([]string, len(ps))
+	for i, p := range ps {
+		ids[i] = p.ID
+	}
+	return ids
+}
+
+func sandboxChargeValue(providerID, paymentID string, created time.Time) paygate.SandboxCharge {
+	return paygate.SandboxCharge{
+		ProviderID: providerID, PaymentID: paymentID, Mode: paygate.ModeTest,
+		Amount:  paygate.Money{Amount: 1050, Currency: "EUR"},
+		Outcome: paygate.SandboxDeclined, ProviderRef: "sbx_" + paymentID[:8],
+		DeclineCode: paygate.DeclineInsufficientFunds, Message: "Your card has insufficient funds.",
+		ReadyAt: created.Add(3 * time.Second), CreatedAt: created,
+	}
+}
+
 func routingCases() []testCase {
-	return nil
+	return []testCase{
+		{"ProviderStatesEmpty", func(t *testing.T, s paygate.Store) {
+			got, err := s.ProviderStates(ctx(t))
+			must(t, err)
+			if len(got) != 0 {
+				t.Fatalf("a fresh store has provider states %+v", got)
+			}
+		}},
+		{"DrainAndRestore", func(t *testing.T, s paygate.Store) {
+			st, err := s.SetProviderDrained(ctx(t), "sandbox-eu", true, at(time.Minute))
+			must(t, err)
+			drained := paygate.ProviderState{ProviderID: "sandbox-eu", Drained: true, UpdatedAt: at(time.Minute)}
+			equal(t, "drained state", drained, st)
+			// Draining again keeps the time it was drained.
+			st, err = s.SetProviderDrained(ctx(t), "sandbox-eu", true, at(2*time.Minute))
+			must(t, err)
+			equal(t, "drained again", drained, st)
+			_, err = s.SetProviderDrained(ctx(t), "sandbox-apac", false, at(3*time.Minute))
+			must(t, err)
+			got, err := s.ProviderStates(ctx(t))
+			must(t, err)
+			equal(t, "states", []paygate.ProviderState{
+				{ProviderID: "sandbox-apac", Drained: false, UpdatedAt: at(3 * time.Minute)},
+				drained,
+			}, got)
+			st, err = s.SetProviderDrained(ctx(t), "sandbox-eu", false, at(4*time.Minute))
+			must(t, err)
+			restored := paygate.ProviderState{ProviderID: "sandbox-eu", Drained: false, UpdatedAt: at(4 * time.Minute)}
+			equal(t, "restored state", restored, st)
+			got, err = s.ProviderStates(ctx(t))
+			must(t, err)
+			equal(t, "states after restore", []paygate.ProviderState{
+				{ProviderID: "sandbox-apac", Drained: false, UpdatedAt: at(3 * time.Minute)},
+				restored,
+			}, got)
+		}},
+		{"BreakerReports", func(t *testing.T, s paygate.Store) {
+			a := []paygate.BreakerReport{
+				{Node: "a", Mode: paygate.ModeTest, ProviderID: "sandbox-eu", State: paygate.BreakerOpen, Since: at(time.Second)},
+				{Node: "a", Mode: paygate.ModeTest, ProviderID: "sandbox-global", State: paygate.BreakerClosed, Since: base},
+			}
+			b := []paygate.BreakerReport{
+				{Node: "b", Mode: paygate.ModeTest, ProviderID: "sandbox-eu", State: paygate.BreakerHalfOpen, Since: at(2 * time.Second)},
+				{Node: "b", Mode: paygate.ModeLive, ProviderID: "sandbox-eu", State: paygate.BreakerClosed, Since: base},
+			}
+			must(t, s.ReportBreakers(ctx(t), "a", a, at(time.Minute)))
+			must(t, s.ReportBreakers(ctx(t), "b", b, at(2*time.Minute)))
+			stamp := func(rs []paygate.BreakerReport, when time.Time) []paygate.BreakerReport {
+				out := make([]paygate.BreakerReport, len(rs))
+				for i, r := range rs {
+					r.ReportedAt = when
+					out[i] = r
+				}
+				return out
+			}
+			sa, sb := stamp(a, at(time.Minute)), stamp(b, at(2*time.Minute))
+			got, err := s.BreakerReports(ctx(t), base)
+			must(t, err)
+			// Sorted by provider, mode, node.
+			equal(t, "reports", []paygate.BreakerReport{sb[1], sa[0], sb[0], sa[1]}, got)
+			got, err = s.BreakerReports(ctx(t), at(2*time.Minute))
+			must(t, err)
+			equal(t, "reports since b's", []paygate.BreakerReport{sb[1], sb[0]}, got)
+
+			// A new report replaces every report of the node.
+			a2 := []paygate.BreakerReport{{Node: "a", Mode: paygate.ModeTest, ProviderID: "sandbox-eu", State: paygate.BreakerClosed, Since: at(3 * time.Minute)}}
+			must(t, s.ReportBreakers(ctx(t), "a", a2, at(3*time.Minute)))
+			got, err = s.BreakerReports(ctx(t), base)
+			must(t, err)
+			equal(t, "reports after a's new report", []paygate.BreakerReport{sb[1], stamp(a2, at(3*time.Minute))[0], sb[0]}, got)
+
+			must(t, s.ForgetBreakers(ctx(t), "b"))
+			must(t, s.ReportBreakers(ctx(t), "a", nil, at(4*time.Minute)))
+			got, err = s.BreakerReports(ctx(t), base)
+			must(t, err)
+			if len(got) != 0 {
+				t.Fatalf("reports after forgetting b and an empty report of a: %+v", got)
+			}
+		}},
+		{"SandboxLedger", func(t *testing.T, s paygate.Store) {
+			pay := newID()
+			_, err := s.SandboxChargeByPayment(ctx(t), "sandbox-eu", pay)
+			wantNotFound(t, err)
+			c := sandboxChargeValue("sandbox-eu", pay, at(time.Minute))
+			got, err := s.RecordSandboxCharge(ctx(t), c)
+			must(t, err)
+			equal(t, "recorded entry", c, got)
+			got, err = s.SandboxChargeByPayment(ctx(t), "sandbox-eu", pay)
+			must(t, err)
+			equal(t, "stored entry", c, got)
+
+			// The first entry wins: a repeated charge gets the first answer.
+			again := c
+			again.Outcome, again.DeclineCode, again.Message = paygate.SandboxCaptured, "", ""
+			again.ReadyAt, again.CreatedAt = at(time.Hour), at(time.Hour)
+			got, err = s.RecordSandboxCharge(ctx(t), again)
+			must(t, err)
+			equal(t, "entry after a repeat", c, got)
+
+			// Each provider has its own ledger.
+			_, err = s.SandboxChargeByPayment(ctx(t), "sandbox-global", pay)
+			wantNotFound(t, err)
+			other := sandboxChargeValue("sandbox-global", pay, at(2*time.Minute))
+			other.Outcome, other.DeclineCode, other.Message = paygate.SandboxErrored, "", "The payment provider could not process the payment."
+			got, err = s.RecordSandboxCharge(ctx(t), other)
+			must(t, err)
+			equal(t, "other provider's entry", other, got)
+			got, err = s.SandboxChargeByPayment(ctx(t), "sandbox-eu", pay)
+			must(t, err)
+			equal(t, "first provider's entry after the other's", c, got)
+		}},
+		{"SandboxLedgerConcurrentRecordsAgree", func(t *testing.T, s paygate.Store) {
+			pay := newID()
+			const n = 8
+			var wg sync.WaitGroup
+			results := make([]paygate.SandboxCharge, n)
+			errs := make([]error, n)
+			for i := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					c := sandboxChargeValue("sandbox-eu", pay, at(time.Duration(i)*time.Second))
+					results[i], errs[i] = s.RecordSandboxCharge(ctx(t), c)
+				}()
+			}
+			wg.Wait()
+			for i := range n {
+				must(t, errs[i])
+				equal(t, "concurrent record", results[0], results[i])
+			}
+			stored, err := s.SandboxChargeByPayment(ctx(t), "sandbox-eu", pay)
+			must(t, err)
+			equal(t, "stored entry", results[0], stored)
+		}},
+		{"PaymentsToRecover", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			other := newMerchant(t, s, base)
+			// Created at base+1m..: leases end 20 s later.
+			old := f.newPayment(t, paygate.ModeTest, at(time.Minute))
+			foreign := other.newPayment(t, paygate.ModeLive, at(time.Minute+time.Second))
+			young := f.newPayment(t, paygate.ModeTest, at(2*time.Minute))
+			handed := handOver(t, s, f.newPayment(t, paygate.ModeLive, at(2*time.Minute+time.Second)), "sandbox-eu", at(2*time.Minute+3*time.Second))
+			done := f.newPayment(t, paygate.ModeTest, at(30*time.Second))
+			must(t, s.TransitionPayment(ctx(t), paygate.PaymentTransition{
+				ID: done.ID, MerchantID: done.MerchantID, Mode: done.Mode,
+				From: []paygate.PaymentStatus{paygate.PaymentCreated}, To: paygate.PaymentFailed,
+				ErrorCode: "PROVIDER_ERROR", ErrorMessage: "x", UpdatedAt: at(31 * time.Second),
+			}, nil, nil))
+
+			now := at(2*time.Minute + 5*time.Second) // young's and handed's leases run
+			equal(t, "to recover", []string{old.ID, foreign.ID, handed.ID}, recoverIDs(t, s, now, 0))
+			equal(t, "to recover, limited", []string{old.ID, foreign.ID}, recoverIDs(t, s, now, 2))
+			// The lease ends exactly at LeaseUntil.
+			equal(t, "to recover when young's lease ends", []string{old.ID, foreign.ID, young.ID, handed.ID},
+				recoverIDs(t, s, young.LeaseUntil, 0))
+
+			got, err := s.PaymentsToRecover(ctx(t), now, 1)
+			must(t, err)
+			equal(t, "recoverable payment", old, got[0])
+			got, err = s.PaymentsToRecover(ctx(t), now, 0)
+			must(t, err)
+			equal(t, "handed-over payment", handed, got[2])
+		}},
+		{"ClaimPaymentRecovery", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			p := f.newPayment(t, paygate.ModeTest, at(time.Minute))
+			young := f.newPayment(t, paygate.ModeTest, at(2*time.Minute))
+			now := at(2*time.Minute + time.Second)
+
+			claim := func(p paygate.Payment, merchantID string, mode paygate.Mode, now, until time.Time) bool {
+				t.Helper()
+				ok, err := s.ClaimPaymentRecovery(ctx(t), merchantID, mode, p.ID, now, until)
+				must(t, err)
+				return ok
+			}
+			if claim(young, f.merchant.ID, paygate.ModeTest, now, now.Add(time.Minute)) {
+				t.Fatal("claimed a payment whose lease runs")
+			}
+			if claim(p, f.merchant.ID, paygate.ModeLive, now, now.Add(time.Minute)) || claim(p, newID(), paygate.ModeTest, now, now.Add(time.Minute)) {
+				t.Fatal("claimed a payment of another mode or merchant")
+			}
+			if claim(paygate.Payment{ID: newID()}, f.merchant.ID, paygate.ModeTest, now, now.Add(time.Minute)) {
+				t.Fatal("claimed a payment that does not exist")
+			}
+			until := now.Add(10 * time.Second)
+			if !claim(p, f.merchant.ID, paygate.ModeTest, now, until) {
+				t.Fatal("could not claim a recoverable payment")
+			}
+			if claim(p, f.merchant.ID, paygate.ModeTest, now.Add(time.Second), now.Add(time.Minute)) {
+				t.Fatal("claimed a payment twice")
+			}
+			equal(t, "to recover while claimed", []string{}, recoverIDs(t, s, until.Add(-time.Microsecond), 0))
+			equal(t, "to recover once the claim ended", []string{p.ID}, recoverIDs(t, s, until, 0))
+			if !claim(p, f.merchant.ID, paygate.ModeTest, until, until.Add(time.Minute)) {
+				t.Fatal("could not claim again once the claim ended")
+			}
+
+			// A payment that reached a final status is no longer claimable.
+			must(t, s.TransitionPayment(ctx(t), paygate.PaymentTransition{
+				ID: young.ID, MerchantID: young.MerchantID, Mode: young.Mode,
+				From: []paygate.PaymentStatus{paygate.PaymentCreated}, To: paygate.PaymentCaptured,
+				ProviderID: "sandbox-eu", UpdatedAt: now,
+			}, nil, nil))
+			if claim(young, f.merchant.ID, paygate.ModeTest, at(time.Hour), at(2*time.Hour)) {
+				t.Fatal("claimed a captured payment")
+			}
+
+			// A payment handed over by its request is claimable in its lease.
+			handed := handOver(t, s, f.newPayment(t, paygate.ModeTest, at(3*time.Minute)), "sandbox-eu", at(3*time.Minute+2*time.Second))
+			if !claim(handed, f.merchant.ID, paygate.ModeTest, at(3*time.Minute+3*time.Second), at(3*time.Minute+8*time.Second)) {
+				t.Fatal("could not claim a handed-over payment in its lease")
+			}
+		}},
+		{"ClaimPaymentRecoveryConcurrentClaimsOnce", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			p := f.newPayment(t, paygate.ModeTest, at(time.Minute))
+			now := at(time.Hour)
+			const n = 8
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			wins := 0
+			for range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					ok, err := s.ClaimPaymentRecovery(ctx(t), p.MerchantID, p.Mode, p.ID, now, now.Add(time.Minute))
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if ok {
+						mu.Lock()
+						wins++
+						mu.Unlock()
+					}
+				}()
+			}
+			wg.Wait()
+			if wins != 1 {
+				t.Fatalf("%d concurrent claims won, want 1", wins)
+			}
+		}},
+	}
 }

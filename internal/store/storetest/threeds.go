@@ -1,6 +1,387 @@
 package storetest
 
-// threeDSCases covers the store methods of its feature; filled in with the feature.
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/paygate/paygate/internal/paygate"
+)
+
+// challengeTTL is the lifetime of the challenges of these cases.
+const challengeTTL = 30 * time.Minute
+
+// challengeValue returns a challenge of p created at the time, not stored.
+func challengeValue(p paygate.Payment, created time.Time) paygate.ThreeDSChallenge {
+	return paygate.ThreeDSChallenge{
+		TokenHash:  randomBytes(32),
+		PaymentID:  p.ID,
+		MerchantID: p.MerchantID,
+		Mode:       p.Mode,
+		CreatedAt:  created,
+		ExpiresAt:  created.Add(challengeTTL),
+	}
+}
+
+// toPending3DS is the transition of a created payment to pending_3ds at the
+// time.
+func toPending3DS(p paygate.Payment, now time.Time) paygate.PaymentTransition {
+	return paygate.PaymentTransition{
+		ID: p.ID, MerchantID: p.MerchantID, Mode: p.Mode,
+		From: []paygate.PaymentStatus{paygate.PaymentCreated}, To: paygate.PaymentPending3DS,
+		ProviderID: "sandbox-eu", ProviderRef: "ref-" + p.ID, UpdatedAt: now,
+	}
+}
+
+// pendingChallenge creates a payment in mode at created, moves it to
+// pending_3ds with a stored challenge one second later, and returns both as
+// stored.
+func (f fixture) pendingChallenge(t *testing.T, mode paygate.Mode, created time.Time) (paygate.Payment, paygate.ThreeDSChallenge) {
+	t.Helper()
+	p := f.newPayment(t, mode, created)
+	now := created.Add(time.Second)
+	c := challengeValue(p, now)
+	must(t, f.s.CreateThreeDSChallenge(ctx(t), c, toPending3DS(p, now), nil, nil))
+	got, err := f.s.PaymentByID(ctx(t), p.MerchantID, p.Mode, p.ID)
+	must(t, err)
+	return got, c
+}
+
+// finishCaptured is the finish of c that captures p at the time.
+func finishCaptured(p paygate.Payment, c paygate.ThreeDSChallenge, now time.Time) paygate.ThreeDSFinish {
+	return paygate.ThreeDSFinish{
+		TokenHash: c.TokenHash, At: now,
+		Transition: paygate.PaymentTransition{
+			ID: p.ID, MerchantID: p.MerchantID, Mode: p.Mode,
+			From: []paygate.PaymentStatus{paygate.PaymentPending3DS}, To: paygate.PaymentCaptured,
+			ProviderRef: "captured-" + p.ID, AmountCaptured: ptr(p.Amount.Amount), UpdatedAt: now,
+		},
+		Events: []paygate.Event{eventValue(p, paygate.EventPaymentCaptured, "", now)},
+	}
+}
+
+// finishExpired is the expiry job's finish of c at the time.
+func finishExpired(p paygate.Payment, c paygate.ThreeDSChallenge, now time.Time) paygate.ThreeDSFinish {
+	return paygate.ThreeDSFinish{
+		TokenHash: c.TokenHash, At: now, OnlyExpired: true,
+		Transition: paygate.PaymentTransition{
+			ID: p.ID, MerchantID: p.MerchantID, Mode: p.Mode,
+			From: []paygate.PaymentStatus{paygate.PaymentPending3DS}, To: paygate.PaymentFailed,
+			ErrorCode: string(paygate.CodeAuthenticationExpired), ErrorMessage: "expired", UpdatedAt: now,
+		},
+		Events: []paygate.Event{eventValue(p, paygate.EventPaymentFailed, "", now)},
+	}
+}
+
+// wantStatus fails unless the stored payment has the status.
+func wantStatus(t *testing.T, s paygate.Store, p paygate.Payment, want paygate.PaymentStatus) paygate.Payment {
+	t.Helper()
+	got, err := s.PaymentByID(ctx(t), p.MerchantID, p.Mode, p.ID)
+	must(t, err)
+	if got.Status != want {
+		t.Fatalf("payment status %s, want %s", got.Status, want)
+	}
+	return got
+}
+
+// wantEvents fails unless the merchant's events of the mode have the types.
+func wantEvents(t *testing.T, s paygate.Store, p paygate.Payment, types ...paygate.EventType) {
+	t.Helper()
+	evs, err := s.EventsByMerchant(ctx(t), p.MerchantID, p.Mode, 0)
+	must(t, err)
+	var got []paygate.EventType
+	for _, e := range evs {
+		got = append(got, e.Type)
+	}
+	equal(t, "event types", types, got)
+}
+
 func threeDSCases() []testCase {
-	return nil
+	const n = 12
+	return []testCase{
+		{"CreateAndGet", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			p := f.newPayment(t, paygate.ModeTest, at(time.Hour))
+			now := at(time.Hour + time.Second)
+			c := challengeValue(p, now)
+			answer := []byte(`{"data":{"status":"pending_3ds","threeDsRequired":true}}`)
+			must(t, s.CreateThreeDSChallenge(ctx(t), c, toPending3DS(p, now), nil, &paygate.IdempotencyCompletion{
+				MerchantID: p.MerchantID, Mode: p.Mode, Key: p.IdempotencyKey, StatusCode: 201, Body: answer,
+			}))
+			got, err := s.ThreeDSChallengeByTokenHash(ctx(t), c.TokenHash)
+			must(t, err)
+			equal(t, "challenge", c, got)
+			stored := wantStatus(t, s, p, paygate.PaymentPending3DS)
+			equal(t, "provider", "sandbox-eu", stored.ProviderID)
+			equal(t, "provider ref", "ref-"+p.ID, stored.ProviderRef)
+			rec := f.lookup(t, p.Mode, p.IdempotencyKey, now)
+			equal(t, "idempotency state", paygate.IdempotencyComplete, rec.State)
+			equal(t, "idempotency answer", answer, rec.Body)
+			equal(t, "idempotency status", 201, rec.StatusCode)
+		}},
+		{"CreateWithEvents", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			p := f.newPayment(t, paygate.ModeLive, at(time.Hour))
+			now := at(time.Hour + time.Second)
+			ev := eventValue(p, paygate.EventPaymentAuthorized, "", now)
+			must(t, s.CreateThreeDSChallenge(ctx(t), challengeValue(p, now), toPending3DS(p, now), []paygate.Event{ev}, nil))
+			evs, err := s.EventsByMerchant(ctx(t), p.MerchantID, p.Mode, 0)
+			must(t, err)
+			equal(t, "events", []paygate.Event{ev}, evs)
+		}},
+		{"CreateStateConflictWritesNothing", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			p, _ := f.pendingChallenge(t, paygate.ModeTest, at(time.Hour))
+			// A second challenge for a payment that is no longer created.
+			c := challengeValue(p, at(2*time.Hour))
+			err := s.CreateThreeDSChallenge(ctx(t), c, toPending3DS(p, at(2*time.Hour)),
+				[]paygate.Event{eventValue(p, paygate.EventPaymentFailed, "", at(2*time.Hour))}, nil)
+			wantIs(t, err, paygate.ErrStateConflict)
+			_, err = s.ThreeDSChallengeByTokenHash(ctx(t), c.TokenHash)
+			wantNotFound(t, err)
+			wantEvents(t, s, p)
+		}},
+		{"CreateUnknownPaymentIsNotFound", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			p := f.paymentValue(paygate.ModeTest, at(time.Hour)) // never stored
+			c := challengeValue(p, at(time.Hour))
+			wantNotFound(t, s.CreateThreeDSChallenge(ctx(t), c, toPending3DS(p, at(time.Hour)), nil, nil))
+			_, err := s.ThreeDSChallengeByTokenHash(ctx(t), c.TokenHash)
+			wantNotFound(t, err)
+		}},
+		{"CreateOtherMerchantIsNotFound", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			other := newMerchant(t, s, base)
+			p := f.newPayment(t, paygate.ModeTest, at(time.Hour))
+			c := challengeValue(p, at(time.Hour))
+			c.MerchantID = other.merchant.ID
+			tr := toPending3DS(p, at(time.Hour))
+			tr.MerchantID = other.merchant.ID
+			wantNotFound(t, s.CreateThreeDSChallenge(ctx(t), c, tr, nil, nil))
+			wantStatus(t, s, p, paygate.PaymentCreated)
+		}},
+		{"CreateDuplicateTokenWritesNothing", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			_, first := f.pendingChallenge(t, paygate.ModeTest, at(time.Hour))
+			p := f.newPayment(t, paygate.ModeTest, at(time.Hour))
+			now := at(time.Hour + time.Second)
+			c := challengeValue(p, now)
+			c.TokenHash = first.TokenHash
+			err := s.CreateThreeDSChallenge(ctx(t), c, toPending3DS(p, now),
+				[]paygate.Event{eventValue(p, paygate.EventPaymentAuthorized, "", now)},
+				&paygate.IdempotencyCompletion{MerchantID: p.MerchantID, Mode: p.Mode, Key: p.IdempotencyKey, StatusCode: 201, Body: []byte("{}")})
+			wantIs(t, err, paygate.ErrConflict)
+			wantStatus(t, s, p, paygate.PaymentCreated)
+			wantEvents(t, s, p)
+			rec := f.lookup(t, p.Mode, p.IdempotencyKey, now)
+			equal(t, "idempotency state", paygate.IdempotencyInFlight, rec.State)
+			got, err := s.ThreeDSChallengeByTokenHash(ctx(t), first.TokenHash)
+			must(t, err)
+			equal(t, "first challenge", first, got)
+		}},
+		{"ByUnknownHashIsNotFound", func(t *testing.T, s paygate.Store) {
+			_, err := s.ThreeDSChallengeByTokenHash(ctx(t), randomBytes(32))
+			wantNotFound(t, err)
+		}},
+		{"ClaimOnceUntilItLapses", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			_, c := f.pendingChallenge(t, paygate.ModeTest, at(time.Hour))
+			now := at(time.Hour + time.Minute)
+			got, err := s.ClaimThreeDSChallenge(ctx(t), c.TokenHash, now, now.Add(time.Minute))
+			must(t, err)
+			want := c
+			want.ClaimedUntil = ptr(now.Add(time.Minute))
+			equal(t, "claimed challenge", want, got)
+			_, err = s.ClaimThreeDSChallenge(ctx(t), c.TokenHash, now.Add(time.Second), now.Add(2*time.Minute))
+			wantIs(t, err, paygate.ErrStateConflict)
+			stored, err := s.ThreeDSChallengeByTokenHash(ctx(t), c.TokenHash)
+			must(t, err)
+			equal(t, "challenge after a refused claim", want, stored)
+			// At the end of the claim, another request may claim it.
+			later := now.Add(time.Minute)
+			got, err = s.ClaimThreeDSChallenge(ctx(t), c.TokenHash, later, later.Add(time.Minute))
+			must(t, err)
+			equal(t, "claimed again until", ptr(later.Add(time.Minute)), got.ClaimedUntil)
+		}},
+		{"ClaimUnusableIsNotFound", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			_, err := s.ClaimThreeDSChallenge(ctx(t), randomBytes(32), at(time.Hour), at(2*time.Hour))
+			wantNotFound(t, err)
+			// Expired: at exactly ExpiresAt it can no longer be claimed.
+			_, c := f.pendingChallenge(t, paygate.ModeTest, at(time.Hour))
+			_, err = s.ClaimThreeDSChallenge(ctx(t), c.TokenHash, c.ExpiresAt, c.ExpiresAt.Add(time.Minute))
+			wantNotFound(t, err)
+			got, err := s.ClaimThreeDSChallenge(ctx(t), c.TokenHash, c.ExpiresAt.Add(-time.Microsecond), c.ExpiresAt.Add(time.Minute))
+			must(t, err)
+			equal(t, "claimed just before expiry", c.TokenHash, got.TokenHash)
+			// Consumed.
+			p, d := f.pendingChallenge(t, paygate.ModeTest, at(time.Hour))
+			must(t, s.FinishThreeDSChallenge(ctx(t), finishCaptured(p, d, at(time.Hour+time.Minute))))
+			_, err = s.ClaimThreeDSChallenge(ctx(t), d.TokenHash, at(time.Hour+2*time.Minute), at(2*time.Hour))
+			wantNotFound(t, err)
+		}},
+		{"ClaimConcurrentlyOnce", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			_, c := f.pendingChallenge(t, paygate.ModeTest, at(time.Hour))
+			now := at(time.Hour + time.Minute)
+			wins := countSuccesses(t, n, func(int) (bool, error) {
+				_, err := s.ClaimThreeDSChallenge(ctx(t), c.TokenHash, now, now.Add(time.Minute))
+				if errors.Is(err, paygate.ErrStateConflict) {
+					return false, nil
+				}
+				return err == nil, err
+			})
+			if wins != 1 {
+				t.Fatalf("%d of %d concurrent claims succeeded, want 1", wins, n)
+			}
+		}},
+		{"ReleaseLetsAnotherClaim", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			p, c := f.pendingChallenge(t, paygate.ModeTest, at(time.Hour))
+			now := at(time.Hour + time.Minute)
+			_, err := s.ClaimThreeDSChallenge(ctx(t), c.TokenHash, now, now.Add(time.Hour))
+			must(t, err)
+			must(t, s.ReleaseThreeDSChallenge(ctx(t), c.TokenHash))
+			got, err := s.ThreeDSChallengeByTokenHash(ctx(t), c.TokenHash)
+			must(t, err)
+			equal(t, "released challenge", c, got)
+			_, err = s.ClaimThreeDSChallenge(ctx(t), c.TokenHash, now.Add(time.Second), now.Add(time.Hour))
+			must(t, err)
+			// Releasing a consumed challenge changes nothing.
+			must(t, s.FinishThreeDSChallenge(ctx(t), finishCaptured(p, c, now.Add(2*time.Second))))
+			before, err := s.ThreeDSChallengeByTokenHash(ctx(t), c.TokenHash)
+			must(t, err)
+			must(t, s.ReleaseThreeDSChallenge(ctx(t), c.TokenHash))
+			after, err := s.ThreeDSChallengeByTokenHash(ctx(t), c.TokenHash)
+			must(t, err)
+			equal(t, "consumed challenge after release", before, after)
+			// An unknown hash is no error.
+			must(t, s.ReleaseThreeDSChallenge(ctx(t), randomBytes(32)))
+		}},
+		{"FinishConsumesOnce", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			p, c := f.pendingChallenge(t, paygate.ModeTest, at(time.Hour))
+			now := at(time.Hour + time.Minute)
+			_, err := s.ClaimThreeDSChallenge(ctx(t), c.TokenHash, now, now.Add(time.Minute))
+			must(t, err)
+			fin := finishCaptured(p, c, now.Add(time.Second))
+			must(t, s.FinishThreeDSChallenge(ctx(t), fin))
+			got := wantStatus(t, s, p, paygate.PaymentCaptured)
+			equal(t, "amount captured", p.Amount.Amount, got.AmountCaptured)
+			equal(t, "provider ref", "captured-"+p.ID, got.ProviderRef)
+			equal(t, "updated at", now.Add(time.Second), got.UpdatedAt)
+			stored, err := s.ThreeDSChallengeByTokenHash(ctx(t), c.TokenHash)
+			must(t, err)
+			equal(t, "consumed at", ptr(now.Add(time.Second)), stored.ConsumedAt)
+			evs, err := s.EventsByMerchant(ctx(t), p.MerchantID, p.Mode, 0)
+			must(t, err)
+			equal(t, "events", fin.Events, evs)
+			// A replay changes nothing.
+			again := finishCaptured(p, c, now.Add(2*time.Second))
+			again.Transition.From = []paygate.PaymentStatus{paygate.PaymentPending3DS, paygate.PaymentCaptured}
+			wantIs(t, s.FinishThreeDSChallenge(ctx(t), again), paygate.ErrStateConflict)
+			wantEvents(t, s, p, paygate.EventPaymentCaptured)
+			got = wantStatus(t, s, p, paygate.PaymentCaptured)
+			equal(t, "updated at after replay", now.Add(time.Second), got.UpdatedAt)
+		}},
+		{"FinishStateConflictConsumesNothing", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			p, c := f.pendingChallenge(t, paygate.ModeTest, at(time.Hour))
+			fin := finishCaptured(p, c, at(time.Hour+time.Minute))
+			fin.Transition.From = []paygate.PaymentStatus{paygate.PaymentAuthorized}
+			wantIs(t, s.FinishThreeDSChallenge(ctx(t), fin), paygate.ErrStateConflict)
+			got, err := s.ThreeDSChallengeByTokenHash(ctx(t), c.TokenHash)
+			must(t, err)
+			equal(t, "challenge after a refused finish", c, got)
+			wantStatus(t, s, p, paygate.PaymentPending3DS)
+			wantEvents(t, s, p)
+		}},
+		{"FinishUnknownIsNotFound", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			other := newMerchant(t, s, base)
+			p, c := f.pendingChallenge(t, paygate.ModeTest, at(time.Hour))
+			fin := finishCaptured(p, c, at(time.Hour+time.Minute))
+			fin.TokenHash = randomBytes(32)
+			wantNotFound(t, s.FinishThreeDSChallenge(ctx(t), fin))
+			// The challenge of another merchant's (or mode's) payment.
+			fin = finishCaptured(p, c, at(time.Hour+time.Minute))
+			fin.Transition.MerchantID = other.merchant.ID
+			wantNotFound(t, s.FinishThreeDSChallenge(ctx(t), fin))
+			fin = finishCaptured(p, c, at(time.Hour+time.Minute))
+			fin.Transition.Mode = paygate.ModeLive
+			wantNotFound(t, s.FinishThreeDSChallenge(ctx(t), fin))
+			wantStatus(t, s, p, paygate.PaymentPending3DS)
+		}},
+		{"FinishConcurrentlyOnce", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			p, c := f.pendingChallenge(t, paygate.ModeTest, at(time.Hour))
+			wins := countSuccesses(t, n, func(i int) (bool, error) {
+				fin := finishCaptured(p, c, at(time.Hour+time.Minute))
+				if i%2 == 1 {
+					fin = finishExpired(p, c, c.ExpiresAt.Add(time.Second))
+				}
+				err := s.FinishThreeDSChallenge(ctx(t), fin)
+				if errors.Is(err, paygate.ErrStateConflict) {
+					return false, nil
+				}
+				return err == nil, err
+			})
+			if wins != 1 {
+				t.Fatalf("%d of %d concurrent finishes succeeded, want 1", wins, n)
+			}
+			evs, err := s.EventsByMerchant(ctx(t), p.MerchantID, p.Mode, 0)
+			must(t, err)
+			if len(evs) != 1 {
+				t.Fatalf("%d events, want 1", len(evs))
+			}
+			wantStatus(t, s, p, map[paygate.EventType]paygate.PaymentStatus{
+				paygate.EventPaymentCaptured: paygate.PaymentCaptured,
+				paygate.EventPaymentFailed:   paygate.PaymentFailed,
+			}[evs[0].Type])
+		}},
+		{"FinishOnlyExpired", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			p, c := f.pendingChallenge(t, paygate.ModeTest, at(time.Hour))
+			// Not expired yet.
+			wantIs(t, s.FinishThreeDSChallenge(ctx(t), finishExpired(p, c, c.ExpiresAt.Add(-time.Microsecond))), paygate.ErrStateConflict)
+			// Claimed just before expiry by a callback that is still running.
+			_, err := s.ClaimThreeDSChallenge(ctx(t), c.TokenHash, c.ExpiresAt.Add(-time.Second), c.ExpiresAt.Add(time.Minute))
+			must(t, err)
+			wantIs(t, s.FinishThreeDSChallenge(ctx(t), finishExpired(p, c, c.ExpiresAt.Add(time.Second))), paygate.ErrStateConflict)
+			wantStatus(t, s, p, paygate.PaymentPending3DS)
+			// Once the claim has lapsed, the expiry applies.
+			fin := finishExpired(p, c, c.ExpiresAt.Add(time.Minute))
+			must(t, s.FinishThreeDSChallenge(ctx(t), fin))
+			got := wantStatus(t, s, p, paygate.PaymentFailed)
+			equal(t, "error code", string(paygate.CodeAuthenticationExpired), got.ErrorCode)
+			wantEvents(t, s, p, paygate.EventPaymentFailed)
+		}},
+		{"ExpiredOldestFirst", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			other := newMerchant(t, s, base)
+			_, late := f.pendingChallenge(t, paygate.ModeTest, at(2*time.Hour))
+			_, early := other.pendingChallenge(t, paygate.ModeLive, at(time.Hour))
+			f.pendingChallenge(t, paygate.ModeTest, at(5*time.Hour)) // expires after now
+			pc, consumed := f.pendingChallenge(t, paygate.ModeTest, at(time.Hour))
+			must(t, s.FinishThreeDSChallenge(ctx(t), finishCaptured(pc, consumed, at(time.Hour+time.Minute))))
+			_, claimed := f.pendingChallenge(t, paygate.ModeTest, at(time.Hour))
+			now := at(4 * time.Hour)
+			_, err := s.ClaimThreeDSChallenge(ctx(t), claimed.TokenHash, claimed.ExpiresAt.Add(-time.Second), now.Add(time.Minute))
+			must(t, err)
+
+			got, err := s.ExpiredThreeDSChallenges(ctx(t), now, 0)
+			must(t, err)
+			equal(t, "expired challenges", []paygate.ThreeDSChallenge{early, late}, got)
+			got, err = s.ExpiredThreeDSChallenges(ctx(t), now, 1)
+			must(t, err)
+			equal(t, "expired challenges, limited", []paygate.ThreeDSChallenge{early}, got)
+			// At exactly its ExpiresAt a challenge is expired.
+			got, err = s.ExpiredThreeDSChallenges(ctx(t), early.ExpiresAt, 0)
+			must(t, err)
+			equal(t, "expired at the instant", []paygate.ThreeDSChallenge{early}, got)
+			got, err = s.ExpiredThreeDSChallenges(ctx(t), at(time.Hour), 0)
+			must(t, err)
+			equal(t, "none expired yet", []paygate.ThreeDSChallenge{}, got)
+		}},
+	}
 }

@@ -1,7 +1,477 @@
 package storetest
 
-// vaultCases covers the store methods of stored cards; filled in with the
-// feature.
+import (
+	"encoding/hex"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/paygate/paygate/internal/paygate"
+)
+
+// sealedValue returns a sealed card as the vault would make it: random bytes
+// the store must keep exactly, under the key id.
+func sealedValue(keyID string) paygate.SealedCard {
+	return paygate.SealedCard{
+		KeyID:       keyID,
+		WrappedKey:  randomBytes(61),
+		Ciphertext:  randomBytes(45),
+		Fingerprint: hex.EncodeToString(randomBytes(32)),
+	}
+}
+
+// customer creates a customer of (merchant, mode) with the external id.
+func (f fixture) customer(t *testing.T, mode paygate.Mode, externalID string) paygate.Customer {
+	t.Helper()
+	c, err := f.s.UpsertCustomer(ctx(t), paygate.CustomerUpsert{
+		NewID: newID(), MerchantID: f.merchant.ID, Mode: mode, ExternalID: externalID, Now: base,
+	})
+	must(t, err)
+	return c
+}
+
+// storedCardValue returns an active card of the customer, created at the
+// time; it is not stored.
+func storedCardValue(c paygate.Customer, created time.Time) paygate.StoredCard {
+	return paygate.StoredCard{
+		ID: newID(), MerchantID: c.MerchantID, Mode: c.Mode, CustomerID: c.ID,
+		State: paygate.StoredCardActive, Brand: "visa", Last4: "4242", ExpMonth: 12, ExpYear: 2034,
+		HolderName: "Ada Lovelace", Sealed: sealedValue("k1-" + newID()[:8]),
+		CreatedAt: created, UpdatedAt: created,
+	}
+}
+
+// saveCard stores the card and fails unless it was created.
+func saveCard(t *testing.T, s paygate.Store, c paygate.StoredCard) paygate.StoredCard {
+	t.Helper()
+	got, created, err := s.SaveStoredCard(ctx(t), c, []string{c.Sealed.Fingerprint})
+	must(t, err)
+	if !created {
+		t.Fatalf("card %s was not created", c.ID)
+	}
+	return got
+}
+
+// wantNoCard fails unless the card is invisible to the customer's reads.
+func wantNoCard(t *testing.T, s paygate.Store, c paygate.StoredCard, externalID string) {
+	t.Helper()
+	_, err := s.StoredCardByID(ctx(t), c.MerchantID, c.Mode, c.CustomerID, c.ID)
+	wantNotFound(t, err)
+	_, err = s.StoredCardByCustomerRef(ctx(t), c.MerchantID, c.Mode, externalID, c.ID)
+	wantNotFound(t, err)
+	list, err := s.StoredCardsByCustomer(ctx(t), c.MerchantID, c.Mode, c.CustomerID)
+	must(t, err)
+	for _, l := range list {
+		if l.ID == c.ID {
+			t.Fatalf("card %s is listed", c.ID)
+		}
+	}
+}
+
 func vaultCases() []testCase {
-	return nil
+	return []testCase{
+		{"SaveAndRead", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			cust := f.customer(t, paygate.ModeTest, "cust-1")
+			want := storedCardValue(cust, at(time.Hour))
+			got := saveCard(t, s, want)
+			equal(t, "saved card", want, got)
+			got, err := s.StoredCardByID(ctx(t), f.merchant.ID, paygate.ModeTest, cust.ID, want.ID)
+			must(t, err)
+			equal(t, "card by id", want, got)
+			got, err = s.StoredCardByCustomerRef(ctx(t), f.merchant.ID, paygate.ModeTest, "cust-1", want.ID)
+			must(t, err)
+			equal(t, "card by customer reference", want, got)
+			list, err := s.StoredCardsByCustomer(ctx(t), f.merchant.ID, paygate.ModeTest, cust.ID)
+			must(t, err)
+			if len(list) != 1 {
+				t.Fatalf("listed %d cards, want 1", len(list))
+			}
+			equal(t, "listed card", want, list[0])
+		}},
+		{"SaveDeduplicatesByFingerprint", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			cust := f.customer(t, paygate.ModeTest, "cust-1")
+			first := saveCard(t, s, storedCardValue(cust, at(time.Hour)))
+			// Another seal of the same number: its fingerprint under an
+			// older key matches the stored one.
+			again := storedCardValue(cust, at(2*time.Hour))
+			got, created, err := s.SaveStoredCard(ctx(t), again, []string{again.Sealed.Fingerprint, first.Sealed.Fingerprint})
+			must(t, err)
+			if created {
+				t.Fatal("the same number was stored twice")
+			}
+			equal(t, "existing card", first, got)
+			// Another number is another card.
+			other := saveCard(t, s, storedCardValue(cust, at(3*time.Hour)))
+			list, err := s.StoredCardsByCustomer(ctx(t), f.merchant.ID, paygate.ModeTest, cust.ID)
+			must(t, err)
+			if len(list) != 2 || list[0].ID != other.ID || list[1].ID != first.ID {
+				t.Fatalf("listed %v, want the two cards newest first", list)
+			}
+			// The same fingerprint for another customer is not a duplicate.
+			cust2 := f.customer(t, paygate.ModeTest, "cust-2")
+			c2 := storedCardValue(cust2, at(4*time.Hour))
+			c2.Sealed.Fingerprint = first.Sealed.Fingerprint
+			saveCard(t, s, c2)
+		}},
+		{"SaveNeedsTheCustomer", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			other := newMerchant(t, s, base)
+			cust := f.customer(t, paygate.ModeTest, "cust-1")
+			for name, change := range map[string]func(c *paygate.StoredCard){
+				"Missing":       func(c *paygate.StoredCard) { c.CustomerID = newID() },
+				"OtherMode":     func(c *paygate.StoredCard) { c.Mode = paygate.ModeLive },
+				"OtherMerchant": func(c *paygate.StoredCard) { c.MerchantID = other.merchant.ID },
+			} {
+				c := storedCardValue(cust, base)
+				change(&c)
+				if _, _, err := s.SaveStoredCard(ctx(t), c, []string{c.Sealed.Fingerprint}); !paygate.IsNotFound(err) {
+					t.Errorf("%s: got %v, want NOT_FOUND", name, err)
+				}
+			}
+			keys, err := s.StoredCardKeyIDs(ctx(t))
+			must(t, err)
+			if len(keys) != 0 {
+				t.Fatalf("refused saves stored cards: %v", keys)
+			}
+		}},
+		{"SaveDuplicateID", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			cust := f.customer(t, paygate.ModeTest, "cust-1")
+			c := saveCard(t, s, storedCardValue(cust, base))
+			dup := storedCardValue(cust, base)
+			dup.ID = c.ID
+			_, _, err := s.SaveStoredCard(ctx(t), dup, []string{dup.Sealed.Fingerprint})
+			wantIs(t, err, paygate.ErrConflict)
+		}},
+		{"SaveLinksThePayment", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			p := f.createPayment(t, f.paymentValue(paygate.ModeTest, at(time.Hour)), "cust-1")
+			cust, err := s.CustomerByID(ctx(t), f.merchant.ID, paygate.ModeTest, p.CustomerID)
+			must(t, err)
+			c := storedCardValue(cust, at(time.Hour))
+			c.PaymentID = p.ID
+			saved := saveCard(t, s, c)
+			got, err := s.PaymentByID(ctx(t), p.MerchantID, p.Mode, p.ID)
+			must(t, err)
+			if got.StoredCardID != saved.ID || saved.PaymentID != p.ID {
+				t.Fatalf("payment's stored card %q, card's payment %q; want %s and %s", got.StoredCardID, saved.PaymentID, saved.ID, p.ID)
+			}
+			// A second payment with the same number links the existing card.
+			p2 := f.createPayment(t, f.paymentValue(paygate.ModeTest, at(2*time.Hour)), "cust-1")
+			again := storedCardValue(cust, at(2*time.Hour))
+			again.PaymentID = p2.ID
+			dup, created, err := s.SaveStoredCard(ctx(t), again, []string{saved.Sealed.Fingerprint})
+			must(t, err)
+			got, err = s.PaymentByID(ctx(t), p2.MerchantID, p2.Mode, p2.ID)
+			must(t, err)
+			if created || dup.ID != saved.ID || got.StoredCardID != saved.ID {
+				t.Fatalf("second payment: created %v, card %s, linked %q; want the existing %s", created, dup.ID, got.StoredCardID, saved.ID)
+			}
+			// A payment of another customer is refused, and nothing stored.
+			p3 := f.createPayment(t, f.paymentValue(paygate.ModeTest, at(3*time.Hour)), "cust-other")
+			bad := storedCardValue(cust, at(3*time.Hour))
+			bad.PaymentID = p3.ID
+			_, _, err = s.SaveStoredCard(ctx(t), bad, []string{bad.Sealed.Fingerprint})
+			wantNotFound(t, err)
+			wantNoCard(t, s, bad, "cust-1")
+		}},
+		{"ScopedByMerchantModeAndCustomer", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			other := newMerchant(t, s, base)
+			cust := f.customer(t, paygate.ModeTest, "cust-1")
+			f.customer(t, paygate.ModeLive, "cust-1")
+			other.customer(t, paygate.ModeTest, "cust-1")
+			cust2 := f.customer(t, paygate.ModeTest, "cust-2")
+			c := saveCard(t, s, storedCardValue(cust, base))
+			// Every combination but the card's own: (merchant, mode,
+			// customer id, customer external id).
+			type scope struct {
+				merchant   string
+				mode       paygate.Mode
+				customer   string
+				externalID string
+			}
+			for name, sc := range map[string]scope{
+				"OtherCustomer": {f.merchant.ID, paygate.ModeTest, cust2.ID, "cust-2"},
+				"OtherMode":     {f.merchant.ID, paygate.ModeLive, cust.ID, "cust-1"},
+				"OtherMerchant": {other.merchant.ID, paygate.ModeTest, cust.ID, "cust-1"},
+				"NoCustomer":    {f.merchant.ID, paygate.ModeTest, newID(), "nobody"},
+			} {
+				_, err := s.StoredCardByID(ctx(t), sc.merchant, sc.mode, sc.customer, c.ID)
+				if !paygate.IsNotFound(err) {
+					t.Errorf("%s: by id: got %v, want NOT_FOUND", name, err)
+				}
+				_, err = s.StoredCardByCustomerRef(ctx(t), sc.merchant, sc.mode, sc.externalID, c.ID)
+				if !paygate.IsNotFound(err) {
+					t.Errorf("%s: by customer reference: got %v, want NOT_FOUND", name, err)
+				}
+				if err := s.DeleteStoredCard(ctx(t), sc.merchant, sc.mode, sc.customer, c.ID, base); !paygate.IsNotFound(err) {
+					t.Errorf("%s: delete: got %v, want NOT_FOUND", name, err)
+				}
+				list, err := s.StoredCardsByCustomer(ctx(t), sc.merchant, sc.mode, sc.customer)
+				if sc.customer != cust2.ID && !paygate.IsNotFound(err) {
+					t.Errorf("%s: list: got %v, want NOT_FOUND (no such customer there)", name, err)
+				}
+				if slices.ContainsFunc(list, func(l paygate.StoredCard) bool { return l.ID == c.ID }) {
+					t.Errorf("%s: the card is listed", name)
+				}
+			}
+			list, err := s.StoredCardsByCustomer(ctx(t), f.merchant.ID, paygate.ModeTest, cust2.ID)
+			must(t, err)
+			if list == nil || len(list) != 0 {
+				t.Errorf("another customer's list: %v, want empty (not nil)", list)
+			}
+			// The card is still there for its customer.
+			_, err = s.StoredCardByID(ctx(t), f.merchant.ID, paygate.ModeTest, cust.ID, c.ID)
+			must(t, err)
+		}},
+		{"ListNewestFirst", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			cust := f.customer(t, paygate.ModeTest, "cust-1")
+			var ids []string
+			for i := range 4 {
+				created := at(time.Hour) // equal times: insertion order breaks the tie
+				if i == 3 {
+					created = at(2 * time.Hour)
+				}
+				ids = append(ids, saveCard(t, s, storedCardValue(cust, created)).ID)
+			}
+			list, err := s.StoredCardsByCustomer(ctx(t), f.merchant.ID, paygate.ModeTest, cust.ID)
+			must(t, err)
+			if len(list) != 4 {
+				t.Fatalf("listed %d cards, want 4", len(list))
+			}
+			for i, c := range list {
+				if c.ID != ids[3-i] {
+					t.Fatalf("card %d is %s, want %s (newest first)", i, c.ID, ids[3-i])
+				}
+			}
+		}},
+		{"DeleteErases", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			cust := f.customer(t, paygate.ModeTest, "cust-1")
+			c := saveCard(t, s, storedCardValue(cust, base))
+			keep := saveCard(t, s, storedCardValue(cust, base))
+			must(t, s.DeleteStoredCard(ctx(t), f.merchant.ID, paygate.ModeTest, cust.ID, c.ID, at(time.Hour)))
+			wantNoCard(t, s, c, "cust-1")
+			wantNotFound(t, s.DeleteStoredCard(ctx(t), f.merchant.ID, paygate.ModeTest, cust.ID, c.ID, at(2*time.Hour)))
+			// The sealed number is gone: nothing to rewrap, nothing counted.
+			keys, err := s.StoredCardKeyIDs(ctx(t))
+			must(t, err)
+			if len(keys) != 1 || keys[keep.Sealed.KeyID] != 1 {
+				t.Errorf("key ids after delete: %v, want only the kept card's", keys)
+			}
+			todo, err := s.StoredCardsToRewrap(ctx(t), "another-key", "", 0)
+			must(t, err)
+			if len(todo) != 1 || todo[0].ID != keep.ID {
+				t.Errorf("cards to rewrap after delete: %v", todo)
+			}
+			wantIs(t, s.RewrapStoredCard(ctx(t), c.ID, c.Sealed.KeyID, sealedValue("k2"), at(time.Hour)), paygate.ErrStateConflict)
+			// Saving the number again makes a new card.
+			again := storedCardValue(cust, at(3*time.Hour))
+			again.Sealed.Fingerprint = c.Sealed.Fingerprint
+			got, created, err := s.SaveStoredCard(ctx(t), again, []string{again.Sealed.Fingerprint})
+			must(t, err)
+			if !created || got.ID == c.ID {
+				t.Fatalf("re-saving a deleted number: created %v, id %s", created, got.ID)
+			}
+		}},
+		{"PendingActivates", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			p := f.createPayment(t, f.paymentValue(paygate.ModeTest, at(time.Hour)), "cust-1")
+			cust, err := s.CustomerByID(ctx(t), f.merchant.ID, paygate.ModeTest, p.CustomerID)
+			must(t, err)
+			c := storedCardValue(cust, at(time.Hour))
+			c.State, c.PaymentID = paygate.StoredCardPending, p.ID
+			saved := saveCard(t, s, c)
+			equal(t, "pending card", c, saved)
+			wantNoCard(t, s, c, "cust-1")
+			if got, _ := s.PaymentByID(ctx(t), p.MerchantID, p.Mode, p.ID); got.StoredCardID != "" {
+				t.Fatal("a pending card is linked to its payment")
+			}
+			// Only the payment's merchant and mode can activate it.
+			_, err = s.ActivatePendingCard(ctx(t), f.merchant.ID, paygate.ModeLive, p.ID, at(2*time.Hour))
+			wantNotFound(t, err)
+
+			got, err := s.ActivatePendingCard(ctx(t), f.merchant.ID, paygate.ModeTest, p.ID, at(2*time.Hour))
+			must(t, err)
+			want := c
+			want.State, want.UpdatedAt = paygate.StoredCardActive, at(2*time.Hour)
+			equal(t, "activated card", want, got)
+			byID, err := s.StoredCardByID(ctx(t), f.merchant.ID, paygate.ModeTest, cust.ID, c.ID)
+			must(t, err)
+			equal(t, "active card", want, byID)
+			pay, err := s.PaymentByID(ctx(t), p.MerchantID, p.Mode, p.ID)
+			must(t, err)
+			if pay.StoredCardID != c.ID {
+				t.Fatalf("payment's stored card %q, want %s", pay.StoredCardID, c.ID)
+			}
+			_, err = s.ActivatePendingCard(ctx(t), f.merchant.ID, paygate.ModeTest, p.ID, at(3*time.Hour))
+			wantNotFound(t, err)
+		}},
+		{"PendingJoinsTheExistingCard", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			p := f.createPayment(t, f.paymentValue(paygate.ModeTest, at(time.Hour)), "cust-1")
+			cust, err := s.CustomerByID(ctx(t), f.merchant.ID, paygate.ModeTest, p.CustomerID)
+			must(t, err)
+			pending := storedCardValue(cust, at(time.Hour))
+			pending.State, pending.PaymentID = paygate.StoredCardPending, p.ID
+			saveCard(t, s, pending)
+			// Meanwhile the customer saved the same number directly.
+			direct := storedCardValue(cust, at(90*time.Minute))
+			direct.Sealed.Fingerprint = pending.Sealed.Fingerprint
+			direct = saveCard(t, s, direct)
+
+			got, err := s.ActivatePendingCard(ctx(t), f.merchant.ID, paygate.ModeTest, p.ID, at(2*time.Hour))
+			must(t, err)
+			equal(t, "card of the payment", direct, got)
+			pay, err := s.PaymentByID(ctx(t), p.MerchantID, p.Mode, p.ID)
+			must(t, err)
+			if pay.StoredCardID != direct.ID {
+				t.Fatalf("payment's stored card %q, want the existing %s", pay.StoredCardID, direct.ID)
+			}
+			list, err := s.StoredCardsByCustomer(ctx(t), f.merchant.ID, paygate.ModeTest, cust.ID)
+			must(t, err)
+			if len(list) != 1 {
+				t.Fatalf("listed %d cards, want 1", len(list))
+			}
+			keys, err := s.StoredCardKeyIDs(ctx(t))
+			must(t, err)
+			if len(keys) != 1 || keys[direct.Sealed.KeyID] != 1 {
+				t.Errorf("the pending card was not erased: key ids %v", keys)
+			}
+		}},
+		{"PendingDiscarded", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			p := f.createPayment(t, f.paymentValue(paygate.ModeTest, at(time.Hour)), "cust-1")
+			cust, err := s.CustomerByID(ctx(t), f.merchant.ID, paygate.ModeTest, p.CustomerID)
+			must(t, err)
+			c := storedCardValue(cust, at(time.Hour))
+			c.State, c.PaymentID = paygate.StoredCardPending, p.ID
+			saveCard(t, s, c)
+			// Another merchant's discard leaves it alone.
+			other := newMerchant(t, s, base)
+			must(t, s.DiscardPendingCard(ctx(t), other.merchant.ID, paygate.ModeTest, p.ID, at(2*time.Hour)))
+			if keys, _ := s.StoredCardKeyIDs(ctx(t)); len(keys) != 1 {
+				t.Fatalf("another merchant discarded the card: %v", keys)
+			}
+			must(t, s.DiscardPendingCard(ctx(t), f.merchant.ID, paygate.ModeTest, p.ID, at(2*time.Hour)))
+			keys, err := s.StoredCardKeyIDs(ctx(t))
+			must(t, err)
+			if len(keys) != 0 {
+				t.Fatalf("discarded card still sealed: %v", keys)
+			}
+			_, err = s.ActivatePendingCard(ctx(t), f.merchant.ID, paygate.ModeTest, p.ID, at(3*time.Hour))
+			wantNotFound(t, err)
+			// Nothing to discard is no error.
+			must(t, s.DiscardPendingCard(ctx(t), f.merchant.ID, paygate.ModeTest, p.ID, at(3*time.Hour)))
+			wantNoCard(t, s, c, "cust-1")
+		}},
+		{"Rewrap", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			cust := f.customer(t, paygate.ModeTest, "cust-1")
+			var old []paygate.StoredCard
+			for range 5 {
+				c := storedCardValue(cust, base)
+				c.Sealed.KeyID = "old"
+				old = append(old, saveCard(t, s, c))
+			}
+			current := storedCardValue(cust, base)
+			current.Sealed.KeyID = "new"
+			saveCard(t, s, current)
+			pending := storedCardValue(cust, base)
+			pending.Sealed.KeyID = "old"
+			pending.State, pending.PaymentID = paygate.StoredCardPending, f.newPayment(t, paygate.ModeTest, base).ID
+			saveCard(t, s, pending)
+
+			keys, err := s.StoredCardKeyIDs(ctx(t))
+			must(t, err)
+			if len(keys) != 2 || keys["old"] != 6 || keys["new"] != 1 {
+				t.Fatalf("key ids %v, want old: 6, new: 1", keys)
+			}
+			// Page through the cards not under "new", in id order.
+			var seen []paygate.StoredCard
+			after := ""
+			for {
+				page, err := s.StoredCardsToRewrap(ctx(t), "new", after, 2)
+				must(t, err)
+				seen = append(seen, page...)
+				if len(page) < 2 {
+					break
+				}
+				after = page[len(page)-1].ID
+			}
+			if len(seen) != 6 {
+				t.Fatalf("cards to rewrap: %d, want 6 (the pending one too)", len(seen))
+			}
+			for i := 1; i < len(seen); i++ {
+				if seen[i-1].ID >= seen[i].ID {
+					t.Fatal("cards to rewrap are not in id order")
+				}
+			}
+			for _, c := range seen {
+				to := sealedValue("new")
+				must(t, s.RewrapStoredCard(ctx(t), c.ID, "old", to, at(time.Hour)))
+				if c.State == paygate.StoredCardActive {
+					got, err := s.StoredCardByID(ctx(t), f.merchant.ID, paygate.ModeTest, cust.ID, c.ID)
+					must(t, err)
+					want := c
+					want.Sealed, want.UpdatedAt = to, at(time.Hour)
+					equal(t, "rewrapped card", want, got)
+				}
+			}
+			// A card already moved by another process is a conflict.
+			wantIs(t, s.RewrapStoredCard(ctx(t), old[0].ID, "old", sealedValue("new"), at(time.Hour)), paygate.ErrStateConflict)
+			wantNotFound(t, s.RewrapStoredCard(ctx(t), newID(), "old", sealedValue("new"), at(time.Hour)))
+			todo, err := s.StoredCardsToRewrap(ctx(t), "new", "", 0)
+			must(t, err)
+			if len(todo) != 0 {
+				t.Fatalf("%d cards left to rewrap", len(todo))
+			}
+			keys, err = s.StoredCardKeyIDs(ctx(t))
+			must(t, err)
+			if len(keys) != 1 || keys["new"] != 7 {
+				t.Fatalf("key ids after rewrap %v, want new: 7", keys)
+			}
+		}},
+		{"ConcurrentSavesStoreOnce", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			cust := f.customer(t, paygate.ModeTest, "cust-1")
+			fp := storedCardValue(cust, base).Sealed.Fingerprint
+			const n = 8
+			ids := make([]string, n)
+			created := countSuccesses(t, n, func(i int) (bool, error) {
+				c := storedCardValue(cust, base)
+				c.Sealed.Fingerprint = fp
+				got, created, err := s.SaveStoredCard(ctx(t), c, []string{fp})
+				ids[i] = got.ID
+				return created, err
+			})
+			if created != 1 {
+				t.Errorf("%d of %d concurrent saves of one number created a card, want 1", created, n)
+			}
+			for _, id := range ids {
+				if id != ids[0] {
+					t.Fatal("concurrent saves answered different cards")
+				}
+			}
+			list, err := s.StoredCardsByCustomer(ctx(t), f.merchant.ID, paygate.ModeTest, cust.ID)
+			must(t, err)
+			if len(list) != 1 {
+				t.Fatalf("listed %d cards, want 1", len(list))
+			}
+		}},
+		{"RefusesOtherStates", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			cust := f.customer(t, paygate.ModeTest, "cust-1")
+			c := storedCardValue(cust, base)
+			c.State = paygate.StoredCardDeleted
+			if _, _, err := s.SaveStoredCard(ctx(t), c, nil); err == nil || paygate.IsNotFound(err) || errors.Is(err, paygate.ErrConflict) {
+				t.Fatalf("saving a deleted card: %v, want an internal error", err)
+			}
+		}},
+	}
 }

@@ -1,0 +1,4 @@
+package payment
+
+// RecoveryBatchForTest exposes the batch size to the external tests.
+const RecoveryBatchForTest = recoveryBatch

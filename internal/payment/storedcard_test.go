@@ -1,0 +1,217 @@
+package payment_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/httpapi"
+	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/store/sqlite"
+	"github.com/paygate/paygate/internal/vault"
+)
+
+// recordingProvider captures what the provider is given.
+type recordingProvider struct {
+	fakeProvider
+	mu   sync.Mutex
+	last paygate.ChargeRequest
+}
+
+func (p *recordingProvider) Charge(ctx context.Context, req paygate.ChargeRequest) (paygate.ChargeResult, error) {
+	p.mu.Lock()
+	p.last = req
+	p.mu.Unlock()
+	return p.fakeProvider.Charge(ctx, req)
+}
+
+// movableClock is a clock the test sets.
+type movableClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *movableClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *movableClock) set(t time.Time) {
+	c.mu.Lock()
+	c.now = t
+	c.mu.Unlock()
+}
+
+type vaultFixture struct {
+	st    *sqlite.Store
+	svc   *payment.Service
+	prov  *recordingProvider
+	clock *movableClock
+	logs  *bytes.Buffer
+	keyID string
+	n     int
+}
+
+// newVaultFixture is a service on SQLite with one provider; withVault
+// false builds it without a vault.
+func newVaultFixture(t *testing.T, withVault bool) *vaultFixture {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "v.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	prov := &recordingProvider{fakeProvider: fakeProvider{id: "a", res: captured}}
+	table, err := provider.NewTable(map[paygate.Mode]provider.Routes{paygate.ModeTest: {Default: []paygate.Provider{prov}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := &movableClock{now: time.Date(2030, 1, 15, 10, 0, 0, 0, time.UTC)}
+	_, key, err := auth.NewKey("key-1", "m1", paygate.ModeTest, paygate.KeySecret, clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateMerchant(ctx, paygate.Merchant{ID: "m1", Name: "M", CreatedAt: clock.Now()}, []paygate.APIKey{key}); err != nil {
+		t.Fatal(err)
+	}
+	var v *vault.Vault
+	if withVault {
+		if v, err = vault.New(bytes.Repeat([]byte{7}, vault.KeySize)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	logs := &bytes.Buffer{}
+	svc := payment.New(payment.Config{
+		Store: st, Router: table, Answers: httpapi.Answers{}, FingerprintKey: []byte("k"), Clock: clock,
+		Logger: slog.New(slog.NewJSONHandler(logs, nil)), Vault: v,
+	})
+	return &vaultFixture{st: st, svc: svc, prov: prov, clock: clock, logs: logs, keyID: key.ID}
+}
+
+// request reserves a fresh idempotency key, as httpapi does.
+func (f *vaultFixture) request(t *testing.T) payment.Request {
+	t.Helper()
+	f.n++
+	req := payment.Request{MerchantID: "m1", Mode: paygate.ModeTest, IdempotencyKey: "ik-" + string(rune('a'+f.n))}
+	_, reserved, err := f.st.ReserveIdempotency(context.Background(), paygate.IdempotencyReservation{
+		MerchantID: "m1", Mode: paygate.ModeTest, Key: req.IdempotencyKey, Fingerprint: []byte("fp"), APIKeyID: f.keyID, Now: f.clock.Now(),
+	})
+	if err != nil || !reserved {
+		t.Fatalf("reserve: %v", err)
+	}
+	return req
+}
+
+func (f *vaultFixture) customer(t *testing.T, ext string) paygate.Customer {
+	t.Helper()
+	c, err := f.st.UpsertCustomer(context.Background(), paygate.CustomerUpsert{NewID: "cust-" + ext, MerchantID: "m1", Mode: paygate.ModeTest, ExternalID: ext, Now: f.clock.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// data decodes the data object of an answer.
+func data(t *testing.T, a payment.Answer) map[string]any {
+	t.Helper()
+	var env struct {
+		Data map[string]any `json:"data"`
+	}
+	if err := json.Unmarshal(a.Body, &env); err != nil {
+		t.Fatal(err)
+	}
+	return env.Data
+}
+
+var testCard = paygate.Card{Number: "4242424242424242", ExpMonth: 12, ExpYear: 2031, CVV: "123", HolderName: "Ada"}
+
+func storedInput(ext, cardID string) payment.CreateInput {
+	return payment.CreateInput{
+		Amount: paygate.Money{Amount: 1000, Currency: "EUR"}, AmountText: "10.00", Method: paygate.MethodStoredCard,
+		CustomerExternalID: ext, StoredCardID: cardID,
+	}
+}
+
+func TestStoredCardReachesTheProviderWithoutCVV(t *testing.T) {
+	t.Parallel()
+	f := newVaultFixture(t, true)
+	ctx := context.Background()
+	cust := f.customer(t, "c1")
+	ans, err := f.svc.SaveCard(ctx, f.request(t), cust.ID, testCard)
+	if err != nil || ans.Status != 201 {
+		t.Fatalf("save: %v %d", err, ans.Status)
+	}
+	cardID := data(t, ans)["id"].(string)
+	ans, err = f.svc.Create(ctx, f.request(t), storedInput("c1", cardID))
+	if err != nil || ans.Status != 201 || data(t, ans)["storedCardId"] != cardID {
+		t.Fatalf("create: %v %d %s", err, ans.Status, ans.Body)
+	}
+	f.prov.mu.Lock()
+	got := f.prov.last
+	f.prov.mu.Unlock()
+	if got.Card.Number.Reveal() != testCard.Number.Reveal() || got.Card.CVV != "" || got.Card.ExpYear != 2031 || got.Card.HolderName != "Ada" {
+		t.Fatalf("the provider got %+v", got.Card)
+	}
+	p, err := f.st.PaymentByID(ctx, "m1", paygate.ModeTest, data(t, ans)["id"].(string))
+	if err != nil || p.Method != paygate.MethodStoredCard || p.StoredCardID != cardID || p.Card.Last4 != "4242" || p.Card.Brand != "visa" {
+		t.Fatalf("payment %+v: %v", p, err)
+	}
+	if strings.Contains(f.logs.String(), "4242424242424242") {
+		t.Fatal("the logs show the number")
+	}
+}
+
+func TestStoredCardExpired(t *testing.T) {
+	t.Parallel()
+	f := newVaultFixture(t, true)
+	ctx := context.Background()
+	cust := f.customer(t, "c1")
+	ans, err := f.svc.SaveCard(ctx, f.request(t), cust.ID, testCard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.clock.set(time.Date(2032, 1, 1, 0, 0, 0, 0, time.UTC)) // the first instant after 12/2031
+	_, err = f.svc.Create(ctx, f.request(t), storedInput("c1", data(t, ans)["id"].(string)))
+	var pe *paygate.Error
+	if !errors.As(err, &pe) || pe.Code != paygate.CodeInvalidRequest || pe.Param != "storedCardId" || !strings.Contains(pe.Message, "expired") {
+		t.Fatalf("expired stored card: %v", err)
+	}
+	if f.prov.calls.Load() != 0 {
+		t.Fatal("the provider was called")
+	}
+}
+
+// TestSaveCardFailureKeepsThePayment: a card that cannot be stored after a
+// successful charge is logged, and the payment is answered all the same
+// (an error would free the idempotency key for a second charge).
+func TestSaveCardFailureKeepsThePayment(t *testing.T) {
+	t.Parallel()
+	f := newVaultFixture(t, false)
+	in := payment.CreateInput{
+		Amount: paygate.Money{Amount: 1000, Currency: "EUR"}, AmountText: "10.00", Method: paygate.MethodCard,
+		CustomerExternalID: "c1", Card: &testCard, SaveCard: true,
+	}
+	ans, err := f.svc.Create(context.Background(), f.request(t), in)
+	if err != nil || ans.Status != 201 || data(t, ans)["storedCardId"] != nil || data(t, ans)["status"] != "captured" {
+		t.Fatalf("create: %v %d %s", err, ans.Status, ans.Body)
+	}
+	if !strings.Contains(f.logs.String(), `"msg":"card not stored"`) || strings.Contains(f.logs.String(), "4242424242424242") {
+		t.Fatalf("logs:\n%s", f.logs.String())
+	}
+	// Without a vault the stored-card use cases are internal errors.
+	if _, err := f.svc.SaveCard(context.Background(), f.request(t), f.customer(t, "c1").ID, testCard); err == nil || paygate.ErrorCode(err) != paygate.CodeInternal {
+		t.Fatalf("save without a vault: %v", err)
+	}
+}

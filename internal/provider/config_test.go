@@ -1,0 +1,190 @@
+package provider
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/paygate/paygate/internal/paygate"
+)
+
+func env(vars map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) {
+		v, ok := vars[k]
+		return v, ok
+	}
+}
+
+// TestExampleConfig: the commented example of the repository is valid and
+// builds exactly the built-in test routes.
+func TestExampleConfig(t *testing.T) {
+	t.Parallel()
+	cfg, err := LoadConfig(filepath.Join("..", "..", "docs", "paygate.example.yaml"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Providers) != 4 {
+		t.Fatalf("%d providers", len(cfg.Providers))
+	}
+	eu := cfg.Providers[0]
+	if eu.ID != SandboxEU || eu.Mode != paygate.ModeTest || eu.Timeout != 10*time.Second || eu.Breaker != DefaultBreaker() || len(eu.Currencies) != 8 {
+		t.Fatalf("sandbox-eu: %+v", eu)
+	}
+	r, err := cfg.Build(BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	builtin, err := (&Config{}).Build(BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []paygate.Mode{paygate.ModeTest, paygate.ModeLive} {
+		gotCur, gotDef := r.Table().Routes(mode)
+		wantCur, wantDef := builtin.Table().Routes(mode)
+		if fmt.Sprint(gotCur) != fmt.Sprint(wantCur) || !slices.Equal(gotDef, wantDef) {
+			t.Errorf("%s routes of the example differ from the built-in ones:\n%v %v\n%v %v", mode, gotCur, gotDef, wantCur, wantDef)
+		}
+	}
+}
+
+func TestParseConfig(t *testing.T) {
+	t.Parallel()
+	t.Run("OKEmpty", func(t *testing.T) {
+		t.Parallel()
+		for _, raw := range []string{"", "# nothing\n", "---\n", "providers:\n"} {
+			cfg, err := ParseConfig("x.yaml", []byte(raw), nil)
+			if err != nil || len(cfg.Providers) != 0 || cfg.Routes != nil {
+				t.Fatalf("%q: %+v, %v", raw, cfg, err)
+			}
+		}
+	})
+	t.Run("OKFull", func(t *testing.T) {
+		t.Parallel()
+		raw := `
+providers:
+  - id: eu
+    kind: sandbox
+    currencies: [eur, GBP]
+    timeout: 3s
+    credentials:
+      apiKey: EU_KEY
+    sandbox: {latency: 150ms, failureRate: 0.25}
+    breaker: {failures: 3, openFor: 2s, probes: 2}
+  - id: world
+    kind: sandbox
+routes:
+  test:
+    eur: [eu, world]
+    default: [world, eu]
+  live:
+`
+		cfg, err := ParseConfig("x.yaml", []byte(raw), env(map[string]string{"EU_KEY": "s3cret"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		eu := cfg.Providers[0]
+		want := ProviderConfig{
+			ID: "eu", Kind: KindSandbox, Mode: paygate.ModeTest, Currencies: []string{"EUR", "GBP"}, Timeout: 3 * time.Second,
+			Credentials: map[string]Secret{"apiKey": "s3cret"}, Latency: 150 * time.Millisecond, FailureRate: 0.25,
+			Breaker: BreakerConfig{Failures: 3, OpenFor: 2 * time.Second, Probes: 2}, Line: 3,
+		}
+		if fmt.Sprintf("%#v", eu) != fmt.Sprintf("%#v", want) || eu.Credentials["apiKey"].Reveal() != "s3cret" {
+			t.Fatalf("provider\n got %#v\nwant %#v", eu, want)
+		}
+		if s := fmt.Sprint(eu.Credentials); strings.Contains(s, "s3cret") {
+			t.Fatalf("a credential prints: %s", s)
+		}
+		world := cfg.Providers[1]
+		if world.Currencies != nil || world.Timeout != DefaultTimeout || world.Breaker != DefaultBreaker() {
+			t.Fatalf("defaults: %+v", world)
+		}
+		test := cfg.Routes[paygate.ModeTest]
+		if !slices.Equal(test.Currency["EUR"], []string{"eu", "world"}) || !slices.Equal(test.Default, []string{"world", "eu"}) {
+			t.Fatalf("test routes: %+v", test)
+		}
+		if live, ok := cfg.Routes[paygate.ModeLive]; !ok || len(live.Currency) != 0 || len(live.Default) != 0 {
+			t.Fatalf("live routes: %+v, %v", live, ok)
+		}
+	})
+
+	// Every error names the file and the line to look at.
+	const head = "providers:\n  - id: eu\n    kind: sandbox\n    currencies: [EUR]\n" // lines 1-4
+	errCases := []struct {
+		name string
+		raw  string
+		line int
+		msg  string
+	}{
+		// The YAML library names the line where the broken block starts.
+		{"ErrSyntax", "providers:\n  - id: eu\n   kind: [\n", 1, "did not find expected"},
+		{"ErrSyntaxFlow", "providers:\n  - id: eu\n    kind: [a\n  - id: x\n", 2, "did not find expected ',' or ']'"},
+		{"ErrTabs", "providers:\n\t- id: eu\n", 2, ""},
+		{"ErrTopLevelList", "- a\n- b\n", 1, "must be a mapping"},
+		{"ErrUnknownTopKey", "provider:\n  - id: eu\n", 1, `unknown key "provider"`},
+		{"ErrUnknownProviderKey", head + "    latency: 1s\n", 5, `unknown key "latency" in a provider`},
+		{"ErrProvidersNotAList", "providers:\n  id: eu\n", 2, "must be a list"},
+		{"ErrMissingID", "providers:\n  - kind: sandbox\n", 2, "needs an id"},
+		{"ErrBadID", "providers:\n  - id: EU Main\n    kind: sandbox\n", 2, "lower-case"},
+		{"ErrDuplicateID", head + "  - id: eu\n    kind: sandbox\n", 5, "declared twice (first at line 2)"},
+		{"ErrMissingKind", "providers:\n  - id: eu\n", 2, "needs a kind"},
+		{"ErrUnknownKind", "providers:\n  - id: eu\n    kind: stripe\n", 3, `unknown kind "stripe"`},
+		{"ErrSandboxLive", "providers:\n  - id: eu\n    kind: sandbox\n    mode: live\n", 4, "test mode only"},
+		{"ErrBadMode", "providers:\n  - id: eu\n    kind: sandbox\n    mode: prod\n", 4, "test or live"},
+		{"ErrBadCurrency", "providers:\n  - id: eu\n    kind: sandbox\n    currencies: [EUR, XXX]\n", 4, `"XXX" is not a current ISO 4217`},
+		{"ErrCurrencyTwice", "providers:\n  - id: eu\n    kind: sandbox\n    currencies:\n      - EUR\n      - eur\n", 6, "lists EUR twice"},
+		{"ErrTimeoutSyntax", head + "    timeout: 10\n", 5, "not a duration"},
+		{"ErrTimeoutTooLong", head + "    timeout: 16s\n", 5, "at most 15s"},
+		{"ErrCredentialUnset", head + "    credentials:\n      apiKey: NOT_SET\n", 6, "environment variable NOT_SET is not set"},
+		{"ErrCredentialInline", head + "    credentials:\n      apiKey: sk-live-123/abc\n", 6, "not an environment variable name"},
+		{"ErrLatency", head + "    sandbox:\n      latency: -1s\n", 6, "latency must be"},
+		{"ErrFailureRate", head + "    sandbox:\n      failureRate: 1.5\n", 6, "failureRate must be"},
+		{"ErrFailureRateText", head + "    sandbox:\n      failureRate: often\n", 6, "failureRate must be"},
+		{"ErrSandboxKey", head + "    sandbox:\n      jitter: 1s\n", 6, `unknown key "jitter"`},
+		{"ErrBreakerFailures", head + "    breaker:\n      failures: 0\n", 6, "failures must be from 1"},
+		{"ErrBreakerOpenFor", head + "    breaker:\n      openFor: 0s\n", 6, "openFor must be more than 0"},
+		{"ErrNoTestRoutes", head, 2, "routes has no test section"},
+		{"ErrRoutesMode", head + "routes:\n  staging:\n    default: [eu]\n", 6, `unknown key "staging" in routes`},
+		{"ErrRouteUnknownProvider", head + "routes:\n  test:\n    EUR: [eu, sandbox-xx]\n", 7, `routes.test.EUR: unknown provider "sandbox-xx"`},
+		{"ErrRouteUnknownProviderDefault", head + "routes:\n  test:\n    default:\n      - eu\n      - nope\n", 9, `unknown provider "nope"`},
+		{"ErrRouteCurrency", head + "routes:\n  test:\n    EURO: [eu]\n", 7, `"EURO" is neither`},
+		{"ErrRouteEmpty", head + "routes:\n  test:\n    EUR: []\n", 7, "is empty"},
+		{"ErrRouteTwice", head + "routes:\n  test:\n    EUR: [eu]\n    eur: [eu]\n", 8, "EUR is routed twice"},
+		{"ErrRouteProviderTwice", head + "routes:\n  test:\n    EUR: [eu, eu]\n", 7, `"eu" is listed twice`},
+		{"ErrRouteCurrencyNotServed", head + "routes:\n  test:\n    USD: [eu]\n", 7, `provider "eu" does not serve USD`},
+		{"ErrRouteOtherMode", head + "routes:\n  test:\n    default: [eu]\n  live:\n    default: [eu]\n", 9, `provider "eu" serves test mode`},
+		{"ErrRouteNotAList", head + "routes:\n  test:\n    EUR: eu\n", 7, "must be a list"},
+		{"ErrTwoDocuments", head + "routes:\n  test: {}\n---\nx: 1\n", 7, "only one YAML document"},
+	}
+	for _, c := range errCases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := ParseConfig("paygate.yaml", []byte(c.raw), env(map[string]string{}))
+			var ce *ConfigError
+			if !errors.As(err, &ce) {
+				t.Fatalf("err = %v (%T), want a *ConfigError", err, err)
+			}
+			if ce.Line != c.line || !strings.Contains(ce.Msg, c.msg) {
+				t.Fatalf("err = %q (line %d), want line %d with %q", err, ce.Line, c.line, c.msg)
+			}
+			if want := fmt.Sprintf("paygate.yaml:%d: ", c.line); !strings.HasPrefix(err.Error(), want) {
+				t.Fatalf("err = %q, want it to start with %q", err, want)
+			}
+		})
+	}
+}
+
+func TestLoadConfig(t *testing.T) {
+	t.Parallel()
+	cfg, err := LoadConfig("", nil)
+	if err != nil || len(cfg.Providers) != 0 || cfg.Source != "" {
+		t.Fatalf("no file: %+v, %v", cfg, err)
+	}
+	if _, err := LoadConfig(filepath.Join(t.TempDir(), "missing.yaml"), nil); err == nil || !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("missing file: %v", err)
+	}
+}

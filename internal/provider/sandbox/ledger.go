@@ -1,0 +1,257 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/paygate/paygate/internal/paygate"
+)
+
+var _ paygate.Inquirer = (*Provider)(nil)
+
+// The timings of card 4000000000000705 (decisions.md section 8): the sandbox
+// times the charge out after TimeoutAfter, and an inquiry reports it
+// captured InquiryDelay after that.
+const (
+	TimeoutAfter = 2 * time.Second
+	InquiryDelay = 3 * time.Second
+)
+
+// Ledger is where a sandbox keeps what it received: durable in the gateway's
+// database (paygate.Store implements it), as a remote provider's records
+// are, or in memory for unit tests. Entries never hold card data.
+type Ledger interface {
+	// RecordSandboxCharge stores the entry unless the provider has one for
+	// the payment, and returns the stored entry (the first one wins).
+	RecordSandboxCharge(ctx context.Context, c paygate.SandboxCharge) (paygate.SandboxCharge, error)
+	// SandboxChargeByPayment returns the provider's entry for the payment,
+	// or a NOT_FOUND *paygate.Error when it never received the payment.
+	SandboxChargeByPayment(ctx context.Context, providerID, paymentID string) (paygate.SandboxCharge, error)
+}
+
+// WithLedger keeps the sandbox's ledger in l instead of in memory.
+func WithLedger(l Ledger) Option {
+	return func(p *Provider) { p.ledger = l }
+}
+
+// WithFailureRate makes the share rate (0 to 1) of charges fail as a real
+// outage would: ProviderUnavailable with nothing processed, which moves the
+// payment to the next provider of its route and counts against the
+// provider's circuit breaker (unlike the test cards).
+func WithFailureRate(rate float64) Option {
+	return func(p *Provider) { p.failureRate = rate }
+}
+
+// WithClock sets the clock the ledger's times come from (default: the
+// system clock). Waits are real time either way.
+func WithClock(c paygate.Clock) Option {
+	return func(p *Provider) { p.clock = c }
+}
+
+// CardOutcomeError is an error a test card produced on purpose. It says
+// nothing about the provider's health, so circuit breakers ignore it (they
+// look for the CardOutcome method); everything else sees the
+// *paygate.ProviderError it wraps.
+type CardOutcomeError struct{ Err *paygate.ProviderError }
+
+// Error returns the provider error's text.
+func (e *CardOutcomeError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the provider error.
+func (e *CardOutcomeError) Unwrap() error { return e.Err }
+
+// CardOutcome marks the error as a simulated fate of a card.
+func (e *CardOutcomeError) CardOutcome() bool { return true }
+
+// cardOutcome wraps an error of decide.
+func cardOutcome(err error) error {
+	var pe *paygate.ProviderError
+	if errors.As(err, &pe) {
+		return &CardOutcomeError{Err: pe}
+	}
+	return err
+}
+
+// Charge simulates a remote provider's charge. A context already done, or a
+// simulated outage (WithFailureRate), is ProviderUnavailable with nothing
+// processed. Otherwise the charge is decided from the test-card table (see
+// decide) and, unless the card makes the provider unavailable, written to
+// the ledger before anything is answered: from then on the provider has
+// received it (a ledger that cannot be written leaves that unknown:
+// ProviderUnknownOutcome). The answer comes after the latency. A context
+// that ends before it is ProviderUnknownOutcome; card 4000000000000705 answers
+// ProviderUnknownOutcome after TimeoutAfter on purpose. Errors that a test
+// card chose are *CardOutcomeError; the others are *paygate.ProviderError.
+func (p *Provider) Charge(ctx context.Context, req paygate.ChargeRequest) (paygate.ChargeResult, error) {
+	if ctx.Err() != nil {
+		return paygate.ChargeResult{}, p.fail(paygate.ProviderUnavailable, msgCancelled)
+	}
+	if p.failureRate > 0 && rand.Float64() < p.failureRate {
+		return paygate.ChargeResult{}, p.fail(paygate.ProviderUnavailable, msgOutage)
+	}
+	res, err := p.decide(ctx, req)
+	var pe *paygate.ProviderError
+	if err != nil && (!errors.As(err, &pe) || pe.Kind == paygate.ProviderUnavailable) {
+		return paygate.ChargeResult{}, cardOutcome(err) // not received: nothing to record
+	}
+	timesOut := req.Card.Number.Reveal() == CardTimeout
+
+	now := p.clock.Now()
+	answerAt := now.Add(p.latency)
+	entry := paygate.SandboxCharge{
+		ProviderID: p.id, PaymentID: req.PaymentID, Mode: req.Mode, Amount: req.Amount,
+		ReadyAt: answerAt, CreatedAt: now,
+	}
+	if timesOut {
+		entry.ReadyAt = answerAt.Add(TimeoutAfter + InquiryDelay)
+		answerAt = answerAt.Add(TimeoutAfter)
+	}
+	if pe != nil {
+		entry.Outcome, entry.Message = paygate.SandboxErrored, pe.Message
+	} else {
+		entry.Outcome, entry.ProviderRef = outcomeOf(res.Status), res.ProviderRef
+		entry.DeclineCode, entry.Message = res.DeclineCode, res.Message
+	}
+	stored := entry
+	if req.PaymentID != "" {
+		if stored, err = p.ledger.RecordSandboxCharge(ctx, entry); err != nil {
+			// The write may have happened all the same: the outcome is
+			// unknown, as a remote provider's would be when it fails
+			// while recording a request. Recovery asks the ledger later.
+			return paygate.ChargeResult{}, p.fail(paygate.ProviderUnknownOutcome, msgLedgerDown)
+		}
+	}
+	if stored.Outcome != entry.Outcome {
+		// A repeated charge of a payment decided otherwise before: the
+		// payment id is the idempotency key, the first answer holds.
+		res, pe = resultOf(stored), nil
+		if stored.Outcome == paygate.SandboxErrored {
+			pe = p.fail(paygate.ProviderFailed, stored.Message).(*paygate.ProviderError)
+		}
+		answerAt, timesOut = stored.ReadyAt, false
+	}
+
+	if err := p.waitUntil(ctx, answerAt); err != nil {
+		// Received, but the caller stopped waiting: the outcome is unknown
+		// to it. Not a card's doing: a real timeout.
+		return paygate.ChargeResult{}, p.fail(paygate.ProviderUnknownOutcome, msgTimeout)
+	}
+	switch {
+	case timesOut:
+		return paygate.ChargeResult{}, cardOutcome(p.fail(paygate.ProviderUnknownOutcome, msgTimeout))
+	case pe != nil:
+		return paygate.ChargeResult{}, cardOutcome(pe)
+	}
+	return res, nil
+}
+
+// Inquire reports what the sandbox's ledger knows of the payment: unknown
+// when it never received it, pending until the charge's processing time has
+// passed, then its outcome. Errors: ProviderUnavailable when ctx is done or
+// the ledger cannot be read (ask again later).
+func (p *Provider) Inquire(ctx context.Context, paymentID string) (paygate.Inquiry, error) {
+	if ctx.Err() != nil {
+		return paygate.Inquiry{}, p.fail(paygate.ProviderUnavailable, msgCancelled)
+	}
+	c, err := p.ledger.SandboxChargeByPayment(ctx, p.id, paymentID)
+	if paygate.IsNotFound(err) {
+		return paygate.Inquiry{Status: paygate.InquiryUnknown}, nil
+	}
+	if err != nil {
+		return paygate.Inquiry{}, p.fail(paygate.ProviderUnavailable, msgRecordsDown)
+	}
+	if p.clock.Now().Before(c.ReadyAt) {
+		return paygate.Inquiry{Status: paygate.InquiryPending}, nil
+	}
+	if c.Outcome == paygate.SandboxErrored {
+		return paygate.Inquiry{Status: paygate.InquiryErrored, Message: c.Message}, nil
+	}
+	return paygate.Inquiry{Status: paygate.InquiryAnswered, Result: resultOf(c)}, nil
+}
+
+// waitUntil waits until the clock says t, or ctx ends (its error).
+func (p *Provider) waitUntil(ctx context.Context, t time.Time) error {
+	d := t.Sub(p.clock.Now())
+	if d <= 0 {
+		return nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// outcomeOf is the ledger's name of a charge result's status.
+func outcomeOf(s paygate.PaymentStatus) paygate.SandboxOutcome {
+	switch s {
+	case paygate.PaymentAuthorized:
+		return paygate.SandboxAuthorized
+	case paygate.PaymentPending3DS:
+		return paygate.SandboxPending3DS
+	case paygate.PaymentFailed:
+		return paygate.SandboxDeclined
+	default:
+		return paygate.SandboxCaptured
+	}
+}
+
+// resultOf is the charge result a ledger entry records (the errored outcome
+// has none).
+func resultOf(c paygate.SandboxCharge) paygate.ChargeResult {
+	res := paygate.ChargeResult{ProviderRef: c.ProviderRef}
+	switch c.Outcome {
+	case paygate.SandboxAuthorized:
+		res.Status = paygate.PaymentAuthorized
+	case paygate.SandboxPending3DS:
+		res.Status = paygate.PaymentPending3DS
+	case paygate.SandboxDeclined:
+		res.Status, res.DeclineCode, res.Message = paygate.PaymentFailed, c.DeclineCode, c.Message
+	default:
+		res.Status = paygate.PaymentCaptured
+	}
+	return res
+}
+
+// MemoryLedger is a Ledger in memory, for tests and for sandboxes built
+// without a database. It is safe for concurrent use.
+type MemoryLedger struct {
+	mu      sync.Mutex
+	entries map[[2]string]paygate.SandboxCharge
+}
+
+var _ Ledger = (*MemoryLedger)(nil)
+
+// NewMemoryLedger returns an empty ledger.
+func NewMemoryLedger() *MemoryLedger {
+	return &MemoryLedger{entries: make(map[[2]string]paygate.SandboxCharge)}
+}
+
+// RecordSandboxCharge stores c unless an entry exists, and returns the
+// stored entry.
+func (l *MemoryLedger) RecordSandboxCharge(_ context.Context, c paygate.SandboxCharge) (paygate.SandboxCharge, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k := [2]string{c.ProviderID, c.PaymentID}
+	if prev, ok := l.entries[k]; ok {
+		return prev, nil
+	}
+	l.entries[k] = c
+	return c, nil
+}
+
+// SandboxChargeByPayment returns the entry, or NOT_FOUND.
+func (l *MemoryLedger) SandboxChargeByPayment(_ context.Context, providerID, paymentID string) (paygate.SandboxCharge, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c, ok := l.entries[[2]string{providerID, paymentID}]; ok {
+		return c, nil
+	}
+	return paygate.SandboxCharge{}, paygate.Errorf(paygate.CodeNotFound, "", "no such sandbox charge")
+}

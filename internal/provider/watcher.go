@@ -1,0 +1,172 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/paygate/paygate/internal/paygate"
+)
+
+// Defaults of the Watcher.
+const (
+	// DefaultStatePoll is how often a node reads the operator's provider
+	// states: a drain or restore is in force on every node within it.
+	DefaultStatePoll = 500 * time.Millisecond
+	// DefaultReportEvery is how often a node re-reports its breakers even
+	// when nothing changed, so that reports of a node that died age out.
+	DefaultReportEvery = 10 * time.Second
+	// ReportFreshFor is how long a breaker report counts as current.
+	ReportFreshFor = 3 * DefaultReportEvery
+)
+
+// StateStore is the part of the store the Watcher uses.
+type StateStore interface {
+	ProviderStates(ctx context.Context) ([]paygate.ProviderState, error)
+	ReportBreakers(ctx context.Context, node string, reports []paygate.BreakerReport, at time.Time) error
+	ForgetBreakers(ctx context.Context, node string) error
+}
+
+// Watcher keeps a Router in step with the database: it polls the
+// operator's drain states (so that `paygate providers drain` run anywhere
+// takes effect on this node within StatePoll) and reports this node's
+// circuit breakers when they change and every ReportEvery, for `paygate
+// providers` to show.
+type Watcher struct {
+	router *Router
+	store  StateStore
+	cfg    WatcherConfig
+
+	cancel context.CancelFunc
+	done   chan struct{}
+	once   sync.Once
+}
+
+// WatcherConfig configures a Watcher; zero fields take the defaults.
+type WatcherConfig struct {
+	StatePoll   time.Duration
+	ReportEvery time.Duration
+	// Node names this node in breaker reports (default: host:pid).
+	Node   string
+	Clock  paygate.Clock
+	Logger *slog.Logger
+}
+
+// NewWatcher returns a watcher of the router's states in the store.
+func NewWatcher(r *Router, st StateStore, cfg WatcherConfig) *Watcher {
+	if cfg.StatePoll <= 0 {
+		cfg.StatePoll = DefaultStatePoll
+	}
+	if cfg.ReportEvery <= 0 {
+		cfg.ReportEvery = DefaultReportEvery
+	}
+	if cfg.Node == "" {
+		cfg.Node = NodeName()
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = paygate.SystemClock{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Watcher{router: r, store: st, cfg: cfg}
+}
+
+// NodeName is this process's name in breaker reports: host name and pid.
+func NodeName() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "node"
+	}
+	return fmt.Sprintf("%s:%d", host, os.Getpid())
+}
+
+// Start reads the drain states once (an error here is a setup error: the
+// router must not start without them), reports the breakers, and starts
+// polling.
+func (w *Watcher) Start(ctx context.Context) error {
+	if err := w.poll(ctx); err != nil {
+		return fmt.Errorf("read provider states: %w", err)
+	}
+	w.report(ctx)
+	ctx, w.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	w.done = make(chan struct{})
+	go w.loop(ctx)
+	return nil
+}
+
+// Stop stops polling, waits for the goroutine, and withdraws this node's
+// breaker reports.
+func (w *Watcher) Stop() {
+	w.once.Do(func() {
+		if w.cancel == nil {
+			return
+		}
+		w.cancel()
+		<-w.done
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := w.store.ForgetBreakers(ctx, w.cfg.Node); err != nil {
+			w.cfg.Logger.Warn("withdraw breaker reports", "error", err)
+		}
+	})
+}
+
+func (w *Watcher) loop(ctx context.Context) {
+	defer close(w.done)
+	poll := time.NewTicker(w.cfg.StatePoll)
+	defer poll.Stop()
+	heartbeat := time.NewTicker(w.cfg.ReportEvery)
+	defer heartbeat.Stop()
+	failing := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-poll.C:
+			err := w.poll(ctx)
+			switch {
+			case err != nil && ctx.Err() == nil && !failing:
+				failing = true
+				w.cfg.Logger.Error("read provider states; keeping the last ones", "error", err)
+			case err == nil && failing:
+				failing = false
+				w.cfg.Logger.Info("provider states readable again")
+			}
+		case <-w.router.Changed():
+			w.report(ctx)
+		case <-heartbeat.C:
+			w.report(ctx)
+		}
+	}
+}
+
+// poll applies the stored drain states to the router.
+func (w *Watcher) poll(ctx context.Context) error {
+	states, err := w.store.ProviderStates(ctx)
+	if err != nil {
+		return err
+	}
+	drained := make(map[string]bool, len(states))
+	for _, s := range states {
+		drained[s.ProviderID] = s.Drained
+	}
+	w.router.SetDrained(drained)
+	return nil
+}
+
+// report stores this node's breaker states.
+func (w *Watcher) report(ctx context.Context) {
+	var reports []paygate.BreakerReport
+	for _, s := range w.router.Statuses() {
+		reports = append(reports, paygate.BreakerReport{
+			Node: w.cfg.Node, Mode: s.Mode, ProviderID: s.ID, State: s.Breaker, Since: paygate.Normalize(s.Since),
+		})
+	}
+	if err := w.store.ReportBreakers(ctx, w.cfg.Node, reports, w.cfg.Clock.Now()); err != nil && ctx.Err() == nil {
+		w.cfg.Logger.Warn("report breaker states", "error", err)
+	}
+}

@@ -1,0 +1,116 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/paygate/paygate/internal/paygate"
+)
+
+// memStates is a StateStore in memory.
+type memStates struct {
+	mu      sync.Mutex
+	drained map[string]bool
+	fail    bool
+	reports map[string][]paygate.BreakerReport
+}
+
+func (m *memStates) ProviderStates(context.Context) ([]paygate.ProviderState, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.fail {
+		return nil, errors.New("database down")
+	}
+	var out []paygate.ProviderState
+	for id, d := range m.drained {
+		out = append(out, paygate.ProviderState{ProviderID: id, Drained: d})
+	}
+	return out, nil
+}
+
+func (m *memStates) ReportBreakers(_ context.Context, node string, rs []paygate.BreakerReport, _ time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.reports[node] = rs
+	return nil
+}
+
+func (m *memStates) ForgetBreakers(_ context.Context, node string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.reports, node)
+	return nil
+}
+
+func (m *memStates) set(f func(m *memStates)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	f(m)
+}
+
+func (m *memStates) report(node, id string) paygate.BreakerState {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, r := range m.reports[node] {
+		if r.ProviderID == id {
+			return r.State
+		}
+	}
+	return ""
+}
+
+func TestWatcher(t *testing.T) {
+	t.Parallel()
+	a, b := &flaky{id: "a", kind: paygate.ProviderUnavailable}, &flaky{id: "b"}
+	r := newRouter(t, BreakerConfig{Failures: 1, OpenFor: time.Hour, Probes: 1}, time.Second, a, b)
+	st := &memStates{drained: map[string]bool{"a": true}, reports: map[string][]paygate.BreakerReport{}}
+	w := NewWatcher(r, st, WatcherConfig{StatePoll: 20 * time.Millisecond, ReportEvery: time.Hour, Node: "n1"})
+	if err := w.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	// Start applies the stored states before it returns.
+	if got := routeIDs(r, "EUR"); !slices.Equal(got, []string{"b"}) {
+		t.Fatalf("route at start: %v", got)
+	}
+	if st.report("n1", "a") != paygate.BreakerClosed {
+		t.Fatalf("no report at start: %+v", st.reports)
+	}
+	st.set(func(m *memStates) { m.drained["a"] = false })
+	waitFor(t, 2*time.Second, "the restore", func() bool { return slices.Equal(routeIDs(r, "EUR"), []string{"a", "b"}) })
+
+	// A database that cannot be read keeps the last states.
+	st.set(func(m *memStates) { m.fail = true; m.drained["b"] = true })
+	time.Sleep(60 * time.Millisecond) // a few polls
+	if got := routeIDs(r, "EUR"); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("route while the database is down: %v", got)
+	}
+	st.set(func(m *memStates) { m.fail = false })
+	waitFor(t, 2*time.Second, "the drain of b", func() bool { return slices.Equal(routeIDs(r, "EUR"), []string{"a"}) })
+
+	// A breaker that opens is reported at once.
+	a.failing.Store(true)
+	_, _ = pay(r, "EUR", "4242424242424242")
+	waitFor(t, 2*time.Second, "the open breaker's report", func() bool { return st.report("n1", "a") == paygate.BreakerOpen })
+
+	w.Stop()
+	if st.report("n1", "a") != "" {
+		t.Fatal("reports left behind by a stopped node")
+	}
+}
+
+func TestWatcherStartFails(t *testing.T) {
+	t.Parallel()
+	r := newRouter(t, DefaultBreaker(), time.Second, &flaky{id: "a"})
+	st := &memStates{fail: true, reports: map[string][]paygate.BreakerReport{}}
+	w := NewWatcher(r, st, WatcherConfig{})
+	if err := w.Start(context.Background()); err == nil {
+		w.Stop()
+		t.Fatal("started without the provider states")
+	}
+	w.Stop() // a watcher that did not start stops at once
+}

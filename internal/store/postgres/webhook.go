@@ -1,0 +1,394 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/paygate/paygate/internal/paygate"
+)
+
+// Webhook delivery. Deliveries of state changes are inserted by the trigger
+// events_webhook_delivery (migration 00002) in the statement that writes
+// their event; the methods here claim, finish, list and add deliveries.
+// Claims lock the due rows FOR UPDATE SKIP LOCKED, so nodes claiming at once
+// take disjoint sets, and a row claimed (and committed) by another node no
+// longer matches when re-checked under READ COMMITTED.
+
+const endpointStateColumns = `merchant_id, mode, url, secret, events, created_at, updated_at,
+	previous_secret, previous_secret_expires_at, disabled_at`
+
+func scanEndpointState(row pgx.Row) (paygate.WebhookEndpointState, error) {
+	var e paygate.WebhookEndpointState
+	err := row.Scan(&e.MerchantID, &e.Mode, &e.URL, &e.Secret, &e.Events, &e.CreatedAt, &e.UpdatedAt,
+		&e.PreviousSecret, &e.PreviousSecretExpiresAt, &e.DisabledAt)
+	if len(e.Events) == 0 {
+		e.Events = nil
+	}
+	return e, err
+}
+
+// ConfigureWebhookEndpoint creates or replaces the endpoint of (merchant,
+// mode) and enables it. The secret and CreatedAt are kept unless
+// rotateSecret is true; a rotation of an existing endpoint keeps the
+// replaced secret as the previous one until previousUntil. NOT_FOUND when
+// the merchant does not exist.
+func (s *Store) ConfigureWebhookEndpoint(ctx context.Context, e paygate.WebhookEndpoint, rotateSecret bool, previousUntil time.Time) (paygate.WebhookEndpointState, error) {
+	events := e.Events
+	if events == nil {
+		events = []string{}
+	}
+	created := e.CreatedAt
+	if created.IsZero() {
+		created = e.UpdatedAt
+	}
+	// Every right-hand side reads the row as it was before the update.
+	got, err := scanEndpointState(s.pool.QueryRow(ctx, `
+		INSERT INTO webhook_endpoints AS w (merchant_id, mode, url, secret, events, created_at, updated_at)
+		SELECT @merchant_id, @mode, @url, @secret, @events, @created_at, @updated_at
+		WHERE EXISTS (SELECT 1 FROM merchants WHERE id = @merchant_id)
+		ON CONFLICT (merchant_id, mode) DO UPDATE SET
+			url = EXCLUDED.url,
+			events = EXCLUDED.events,
+			previous_secret = CASE WHEN @rotate::boolean THEN w.secret ELSE w.previous_secret END,
+			previous_secret_expires_at = CASE WHEN @rotate::boolean THEN @previous_until::timestamptz
+				ELSE w.previous_secret_expires_at END,
+			secret = CASE WHEN @rotate::boolean THEN EXCLUDED.secret ELSE w.secret END,
+			disabled_at = NULL,
+			updated_at = EXCLUDED.updated_at
+		RETURNING `+endpointStateColumns,
+		pgx.NamedArgs{
+			"merchant_id": e.MerchantID, "mode": e.Mode, "url": e.URL, "secret": e.Secret, "events": events,
+			"created_at": created, "updated_at": e.UpdatedAt, "rotate": rotateSecret, "previous_until": previousUntil,
+		}))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return paygate.WebhookEndpointState{}, notFound("merchant")
+	}
+	return got, translate(err)
+}
+
+// WebhookEndpointState returns the endpoint of (merchant, mode) with its
+// delivery state, or NOT_FOUND.
+func (s *Store) WebhookEndpointState(ctx context.Context, merchantID string, mode paygate.Mode) (paygate.WebhookEndpointState, error) {
+	e, err := scanEndpointState(s.pool.QueryRow(ctx, `
+		SELECT `+endpointStateColumns+` FROM webhook_endpoints
+		WHERE merchant_id = $1 AND mode = $2`, merchantID, mode))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return paygate.WebhookEndpointState{}, notFound("webhook endpoint")
+	}
+	return e, translate(err)
+}
+
+const deliveryColumns = `id, event_id, merchant_id, mode, event_type, status, attempts, next_attempt_at,
+	last_attempt_at, last_status_code, last_error, created_at, updated_at`
+
+// deliveryScanTargets returns the scan destinations of deliveryColumns.
+func deliveryScanTargets(d *paygate.Delivery) []any {
+	return []any{&d.ID, &d.EventID, &d.MerchantID, &d.Mode, &d.EventType, &d.Status, &d.Attempts, &d.NextAttemptAt,
+		&d.LastAttemptAt, &d.LastStatusCode, &d.LastError, &d.CreatedAt, &d.UpdatedAt}
+}
+
+func scanDelivery(row pgx.Row) (paygate.Delivery, error) {
+	var d paygate.Delivery
+	err := row.Scan(deliveryScanTargets(&d)...)
+	return d, err
+}
+
+// claimDeliveries locks up to @limit due deliveries, skipping those another
+// claim holds, leases them, and returns each with its event's payload and
+// its endpoint (NULLs when there is none).
+const claimDeliveries = `
+	WITH due AS (
+		SELECT id FROM webhook_deliveries
+		WHERE status = 'pending' AND next_attempt_at <= @now
+			AND (attempts > 0 OR next_attempt_at <= @first_due)
+		ORDER BY next_attempt_at
+		LIMIT @limit
+		FOR UPDATE SKIP LOCKED
+	), claimed AS (
+		UPDATE webhook_deliveries d
+		SET attempts = d.attempts + 1, lease = @lease, next_attempt_at = @lease_until, updated_at = @now
+		FROM due WHERE d.id = due.id
+		RETURNING d.id, d.event_id, d.merchant_id, d.mode, d.event_type, d.status, d.attempts, d.next_attempt_at,
+			d.last_attempt_at, d.last_status_code, d.last_error, d.created_at, d.updated_at
+	)
+	SELECT c.id, c.event_id, c.merchant_id, c.mode, c.event_type, c.status, c.attempts, c.next_attempt_at,
+		c.last_attempt_at, c.last_status_code, c.last_error, c.created_at, c.updated_at,
+		e.payload, w.merchant_id IS NOT NULL, w.url, w.secret, w.events, w.created_at, w.updated_at,
+		w.previous_secret, w.previous_secret_expires_at, w.disabled_at
+	FROM claimed c
+	JOIN events e ON e.id = c.event_id
+	LEFT JOIN webhook_endpoints w ON w.merchant_id = c.merchant_id AND w.mode = c.mode
+	ORDER BY c.next_attempt_at, c.id`
+
+// ClaimDeliveries claims up to c.Limit due deliveries for one attempt each.
+func (s *Store) ClaimDeliveries(ctx context.Context, c paygate.DeliveryClaim) ([]paygate.ClaimedDelivery, error) {
+	if c.Limit <= 0 {
+		return nil, nil
+	}
+	rows, err := s.pool.Query(ctx, claimDeliveries, pgx.NamedArgs{
+		"now": c.Now, "first_due": c.FirstDue, "limit": c.Limit, "lease": c.Lease, "lease_until": c.LeaseUntil,
+	})
+	if err != nil {
+		return nil, translate(err)
+	}
+	claimed, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (paygate.ClaimedDelivery, error) {
+		cd := paygate.ClaimedDelivery{Lease: c.Lease}
+		var (
+			hasEndpoint               bool
+			url, secret, previous     *string
+			events                    []string
+			created, updated          *time.Time
+			previousExpires, disabled *time.Time
+		)
+		dest := append(deliveryScanTargets(&cd.Delivery), &cd.Payload, &hasEndpoint, &url, &secret, &events,
+			&created, &updated, &previous, &previousExpires, &disabled)
+		if err := r.Scan(dest...); err != nil {
+			return cd, err
+		}
+		if hasEndpoint {
+			e := paygate.WebhookEndpointState{
+				WebhookEndpoint: paygate.WebhookEndpoint{
+					MerchantID: cd.Delivery.MerchantID, Mode: cd.Delivery.Mode, URL: *url, Secret: *secret,
+					Events: events, CreatedAt: *created, UpdatedAt: *updated,
+				},
+				PreviousSecret: *previous, PreviousSecretExpiresAt: previousExpires, DisabledAt: disabled,
+			}
+			if len(e.Events) == 0 {
+				e.Events = nil
+			}
+			cd.Endpoint = &e
+		}
+		return cd, nil
+	})
+	if err != nil {
+		return nil, translate(err)
+	}
+	return claimed, nil
+}
+
+// finishDelivery applies the outcome if the lease is held (fin), records
+// the attempt, and on @disable disables the endpoint and fails its other
+// pending deliveries that are not leased. The CTEs all read the snapshot
+// from before the statement, hence "d.id <> fin.id".
+const finishDelivery = `
+	WITH fin AS (
+		UPDATE webhook_deliveries SET
+			status = @status,
+			next_attempt_at = CASE WHEN @status = 'pending' THEN @next_attempt_at::timestamptz ELSE next_attempt_at END,
+			lease = '',
+			last_attempt_at = COALESCE(@last_attempt_at, last_attempt_at),
+			last_status_code = @last_status_code,
+			last_error = @last_error,
+			updated_at = @at
+		WHERE id = @id AND lease = @lease AND lease <> '' AND status = 'pending'
+		RETURNING id, merchant_id, mode
+	), attempt AS (
+		INSERT INTO webhook_attempts (delivery_id, number, url, started_at, status_code, latency_us, response, error)
+		SELECT fin.id, @number, @url, @started_at, @status_code, @latency_us, @response, @attempt_error
+		FROM fin WHERE @has_attempt::boolean
+	), disabled AS (
+		UPDATE webhook_endpoints w SET disabled_at = COALESCE(w.disabled_at, @at)
+		FROM fin
+		WHERE @disable::boolean AND w.merchant_id = fin.merchant_id AND w.mode = fin.mode
+	), failed AS (
+		UPDATE webhook_deliveries d SET status = 'failed', last_error = @disabled_error, updated_at = @at
+		FROM fin
+		WHERE @disable::boolean AND d.merchant_id = fin.merchant_id AND d.mode = fin.mode
+			AND d.id <> fin.id AND d.status = 'pending'
+			AND NOT (d.lease <> '' AND d.next_attempt_at > @at)
+	)
+	SELECT EXISTS (SELECT 1 FROM fin), EXISTS (SELECT 1 FROM webhook_deliveries WHERE id = @id)`
+
+// disabledError is the last error of the deliveries failed when their
+// endpoint was disabled.
+const disabledError = "the endpoint was disabled: the receiver answered 410 Gone"
+
+// FinishDelivery records the attempt and the outcome of a claimed
+// delivery, if its lease is still held.
+func (s *Store) FinishDelivery(ctx context.Context, f paygate.DeliveryFinish) error {
+	if !f.Status.Valid() {
+		return fmt.Errorf("postgres: finish delivery: invalid status %q", f.Status)
+	}
+	args := pgx.NamedArgs{
+		"id": f.DeliveryID, "lease": f.Lease, "status": f.Status, "next_attempt_at": f.NextAttemptAt, "at": f.At,
+		"last_attempt_at": nil, "last_status_code": 0, "last_error": f.Error,
+		"has_attempt": f.Attempt != nil, "number": 0, "url": "", "started_at": f.At, "status_code": 0,
+		"latency_us": int64(0), "response": []byte{}, "attempt_error": "",
+		"disable": f.DisableEndpoint, "disabled_error": disabledError,
+	}
+	if a := f.Attempt; a != nil {
+		args["last_attempt_at"], args["last_status_code"], args["last_error"] = a.StartedAt, a.StatusCode, a.Error
+		args["number"], args["url"], args["started_at"], args["status_code"] = a.Number, a.URL, a.StartedAt, a.StatusCode
+		args["latency_us"], args["response"], args["attempt_error"] = a.Latency.Microseconds(), nonNil(a.Response), a.Error
+	}
+	var finished, exists bool
+	if err := s.pool.QueryRow(ctx, finishDelivery, args).Scan(&finished, &exists); err != nil {
+		return translate(err)
+	}
+	switch {
+	case finished:
+		return nil
+	case !exists:
+		return notFound("delivery")
+	default:
+		return fmt.Errorf("%w: the lease of delivery %s is no longer held", paygate.ErrStateConflict, f.DeliveryID)
+	}
+}
+
+// DeliveriesByMerchant lists a merchant's deliveries, newest first.
+func (s *Store) DeliveriesByMerchant(ctx context.Context, q paygate.DeliveryQuery) ([]paygate.Delivery, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT `+deliveryColumns+` FROM webhook_deliveries
+		WHERE merchant_id = @merchant_id
+			AND (@mode::text = '' OR mode = @mode::text)
+			AND (@status::text = '' OR status = @status::text)
+			AND (@event_id::text = '' OR event_id = @event_id::text)
+		ORDER BY created_at DESC, seq DESC
+		LIMIT @limit`,
+		pgx.NamedArgs{
+			"merchant_id": q.MerchantID, "mode": string(q.Mode), "status": string(q.Status),
+			"event_id": q.EventID, "limit": nullLimit(q.Limit),
+		})
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (paygate.Delivery, error) { return scanDelivery(r) })
+	if err != nil {
+		return nil, translate(err)
+	}
+	if out == nil {
+		out = []paygate.Delivery{}
+	}
+	return out, nil
+}
+
+// DeliveryByID returns a delivery of (merchant, mode), or NOT_FOUND.
+func (s *Store) DeliveryByID(ctx context.Context, merchantID string, mode paygate.Mode, id string) (paygate.Delivery, error) {
+	d, err := scanDelivery(s.pool.QueryRow(ctx, `
+		SELECT `+deliveryColumns+` FROM webhook_deliveries
+		WHERE id = $1 AND merchant_id = $2 AND mode = $3`, id, merchantID, mode))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return paygate.Delivery{}, notFound("delivery")
+	}
+	return d, translate(err)
+}
+
+// DeliveryAttempts lists a delivery's attempts, first first. The delivery
+// row is joined so that one statement tells "no attempts" (one row of
+// NULLs) from "no such delivery" (no row).
+func (s *Store) DeliveryAttempts(ctx context.Context, merchantID string, mode paygate.Mode, deliveryID string) ([]paygate.DeliveryAttempt, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT a.number, a.url, a.started_at, a.status_code, a.latency_us, a.response, a.error
+		FROM webhook_deliveries d
+		LEFT JOIN webhook_attempts a ON a.delivery_id = d.id
+		WHERE d.id = $1 AND d.merchant_id = $2 AND d.mode = $3
+		ORDER BY a.number`, deliveryID, merchantID, mode)
+	if err != nil {
+		return nil, translate(err)
+	}
+	found := false
+	out := []paygate.DeliveryAttempt{}
+	for rows.Next() {
+		found = true
+		var (
+			number, status *int32
+			url, msg       *string
+			started        *time.Time
+			latency        *int64
+			response       []byte
+		)
+		if err := rows.Scan(&number, &url, &started, &status, &latency, &response, &msg); err != nil {
+			rows.Close()
+			return nil, translate(err)
+		}
+		if number == nil {
+			continue // the delivery has no attempt yet
+		}
+		out = append(out, paygate.DeliveryAttempt{
+			DeliveryID: deliveryID, Number: int(*number), URL: *url, StartedAt: *started,
+			StatusCode: int(*status), Latency: time.Duration(*latency) * time.Microsecond,
+			Response: nonNil(response), Error: *msg,
+		})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, translate(err)
+	}
+	if !found {
+		return nil, notFound("delivery")
+	}
+	return out, nil
+}
+
+// ResendEvent inserts a new delivery of an existing event to its endpoint.
+func (s *Store) ResendEvent(ctx context.Context, eventID, deliveryID string, at time.Time) (paygate.Delivery, error) {
+	d, err := scanDelivery(s.pool.QueryRow(ctx, `
+		INSERT INTO webhook_deliveries (id, event_id, merchant_id, mode, event_type, status,
+			next_attempt_at, created_at, updated_at)
+		SELECT @id, e.id, e.merchant_id, e.mode, e.type, 'pending', @at, @at, @at
+		FROM events e
+		JOIN webhook_endpoints w ON w.merchant_id = e.merchant_id AND w.mode = e.mode
+		WHERE e.id = @event_id AND w.disabled_at IS NULL
+		RETURNING `+deliveryColumns,
+		pgx.NamedArgs{"id": deliveryID, "event_id": eventID, "at": at}))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return paygate.Delivery{}, s.whyNoDelivery(ctx, `
+			SELECT e.id IS NOT NULL, w.merchant_id IS NOT NULL, w.disabled_at
+			FROM (SELECT 1) AS one
+			LEFT JOIN events e ON e.id = $1
+			LEFT JOIN webhook_endpoints w ON w.merchant_id = e.merchant_id AND w.mode = e.mode`, eventID)
+	}
+	return d, translate(err)
+}
+
+// CreatePing inserts a ping event and its delivery in one statement.
+func (s *Store) CreatePing(ctx context.Context, ev paygate.Event, deliveryID string) (paygate.Delivery, error) {
+	d, err := scanDelivery(s.pool.QueryRow(ctx, `
+		WITH ev AS (
+			INSERT INTO events (id, merchant_id, mode, type, payment_id, refund_id, payload, created_at)
+			SELECT @event_id, @merchant_id, @mode, @type, NULLIF(@payment_id, ''), NULLIF(@refund_id, ''), @payload, @at
+			WHERE EXISTS (SELECT 1 FROM webhook_endpoints
+				WHERE merchant_id = @merchant_id AND mode = @mode AND disabled_at IS NULL)
+			RETURNING id
+		)
+		INSERT INTO webhook_deliveries (id, event_id, merchant_id, mode, event_type, status,
+			next_attempt_at, created_at, updated_at)
+		SELECT @id, ev.id, @merchant_id, @mode, @type, 'pending', @at, @at, @at FROM ev
+		RETURNING `+deliveryColumns,
+		pgx.NamedArgs{
+			"id": deliveryID, "event_id": ev.ID, "merchant_id": ev.MerchantID, "mode": ev.Mode, "type": ev.Type,
+			"payment_id": ev.PaymentID, "refund_id": ev.RefundID, "payload": nonNil(ev.Payload), "at": ev.CreatedAt,
+		}))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return paygate.Delivery{}, s.whyNoDelivery(ctx, `
+			SELECT true, w.merchant_id IS NOT NULL, w.disabled_at
+			FROM (SELECT 1) AS one
+			LEFT JOIN webhook_endpoints w ON w.merchant_id = $1 AND w.mode = $2`, ev.MerchantID, ev.Mode)
+	}
+	return d, translate(err)
+}
+
+// whyNoDelivery runs a query of (event exists, endpoint exists, endpoint
+// disabled at) and names why a delivery was not inserted.
+func (s *Store) whyNoDelivery(ctx context.Context, query string, args ...any) error {
+	var eventExists, endpointExists bool
+	var disabledAt *time.Time
+	if err := s.pool.QueryRow(ctx, query, args...).Scan(&eventExists, &endpointExists, &disabledAt); err != nil {
+		return translate(err)
+	}
+	switch {
+	case !eventExists:
+		return notFound("event")
+	case !endpointExists:
+		return notFound("webhook endpoint")
+	case disabledAt != nil:
+		return fmt.Errorf("%w: the webhook endpoint is disabled since %s; set it again to enable it",
+			paygate.ErrStateConflict, disabledAt.Format(time.RFC3339))
+	default:
+		// The endpoint appeared or was enabled between the two statements.
+		return fmt.Errorf("%w: the webhook endpoint changed; retry", paygate.ErrStateConflict)
+	}
+}

@@ -1,0 +1,201 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/paygate/paygate/internal/paygate"
+)
+
+// ProviderStates returns every provider state an operator ever set, sorted
+// by provider id.
+func (s *Store) ProviderStates(ctx context.Context) ([]paygate.ProviderState, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT provider_id, drained, updated_at FROM provider_states ORDER BY provider_id`)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	states := []paygate.ProviderState{}
+	for rows.Next() {
+		var (
+			st      paygate.ProviderState
+			updated int64
+		)
+		if err := rows.Scan(&st.ProviderID, &st.Drained, &updated); err != nil {
+			return nil, translate(err)
+		}
+		st.UpdatedAt = fromMicros(updated)
+		states = append(states, st)
+	}
+	return states, translate(rows.Err())
+}
+
+// SetProviderDrained drains or restores the provider and returns the stored
+// state; setting the state it already has keeps its UpdatedAt.
+func (s *Store) SetProviderDrained(ctx context.Context, providerID string, drained bool, at time.Time) (paygate.ProviderState, error) {
+	st := paygate.ProviderState{ProviderID: providerID}
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var updated int64
+		err := tx.QueryRowContext(ctx, `
+			INSERT INTO provider_states (provider_id, drained, updated_at) VALUES (?1, ?2, ?3)
+			ON CONFLICT (provider_id) DO UPDATE SET
+				drained = excluded.drained,
+				updated_at = CASE WHEN provider_states.drained = excluded.drained
+					THEN provider_states.updated_at ELSE excluded.updated_at END
+			RETURNING drained, updated_at`,
+			providerID, drained, micros(at)).Scan(&st.Drained, &updated)
+		st.UpdatedAt = fromMicros(updated)
+		return err
+	})
+	return st, err
+}
+
+// ReportBreakers replaces the node's reports with the given ones.
+func (s *Store) ReportBreakers(ctx context.Context, node string, reports []paygate.BreakerReport, at time.Time) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM provider_breakers WHERE node = ?`, node); err != nil {
+			return err
+		}
+		for _, r := range reports {
+			if _, err := tx.ExecContext(ctx, `
+				INSERT INTO provider_breakers (node, mode, provider_id, state, since, reported_at)
+				VALUES (?, ?, ?, ?, ?, ?)`,
+				node, string(r.Mode), r.ProviderID, string(r.State), micros(r.Since), micros(at)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// BreakerReports returns the reports made at or after since.
+func (s *Store) BreakerReports(ctx context.Context, since time.Time) ([]paygate.BreakerReport, error) {
+	rows, err := s.read.QueryContext(ctx, `
+		SELECT node, mode, provider_id, state, since, reported_at FROM provider_breakers
+		WHERE reported_at >= ? ORDER BY provider_id, mode, node`, micros(since))
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	reports := []paygate.BreakerReport{}
+	for rows.Next() {
+		var (
+			r                 paygate.BreakerReport
+			mode, state       string
+			sinceAt, reported int64
+		)
+		if err := rows.Scan(&r.Node, &mode, &r.ProviderID, &state, &sinceAt, &reported); err != nil {
+			return nil, translate(err)
+		}
+		r.Mode, r.State = paygate.Mode(mode), paygate.BreakerState(state)
+		r.Since, r.ReportedAt = fromMicros(sinceAt), fromMicros(reported)
+		reports = append(reports, r)
+	}
+	return reports, translate(rows.Err())
+}
+
+// ForgetBreakers deletes the node's reports.
+func (s *Store) ForgetBreakers(ctx context.Context, node string) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM provider_breakers WHERE node = ?`, node)
+		return err
+	})
+}
+
+const sandboxChargeColumns = `provider_id, payment_id, mode, amount, currency, outcome,
+	provider_ref, decline_code, message, ready_at, created_at`
+
+// RecordSandboxCharge stores the entry unless the provider has one for the
+// payment already, and returns the stored entry.
+func (s *Store) RecordSandboxCharge(ctx context.Context, c paygate.SandboxCharge) (paygate.SandboxCharge, error) {
+	var stored paygate.SandboxCharge
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `
+			INSERT INTO sandbox_ledger (`+sandboxChargeColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (provider_id, payment_id) DO NOTHING`,
+			c.ProviderID, c.PaymentID, string(c.Mode), c.Amount.Amount, c.Amount.Currency, string(c.Outcome),
+			c.ProviderRef, c.DeclineCode, c.Message, micros(c.ReadyAt), micros(c.CreatedAt)); err != nil {
+			return err
+		}
+		var err error
+		stored, err = scanSandboxCharge(tx.QueryRowContext(ctx,
+			`SELECT `+sandboxChargeColumns+` FROM sandbox_ledger WHERE provider_id = ? AND payment_id = ?`,
+			c.ProviderID, c.PaymentID))
+		return err
+	})
+	return stored, err
+}
+
+// SandboxChargeByPayment returns the provider's entry for the payment, or
+// NOT_FOUND.
+func (s *Store) SandboxChargeByPayment(ctx context.Context, providerID, paymentID string) (paygate.SandboxCharge, error) {
+	c, err := scanSandboxCharge(s.read.QueryRowContext(ctx,
+		`SELECT `+sandboxChargeColumns+` FROM sandbox_ledger WHERE provider_id = ? AND payment_id = ?`,
+		providerID, paymentID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return paygate.SandboxCharge{}, notFound("sandbox charge")
+	}
+	return c, translate(err)
+}
+
+func scanSandboxCharge(row scanner) (paygate.SandboxCharge, error) {
+	var (
+		c              paygate.SandboxCharge
+		mode, outcome  string
+		ready, created int64
+	)
+	if err := row.Scan(&c.ProviderID, &c.PaymentID, &mode, &c.Amount.Amount, &c.Amount.Currency, &outcome,
+		&c.ProviderRef, &c.DeclineCode, &c.Message, &ready, &created); err != nil {
+		return paygate.SandboxCharge{}, err
+	}
+	c.Mode, c.Outcome = paygate.Mode(mode), paygate.SandboxOutcome(outcome)
+	c.ReadyAt, c.CreatedAt = fromMicros(ready), fromMicros(created)
+	return c, nil
+}
+
+// recoverable is the condition, on a payments row, of a payment the
+// recovery job may take over at ?1 (now): created, past its lease or naming
+// its provider (its request answered 202), and not claimed at now.
+const recoverable = `status = 'created' AND (lease_until <= ?1 OR provider_id <> '') AND recovery_until <= ?1`
+
+// PaymentsToRecover returns up to limit payments the recovery job may take
+// over at now, oldest first.
+func (s *Store) PaymentsToRecover(ctx context.Context, now time.Time, limit int) ([]paygate.Payment, error) {
+	rows, err := s.read.QueryContext(ctx, `
+		SELECT `+paymentColumns+` FROM payments
+		WHERE `+recoverable+`
+		ORDER BY created_at, rowid LIMIT ?2`, micros(now), sqlLimit(limit))
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	payments := []paygate.Payment{}
+	for rows.Next() {
+		p, err := scanPayment(rows)
+		if err != nil {
+			return nil, translate(err)
+		}
+		payments = append(payments, p)
+	}
+	return payments, translate(rows.Err())
+}
+
+// ClaimPaymentRecovery claims a recoverable payment until the given time.
+func (s *Store) ClaimPaymentRecovery(ctx context.Context, merchantID string, mode paygate.Mode, paymentID string, now, until time.Time) (bool, error) {
+	var claimed bool
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `
+			UPDATE payments SET recovery_until = ?2
+			WHERE id = ?3 AND merchant_id = ?4 AND mode = ?5 AND `+recoverable,
+			micros(now), micros(until), paymentID, merchantID, string(mode))
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		claimed = n == 1
+		return err
+	})
+	return claimed, err
+}

@@ -1,0 +1,391 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/paygate/paygate/internal/paygate"
+)
+
+// Webhook delivery. Deliveries of state changes are inserted by the trigger
+// events_webhook_delivery (migration 00002) in the transaction that writes
+// their event; the methods here claim, finish, list and add deliveries.
+// SQLite has one writer, so a claim (an UPDATE in a BEGIN IMMEDIATE
+// transaction) can never hand one delivery to two claimers.
+
+const endpointStateColumns = `merchant_id, mode, url, secret, events, created_at, updated_at,
+	previous_secret, previous_secret_expires_at, disabled_at`
+
+// ConfigureWebhookEndpoint creates or replaces the endpoint of (merchant,
+// mode) and enables it. The secret and CreatedAt are kept unless
+// rotateSecret is true; a rotation of an existing endpoint keeps the
+// replaced secret as the previous one until previousUntil. NOT_FOUND when
+// the merchant does not exist.
+func (s *Store) ConfigureWebhookEndpoint(ctx context.Context, e paygate.WebhookEndpoint, rotateSecret bool, previousUntil time.Time) (paygate.WebhookEndpointState, error) {
+	events := e.Events
+	if events == nil {
+		events = []string{}
+	}
+	eventsJSON, err := json.Marshal(events)
+	if err != nil {
+		return paygate.WebhookEndpointState{}, fmt.Errorf("sqlite: encode webhook events: %w", err)
+	}
+	var out paygate.WebhookEndpointState
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		// Every right-hand side reads the row as it was before the update.
+		out, err = scanEndpointState(tx.QueryRowContext(ctx, `
+			INSERT INTO webhook_endpoints (`+endpointStateColumns+`)
+			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, '', NULL, NULL)
+			ON CONFLICT (merchant_id, mode) DO UPDATE SET
+				url = excluded.url,
+				events = excluded.events,
+				previous_secret = CASE WHEN ?8 THEN webhook_endpoints.secret ELSE webhook_endpoints.previous_secret END,
+				previous_secret_expires_at = CASE WHEN ?8 THEN ?9 ELSE webhook_endpoints.previous_secret_expires_at END,
+				secret = CASE WHEN ?8 THEN excluded.secret ELSE webhook_endpoints.secret END,
+				disabled_at = NULL,
+				updated_at = excluded.updated_at
+			RETURNING `+endpointStateColumns,
+			e.MerchantID, string(e.Mode), e.URL, e.Secret, string(eventsJSON),
+			micros(e.CreatedAt), micros(e.UpdatedAt), rotateSecret, micros(previousUntil)))
+		return err
+	})
+	return out, err
+}
+
+// WebhookEndpointState returns the endpoint of (merchant, mode) with its
+// delivery state, or NOT_FOUND.
+func (s *Store) WebhookEndpointState(ctx context.Context, merchantID string, mode paygate.Mode) (paygate.WebhookEndpointState, error) {
+	return endpointState(ctx, s.read, merchantID, mode)
+}
+
+// deliveryQuerier is a *sql.DB or a *sql.Tx.
+type deliveryQuerier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+func endpointState(ctx context.Context, q deliveryQuerier, merchantID string, mode paygate.Mode) (paygate.WebhookEndpointState, error) {
+	e, err := scanEndpointState(q.QueryRowContext(ctx,
+		`SELECT `+endpointStateColumns+` FROM webhook_endpoints WHERE merchant_id = ? AND mode = ?`,
+		merchantID, string(mode)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return paygate.WebhookEndpointState{}, notFound("webhook endpoint")
+	}
+	return e, translate(err)
+}
+
+func scanEndpointState(row scanner) (paygate.WebhookEndpointState, error) {
+	var (
+		e                  paygate.WebhookEndpointState
+		mode, events       string
+		created, updated   int64
+		previous, disabled sql.NullInt64
+	)
+	if err := row.Scan(&e.MerchantID, &mode, &e.URL, &e.Secret, &events, &created, &updated,
+		&e.PreviousSecret, &previous, &disabled); err != nil {
+		return paygate.WebhookEndpointState{}, err
+	}
+	if err := json.Unmarshal([]byte(events), &e.Events); err != nil {
+		return paygate.WebhookEndpointState{}, fmt.Errorf("sqlite: decode webhook events: %w", err)
+	}
+	if len(e.Events) == 0 {
+		e.Events = nil
+	}
+	e.Mode = paygate.Mode(mode)
+	e.CreatedAt, e.UpdatedAt = fromMicros(created), fromMicros(updated)
+	e.PreviousSecretExpiresAt, e.DisabledAt = fromNullMicros(previous), fromNullMicros(disabled)
+	return e, nil
+}
+
+const deliveryColumns = `id, event_id, merchant_id, mode, event_type, status, attempts, next_attempt_at,
+	last_attempt_at, last_status_code, last_error, created_at, updated_at`
+
+func scanDelivery(row scanner) (paygate.Delivery, error) {
+	var (
+		d                      paygate.Delivery
+		mode, typ, status      string
+		next, created, updated int64
+		last                   sql.NullInt64
+	)
+	if err := row.Scan(&d.ID, &d.EventID, &d.MerchantID, &mode, &typ, &status, &d.Attempts, &next,
+		&last, &d.LastStatusCode, &d.LastError, &created, &updated); err != nil {
+		return paygate.Delivery{}, err
+	}
+	d.Mode, d.EventType, d.Status = paygate.Mode(mode), paygate.EventType(typ), paygate.DeliveryStatus(status)
+	d.NextAttemptAt, d.LastAttemptAt = fromMicros(next), fromNullMicros(last)
+	d.CreatedAt, d.UpdatedAt = fromMicros(created), fromMicros(updated)
+	return d, nil
+}
+
+// dueCondition selects the deliveries due at ?1 (now), those never
+// attempted only once due at ?2 (now minus the first wait) as well.
+const dueCondition = `status = 'pending' AND next_attempt_at <= ?1 AND (attempts > 0 OR next_attempt_at <= ?2)`
+
+// ClaimDeliveries claims up to c.Limit due deliveries for one attempt each.
+// A read on the read pool first looks whether anything is due, so that an
+// idle dispatcher polling often never takes the write lock.
+func (s *Store) ClaimDeliveries(ctx context.Context, c paygate.DeliveryClaim) ([]paygate.ClaimedDelivery, error) {
+	if c.Limit <= 0 {
+		return nil, nil
+	}
+	now, firstDue := micros(c.Now), micros(c.FirstDue)
+	var one int
+	err := s.read.QueryRowContext(ctx, `SELECT 1 FROM webhook_deliveries WHERE `+dueCondition+` LIMIT 1`,
+		now, firstDue).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, translate(err)
+	}
+	var claimed []paygate.ClaimedDelivery
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		claimed = nil // a retried transaction starts over
+		rows, err := tx.QueryContext(ctx, `
+			UPDATE webhook_deliveries
+			SET attempts = attempts + 1, lease = ?3, next_attempt_at = ?4, updated_at = ?1
+			WHERE id IN (
+				SELECT id FROM webhook_deliveries WHERE `+dueCondition+`
+				ORDER BY next_attempt_at LIMIT ?5)
+			RETURNING `+deliveryColumns,
+			now, firstDue, c.Lease, micros(c.LeaseUntil), c.Limit)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			d, err := scanDelivery(rows)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			claimed = append(claimed, paygate.ClaimedDelivery{Delivery: d, Lease: c.Lease})
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for i := range claimed {
+			d := &claimed[i]
+			if err := tx.QueryRowContext(ctx, `SELECT payload FROM events WHERE id = ?`, d.Delivery.EventID).Scan(&d.Payload); err != nil {
+				return fmt.Errorf("payload of event %s: %w", d.Delivery.EventID, err)
+			}
+			e, err := endpointState(ctx, tx, d.Delivery.MerchantID, d.Delivery.Mode)
+			switch {
+			case err == nil:
+				d.Endpoint = &e
+			case !paygate.IsNotFound(err):
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return claimed, nil
+}
+
+// FinishDelivery records the attempt and the outcome of a claimed
+// delivery, if its lease is still held.
+func (s *Store) FinishDelivery(ctx context.Context, f paygate.DeliveryFinish) error {
+	if !f.Status.Valid() {
+		return fmt.Errorf("sqlite: finish delivery: invalid status %q", f.Status)
+	}
+	var (
+		lastAt sql.NullInt64
+		code   int
+		errMsg = f.Error
+	)
+	if f.Attempt != nil {
+		lastAt = sql.NullInt64{Int64: micros(f.Attempt.StartedAt), Valid: true}
+		code, errMsg = f.Attempt.StatusCode, f.Attempt.Error
+	}
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		var merchantID, mode string
+		err := tx.QueryRowContext(ctx, `
+			UPDATE webhook_deliveries SET
+				status = ?1,
+				next_attempt_at = CASE WHEN ?1 = 'pending' THEN ?2 ELSE next_attempt_at END,
+				lease = '',
+				last_attempt_at = coalesce(?3, last_attempt_at),
+				last_status_code = ?4,
+				last_error = ?5,
+				updated_at = ?6
+			WHERE id = ?7 AND lease = ?8 AND lease <> '' AND status = 'pending'
+			RETURNING merchant_id, mode`,
+			string(f.Status), micros(f.NextAttemptAt), lastAt, code, errMsg, micros(f.At),
+			f.DeliveryID, f.Lease).Scan(&merchantID, &mode)
+		if errors.Is(err, sql.ErrNoRows) {
+			var one int
+			err := tx.QueryRowContext(ctx, `SELECT 1 FROM webhook_deliveries WHERE id = ?`, f.DeliveryID).Scan(&one)
+			if errors.Is(err, sql.ErrNoRows) {
+				return notFound("delivery")
+			}
+			if err != nil {
+				return err
+			}
+			return fmt.Errorf("%w: the lease of delivery %s is no longer held", paygate.ErrStateConflict, f.DeliveryID)
+		}
+		if err != nil {
+			return err
+		}
+		if a := f.Attempt; a != nil {
+			response := a.Response
+			if response == nil {
+				response = []byte{}
+			}
+			if _, err := tx.ExecContext(ctx, `
+				INSERT INTO webhook_attempts (delivery_id, number, url, started_at, status_code, latency_us, response, error)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+				f.DeliveryID, a.Number, a.URL, micros(a.StartedAt), a.StatusCode, a.Latency.Microseconds(), response, a.Error); err != nil {
+				return err
+			}
+		}
+		if !f.DisableEndpoint {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, `
+			UPDATE webhook_endpoints SET disabled_at = coalesce(disabled_at, ?1)
+			WHERE merchant_id = ?2 AND mode = ?3`,
+			micros(f.At), merchantID, mode); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `
+			UPDATE webhook_deliveries SET status = 'failed', last_error = ?1, updated_at = ?2
+			WHERE merchant_id = ?3 AND mode = ?4 AND status = 'pending'
+				AND NOT (lease <> '' AND next_attempt_at > ?2)`,
+			disabledError, micros(f.At), merchantID, mode)
+		return err
+	})
+}
+
+// disabledError is the last error of the deliveries failed when their
+// endpoint was disabled.
+const disabledError = "the endpoint was disabled: the receiver answered 410 Gone"
+
+// DeliveriesByMerchant lists a merchant's deliveries, newest first.
+func (s *Store) DeliveriesByMerchant(ctx context.Context, q paygate.DeliveryQuery) ([]paygate.Delivery, error) {
+	rows, err := s.read.QueryContext(ctx, `
+		SELECT `+deliveryColumns+` FROM webhook_deliveries
+		WHERE merchant_id = ?1 AND (?2 = '' OR mode = ?2) AND (?3 = '' OR status = ?3) AND (?4 = '' OR event_id = ?4)
+		ORDER BY created_at DESC, seq DESC LIMIT ?5`,
+		q.MerchantID, string(q.Mode), string(q.Status), q.EventID, sqlLimit(q.Limit))
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	out := []paygate.Delivery{}
+	for rows.Next() {
+		d, err := scanDelivery(rows)
+		if err != nil {
+			return nil, translate(err)
+		}
+		out = append(out, d)
+	}
+	return out, translate(rows.Err())
+}
+
+// DeliveryByID returns a delivery of (merchant, mode), or NOT_FOUND.
+func (s *Store) DeliveryByID(ctx context.Context, merchantID string, mode paygate.Mode, id string) (paygate.Delivery, error) {
+	return deliveryByID(ctx, s.read, merchantID, mode, id)
+}
+
+func deliveryByID(ctx context.Context, q deliveryQuerier, merchantID string, mode paygate.Mode, id string) (paygate.Delivery, error) {
+	d, err := scanDelivery(q.QueryRowContext(ctx,
+		`SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE id = ? AND merchant_id = ? AND mode = ?`,
+		id, merchantID, string(mode)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return paygate.Delivery{}, notFound("delivery")
+	}
+	return d, translate(err)
+}
+
+// DeliveryAttempts lists a delivery's attempts, first first.
+func (s *Store) DeliveryAttempts(ctx context.Context, merchantID string, mode paygate.Mode, deliveryID string) ([]paygate.DeliveryAttempt, error) {
+	var out []paygate.DeliveryAttempt
+	err := s.inReadTx(ctx, func(tx *sql.Tx) error {
+		if _, err := deliveryByID(ctx, tx, merchantID, mode, deliveryID); err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, `
+			SELECT delivery_id, number, url, started_at, status_code, latency_us, response, error
+			FROM webhook_attempts WHERE delivery_id = ? ORDER BY number`, deliveryID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		out = []paygate.DeliveryAttempt{}
+		for rows.Next() {
+			var (
+				a                paygate.DeliveryAttempt
+				started, latency int64
+			)
+			if err := rows.Scan(&a.DeliveryID, &a.Number, &a.URL, &started, &a.StatusCode, &latency, &a.Response, &a.Error); err != nil {
+				return err
+			}
+			a.StartedAt, a.Latency = fromMicros(started), time.Duration(latency)*time.Microsecond
+			out = append(out, a)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// ResendEvent inserts a new delivery of an existing event to its endpoint.
+func (s *Store) ResendEvent(ctx context.Context, eventID, deliveryID string, at time.Time) (paygate.Delivery, error) {
+	var d paygate.Delivery
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var merchantID, mode, typ string
+		err := tx.QueryRowContext(ctx, `SELECT merchant_id, mode, type FROM events WHERE id = ?`, eventID).
+			Scan(&merchantID, &mode, &typ)
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound("event")
+		}
+		if err != nil {
+			return err
+		}
+		d, err = insertDelivery(ctx, tx, deliveryID, eventID, merchantID, paygate.Mode(mode), paygate.EventType(typ), at)
+		return err
+	})
+	return d, err
+}
+
+// CreatePing inserts a ping event and its delivery.
+func (s *Store) CreatePing(ctx context.Context, ev paygate.Event, deliveryID string) (paygate.Delivery, error) {
+	var d paygate.Delivery
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		if err := insertEvents(ctx, tx, []paygate.Event{ev}); err != nil {
+			return err
+		}
+		var err error
+		d, err = insertDelivery(ctx, tx, deliveryID, ev.ID, ev.MerchantID, ev.Mode, ev.Type, ev.CreatedAt)
+		return err
+	})
+	return d, err
+}
+
+// insertDelivery inserts a pending delivery due at at, after checking that
+// the (merchant, mode) has an enabled endpoint: NOT_FOUND or
+// ErrStateConflict otherwise.
+func insertDelivery(ctx context.Context, tx *sql.Tx, id, eventID, merchantID string, mode paygate.Mode, typ paygate.EventType, at time.Time) (paygate.Delivery, error) {
+	e, err := endpointState(ctx, tx, merchantID, mode)
+	if err != nil {
+		return paygate.Delivery{}, err
+	}
+	if e.DisabledAt != nil {
+		return paygate.Delivery{}, fmt.Errorf("%w: the webhook endpoint is disabled since %s; set it again to enable it",
+			paygate.ErrStateConflict, e.DisabledAt.Format(time.RFC3339))
+	}
+	return scanDelivery(tx.QueryRowContext(ctx, `
+		INSERT INTO webhook_deliveries (id, event_id, merchant_id, mode, event_type, status, next_attempt_at, created_at, updated_at)
+		VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?6, ?6)
+		RETURNING `+deliveryColumns,
+		id, eventID, merchantID, string(mode), string(typ), micros(at)))
+}
