@@ -96,10 +96,10 @@ routes:
 	})
 	t.Run("ErrConfig", func(t *testing.T) {
 		bad := filepath.Join(dir, "bad.yaml")
-		if err := os.WriteFile(bad, []byte("providers:\n  - id: eu\n    kind: stripe\n"), 0o600); err != nil {
+		if err := os.WriteFile(bad, []byte("providers:\n  - id: eu\n    kind: braintree\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		cliRun(t, nil, "providers", "--config", bad, "--database-url", db).mustFail(t, exitFailure, bad+`:3: provider "eu": unknown kind "stripe"`)
+		cliRun(t, nil, "providers", "--config", bad, "--database-url", db).mustFail(t, exitFailure, bad+`:3: provider "eu": unknown kind "braintree"`)
 		cliRun(t, nil, "providers", "--config", filepath.Join(dir, "missing.yaml"), "--database-url", db).mustFail(t, exitFailure, "missing.yaml")
 	})
 }

@@ -171,6 +171,13 @@ var (
 
 // serveBrowser serves the browser-facing 3-D Secure paths.
 func (s *Server) serveBrowser(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, payment.CallbackPath) && r.URL.Query().Get(stripeReturnParam) != "" {
+		// A provider that redirects the customer itself sends them back
+		// with a GET: Stripe adds payment_intent (and its client secret) to
+		// the return_url's query. The provider checks what it brings.
+		s.threeDSCallback(w, r, strings.TrimPrefix(r.URL.Path, payment.CallbackPath), firstValues(r.URL.Query()))
+		return
+	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		s.writePage(w, http.StatusMethodNotAllowed, pageMethod, nil)
@@ -190,7 +197,22 @@ func (s *Server) serveBrowser(w http.ResponseWriter, r *http.Request) {
 		s.challengePage(w, r)
 		return
 	}
-	s.threeDSCallback(w, r, strings.TrimPrefix(r.URL.Path, payment.CallbackPath))
+	s.threeDSCallback(w, r, strings.TrimPrefix(r.URL.Path, payment.CallbackPath), firstValues(r.PostForm))
+}
+
+// stripeReturnParam is the query parameter of Stripe's return to the
+// callback; a GET without it is refused as before (405).
+const stripeReturnParam = "payment_intent"
+
+// firstValues keeps the first value of each field.
+func firstValues(form url.Values) map[string]string {
+	out := make(map[string]string, len(form))
+	for k, vs := range form {
+		if len(vs) > 0 {
+			out[k] = vs[0]
+		}
+	}
+	return out
 }
 
 // challengePage serves the sandbox challenge page: the merchant's page posts
@@ -243,13 +265,7 @@ func (s *Server) challengePage(w http.ResponseWriter, r *http.Request) {
 // sends the customer back to the merchant: 303 to the payment's returnUrl
 // with transactionId and status added to its query, or a small result page
 // when the payment has no returnUrl.
-func (s *Server) threeDSCallback(w http.ResponseWriter, r *http.Request, token string) {
-	response := make(map[string]string, len(r.PostForm))
-	for k, vs := range r.PostForm {
-		if len(vs) > 0 {
-			response[k] = vs[0]
-		}
-	}
+func (s *Server) threeDSCallback(w http.ResponseWriter, r *http.Request, token string, response map[string]string) {
 	p, err := s.cfg.Payments.CompleteThreeDS(r.Context(), token, response)
 	if err != nil {
 		s.browserFail(w, r, err)

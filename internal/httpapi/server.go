@@ -147,6 +147,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// 3-D Secure pages for the customer's browser (browser.go): no
 		// API key, no idempotency, HTML answers.
 		s.serveBrowser(sw, r)
+	case isAdyenNotificationPath(path):
+		// Adyen's notification webhook (adyen_notifications.go): no API
+		// key, every item is authenticated by its HMAC signature.
+		s.serveAdyenNotification(sw, r)
 	case path == "/v1" || strings.HasPrefix(path, "/v1/"):
 		s.serveAPI(sw, r)
 	default:

@@ -34,6 +34,11 @@ type ChargeRequest struct {
 	Billing           *Billing
 	DeviceFingerprint string
 	ReturnURL         string
+	// ThreeDSReturnURL is where a provider that redirects the customer to
+	// 3-D Secure itself (Stripe) sends the customer back: paygate's
+	// callback, {base_url}/v1/3ds/callback/<token>, minted before the
+	// charge. Empty when the payment service did not mint one.
+	ThreeDSReturnURL string
 }
 
 // ThreeDSAction tells the merchant where to send the customer's browser.

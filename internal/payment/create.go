@@ -67,16 +67,20 @@ func (s *Service) Create(ctx context.Context, req Request, in CreateInput) (Answ
 		return Answer{}, fmt.Errorf("insert payment: %w", err)
 	}
 
-	res, provID, perr := s.charge(ctx, p, in)
+	// The 3-D Secure callback token is minted before the charge, so that a
+	// provider that redirects the customer itself (Stripe) knows where to
+	// send them back; it is stored only when the answer is pending_3ds.
+	token := newCallbackToken()
+	res, provID, perr := s.charge(ctx, p, in, token)
 	if in.SaveCard {
 		p.StoredCardID = s.saveCard(ctx, p, *in.Card, res, perr)
 	}
-	return s.finishCharge(ctx, p, res, provID, perr)
+	return s.finishCharge(ctx, p, res, provID, perr, token)
 }
 
 // charge tries the providers of the route in order. It moves to the next
 // provider only when the previous one provably processed nothing.
-func (s *Service) charge(ctx context.Context, p paygate.Payment, in CreateInput) (paygate.ChargeResult, string, *paygate.ProviderError) {
+func (s *Service) charge(ctx context.Context, p paygate.Payment, in CreateInput, token string) (paygate.ChargeResult, string, *paygate.ProviderError) {
 	providers := s.router.Route(p.Mode, p.Amount.Currency)
 	if len(providers) == 0 {
 		return paygate.ChargeResult{}, "", &paygate.ProviderError{
@@ -97,6 +101,7 @@ func (s *Service) charge(ctx context.Context, p paygate.Payment, in CreateInput)
 			Billing:           in.Billing,
 			DeviceFingerprint: in.DeviceFingerprint,
 			ReturnURL:         in.ReturnURL,
+			ThreeDSReturnURL:  s.CallbackURL(token),
 		})
 		cancel()
 		if err == nil {
@@ -120,8 +125,9 @@ func (s *Service) charge(ctx context.Context, p paygate.Payment, in CreateInput)
 }
 
 // finishCharge writes the outcome of a charge: status, event and stored
-// answer in one transaction.
-func (s *Service) finishCharge(ctx context.Context, p paygate.Payment, res paygate.ChargeResult, providerID string, perr *paygate.ProviderError) (Answer, error) {
+// answer in one transaction. token is the callback token minted before the
+// charge ("" mints one for a pending_3ds answer).
+func (s *Service) finishCharge(ctx context.Context, p paygate.Payment, res paygate.ChargeResult, providerID string, perr *paygate.ProviderError, token string) (Answer, error) {
 	now := s.clock.Now()
 	t := paygate.PaymentTransition{
 		ID: p.ID, MerchantID: p.MerchantID, Mode: p.Mode,
@@ -163,7 +169,7 @@ func (s *Service) finishCharge(ctx context.Context, p paygate.Payment, res payga
 			ans = s.answers.PaymentCreated(p, nil)
 		case paygate.PaymentPending3DS:
 			t.To, p.Status = paygate.PaymentPending3DS, paygate.PaymentPending3DS
-			action, c, err := s.newChallenge(p, res.ThreeDS, now)
+			action, c, err := s.newChallenge(p, res.ThreeDS, token, now)
 			if err != nil {
 				return Answer{}, fmt.Errorf("provider %s: %w", providerID, err)
 			}

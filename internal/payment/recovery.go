@@ -232,7 +232,7 @@ func (r *Recovery) finish(ctx context.Context, p paygate.Payment, res paygate.Ch
 	if id := s.settleRecoveredCard(ctx, p, res, perr); id != "" { // saveCard (storedcard.go)
 		p.StoredCardID = id
 	}
-	ans, err := s.finishCharge(ctx, p, res, providerID, perr)
+	ans, err := s.finishCharge(ctx, p, res, providerID, perr, "")
 	if err != nil {
 		if ctx.Err() == nil && !errors.Is(err, context.Canceled) {
 			s.log.Error("recovery: record the payment's outcome", "payment", p.ID, "error", err)

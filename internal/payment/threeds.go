@@ -85,13 +85,15 @@ func tokenHash(token string) []byte {
 // pending_3ds, and returns the action the merchant gets (the provider's, with
 // TermUrl added and a service path resolved against the base URL) and the
 // challenge to store with the transition.
-func (s *Service) newChallenge(p paygate.Payment, action *paygate.ThreeDSAction, now time.Time) (*paygate.ThreeDSAction, paygate.ThreeDSChallenge, error) {
+// The token is the one minted before the charge (its callback URL went to
+// the provider as ChargeRequest.ThreeDSReturnURL); "" mints one.
+func (s *Service) newChallenge(p paygate.Payment, action *paygate.ThreeDSAction, token string, now time.Time) (*paygate.ThreeDSAction, paygate.ThreeDSChallenge, error) {
 	if action == nil || action.RedirectURL == "" {
 		return nil, paygate.ThreeDSChallenge{}, errors.New("answered pending_3ds without a challenge to show")
 	}
-	var b [tokenBytes]byte
-	_, _ = rand.Read(b[:]) // never fails: crypto/rand aborts the program instead
-	token := base64.RawURLEncoding.EncodeToString(b[:])
+	if token == "" {
+		token = newCallbackToken()
+	}
 
 	out := &paygate.ThreeDSAction{
 		RedirectURL: action.RedirectURL,
@@ -114,6 +116,13 @@ func (s *Service) newChallenge(p paygate.Payment, action *paygate.ThreeDSAction,
 		CreatedAt:  now,
 		ExpiresAt:  now.Add(s.threeDS.ChallengeTTL),
 	}, nil
+}
+
+// newCallbackToken mints a callback token: 256 random bits, base64url.
+func newCallbackToken() string {
+	var b [tokenBytes]byte
+	_, _ = rand.Read(b[:]) // never fails: crypto/rand aborts the program instead
+	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
 // recordOutcome writes a charge's outcome; a pending_3ds outcome is written

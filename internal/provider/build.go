@@ -6,6 +6,7 @@ import (
 
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/provider/sandbox"
+	"github.com/paygate/paygate/internal/provider/stripe"
 )
 
 // BuildOptions are what building a configuration's providers needs.
@@ -96,6 +97,17 @@ func (c *Config) newProvider(pc ProviderConfig, common []sandbox.Option) (paygat
 			opts = append(opts, c.headsDefault(rc)...)
 		}
 		return sandbox.New(pc.ID, pc.Currencies, opts...), nil
+	case KindStripe:
+		p, err := stripe.New(stripe.Config{
+			ID: pc.ID, SecretKey: pc.Credentials["secret_key"].Reveal(), BaseURL: pc.BaseURL,
+			Currencies: pc.Currencies, Timeout: pc.Timeout,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", c.sourceName(), pc.Line, err)
+		}
+		return p, nil
+	case KindAdyen:
+		return c.newAdyen(pc) // build_adyen.go
 	default:
 		return nil, fmt.Errorf("%s:%d: provider %q: unknown kind %q", c.sourceName(), pc.Line, pc.ID, pc.Kind)
 	}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net"
+	"net/url"
 	"os"
 	"regexp"
 	"slices"
@@ -41,9 +43,24 @@ const (
 	DefaultBreakerProbes = 1
 )
 
-// KindSandbox is the kind of the built-in test-mode providers. It is the
-// only kind in this version; real connectors add theirs.
+// KindSandbox is the kind of the built-in test-mode providers.
 const KindSandbox = "sandbox"
+
+// The kinds of the live connectors (test mode may use them too, with the
+// providers' test credentials).
+const (
+	KindStripe = "stripe" // internal/provider/stripe: credential secret_key; optional base_url
+	KindAdyen  = "adyen"  // internal/provider/adyen: credentials api_key, hmac_key; merchant_account; optional base_url
+)
+
+// kindsKnown lists the kinds, for messages.
+const kindsKnown = "sandbox, stripe, adyen"
+
+// kindCredentials are the credentials each kind takes (all required).
+var kindCredentials = map[string][]string{
+	KindStripe: {"secret_key"},
+	KindAdyen:  {"api_key", "hmac_key"},
+}
 
 // Config is the operator's configuration of providers and routes: the file
 // given to serve with --config. The zero Config (no file) has no providers
@@ -70,6 +87,10 @@ type ProviderConfig struct {
 	// Credentials maps each credential's name to its value, read from the
 	// environment variable the file names. Values never print.
 	Credentials map[string]Secret
+	// BaseURL is a live connector's API address ("" is the provider's
+	// own); MerchantAccount is Adyen's merchant account.
+	BaseURL         string
+	MerchantAccount string
 	// Latency and FailureRate are the sandbox's realism knobs.
 	Latency     time.Duration
 	FailureRate float64
@@ -345,7 +366,7 @@ func (p *parser) providers(n *yaml.Node) error {
 	for _, item := range n.Content {
 		item = resolve(item)
 		pc := ProviderConfig{Line: item.Line, Timeout: DefaultTimeout, Breaker: DefaultBreaker()}
-		var idNode, kindNode, modeNode, sandboxNode *yaml.Node
+		var idNode, kindNode, modeNode, sandboxNode, baseURLNode, merchantNode, credNode *yaml.Node
 		var curNodes []*yaml.Node
 		err := p.mapping(item, "a provider", map[string]func(k, v *yaml.Node) error{
 			"id": func(_, v *yaml.Node) (err error) {
@@ -377,7 +398,17 @@ func (p *parser) providers(n *yaml.Node) error {
 				}
 				return nil
 			},
-			"credentials": func(_, v *yaml.Node) error { return p.credentials(v, &pc) },
+			"credentials": func(_, v *yaml.Node) error { credNode = v; return p.credentials(v, &pc) },
+			"base_url": func(_, v *yaml.Node) (err error) {
+				baseURLNode = v
+				pc.BaseURL, err = p.str(v, "base_url")
+				return err
+			},
+			"merchant_account": func(_, v *yaml.Node) (err error) {
+				merchantNode = v
+				pc.MerchantAccount, err = p.str(v, "merchant_account")
+				return err
+			},
 			"sandbox": func(_, v *yaml.Node) error {
 				sandboxNode = v
 				return p.sandboxKnobs(v, &pc)
@@ -398,13 +429,19 @@ func (p *parser) providers(n *yaml.Node) error {
 		}
 		seen[pc.ID] = item.Line
 		if kindNode == nil {
-			return p.errAt(item, "provider %q needs a kind (known: %s)", pc.ID, KindSandbox)
+			return p.errAt(item, "provider %q needs a kind (known: %s)", pc.ID, kindsKnown)
 		}
-		if pc.Kind != KindSandbox {
-			return p.errAt(kindNode, "provider %q: unknown kind %q (known: %s)", pc.ID, pc.Kind, KindSandbox)
+		if pc.Kind != KindSandbox && pc.Kind != KindStripe && pc.Kind != KindAdyen {
+			return p.errAt(kindNode, "provider %q: unknown kind %q (known: %s)", pc.ID, pc.Kind, kindsKnown)
 		}
 		if modeNode == nil {
+			if pc.Kind != KindSandbox {
+				return p.errAt(item, "provider %q: a %s provider needs a mode (live, or test with the provider's test credentials)", pc.ID, pc.Kind)
+			}
 			pc.Mode = paygate.ModeTest // a sandbox serves test mode only
+		}
+		if err := p.liveSettings(&pc, item, baseURLNode, merchantNode, credNode); err != nil {
+			return err
 		}
 		if !pc.Mode.Valid() {
 			return p.errAt(modeNode, "provider %q: mode must be test or live", pc.ID)
@@ -428,6 +465,63 @@ func (p *parser) providers(n *yaml.Node) error {
 		p.cfg.Providers = append(p.cfg.Providers, pc)
 	}
 	return nil
+}
+
+// liveSettings checks what a live connector needs: its credentials (each
+// one it takes, no other), its merchant account (Adyen) and an http(s) base
+// URL; a sandbox takes none of these settings.
+func (p *parser) liveSettings(pc *ProviderConfig, item, baseURLNode, merchantNode, credNode *yaml.Node) error {
+	if pc.Kind == KindSandbox {
+		if baseURLNode != nil {
+			return p.errAt(baseURLNode, "provider %q: base_url applies to kinds stripe and adyen only", pc.ID)
+		}
+		if merchantNode != nil {
+			return p.errAt(merchantNode, "provider %q: merchant_account applies to kind adyen only", pc.ID)
+		}
+		return nil
+	}
+	want := kindCredentials[pc.Kind]
+	for name := range pc.Credentials {
+		if !slices.Contains(want, name) {
+			return p.errAt(credNode, "provider %q: unknown credential %q for kind %s (it takes %s)", pc.ID, name, pc.Kind, strings.Join(want, ", "))
+		}
+	}
+	for _, name := range want {
+		if _, ok := pc.Credentials[name]; !ok {
+			at := credNode
+			if at == nil {
+				at = item
+			}
+			return p.errAt(at, "provider %q: kind %s needs credential %s (the name of the environment variable that holds it)", pc.ID, pc.Kind, name)
+		}
+	}
+	switch {
+	case pc.Kind == KindAdyen && merchantNode == nil:
+		return p.errAt(item, "provider %q: kind adyen needs merchant_account", pc.ID)
+	case pc.Kind == KindAdyen && strings.TrimSpace(pc.MerchantAccount) == "":
+		return p.errAt(merchantNode, "provider %q: merchant_account is empty", pc.ID)
+	case pc.Kind != KindAdyen && merchantNode != nil:
+		return p.errAt(merchantNode, "provider %q: merchant_account applies to kind adyen only", pc.ID)
+	case pc.Kind == KindAdyen && pc.Mode == paygate.ModeLive && baseURLNode == nil:
+		// Adyen's live endpoints are account-specific; the default is its test endpoint.
+		return p.errAt(item, "provider %q: a live adyen provider needs base_url (https://<prefix>-checkout-live.adyenpayments.com/checkout/v71)", pc.ID)
+	}
+	if baseURLNode != nil {
+		u, err := url.Parse(pc.BaseURL)
+		if err != nil || u.Host == "" || u.User != nil || (u.Scheme != "https" && !(u.Scheme == "http" && loopbackHost(u.Hostname()))) {
+			return p.errAt(baseURLNode, "provider %q: base_url %q must be an https URL (http only on loopback, for mocks)", pc.ID, pc.BaseURL)
+		}
+	}
+	return nil
+}
+
+// loopbackHost reports whether a host is the local machine.
+func loopbackHost(h string) bool {
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
 }
 
 func (p *parser) credentials(n *yaml.Node, pc *ProviderConfig) error {

@@ -132,7 +132,17 @@ routes:
 		{"ErrBadID", "providers:\n  - id: EU Main\n    kind: sandbox\n", 2, "lower-case"},
 		{"ErrDuplicateID", head + "  - id: eu\n    kind: sandbox\n", 5, "declared twice (first at line 2)"},
 		{"ErrMissingKind", "providers:\n  - id: eu\n", 2, "needs a kind"},
-		{"ErrUnknownKind", "providers:\n  - id: eu\n    kind: stripe\n", 3, `unknown kind "stripe"`},
+		{"ErrUnknownKind", "providers:\n  - id: eu\n    kind: braintree\n", 3, `unknown kind "braintree" (known: sandbox, stripe, adyen)`},
+		{"ErrStripeNoMode", "providers:\n  - id: st\n    kind: stripe\n    credentials:\n      secret_key: STRIPE_KEY\n", 2, "needs a mode"},
+		{"ErrStripeNoKey", "LIVE", 2, "needs credential secret_key"},
+		{"ErrStripeOtherCredential", "LIVE    credentials:\n      secret_key: STRIPE_KEY\n      api_key: STRIPE_KEY\n", 6, `unknown credential "api_key" for kind stripe`},
+		{"ErrStripeBaseURL", "LIVE    base_url: ftp://x\n    credentials:\n      secret_key: STRIPE_KEY\n", 5, "must be an https URL"},
+		{"ErrStripeBaseURLHTTP", "LIVE    base_url: http://stripe.example\n    credentials:\n      secret_key: STRIPE_KEY\n", 5, "http only on loopback"},
+		{"ErrStripeMerchant", "LIVE    merchant_account: X\n    credentials:\n      secret_key: STRIPE_KEY\n", 5, "applies to kind adyen only"},
+		{"ErrAdyenLiveNoBaseURL", "ADY    merchant_account: M\n    credentials:\n      api_key: ADYEN_KEY\n      hmac_key: ADYEN_HMAC\n", 2, "a live adyen provider needs base_url"},
+		{"ErrAdyenNoMerchant", "ADY    credentials:\n      api_key: ADYEN_KEY\n      hmac_key: ADYEN_HMAC\n", 2, "needs merchant_account"},
+		{"ErrAdyenNoHMAC", "ADY    merchant_account: M\n    credentials:\n      api_key: ADYEN_KEY\n", 7, "needs credential hmac_key"},
+		{"ErrSandboxBaseURL", "providers:\n  - id: eu\n    kind: sandbox\n    base_url: https://x.example\n", 4, "base_url applies to kinds stripe and adyen only"},
 		{"ErrSandboxLive", "providers:\n  - id: eu\n    kind: sandbox\n    mode: live\n", 4, "test mode only"},
 		{"ErrBadMode", "providers:\n  - id: eu\n    kind: sandbox\n    mode: prod\n", 4, "test or live"},
 		{"ErrBadCurrency", "providers:\n  - id: eu\n    kind: sandbox\n    currencies: [EUR, XXX]\n", 4, `"XXX" is not a current ISO 4217`},
@@ -163,7 +173,8 @@ routes:
 	for _, c := range errCases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := ParseConfig("paygate.yaml", []byte(c.raw), env(map[string]string{}))
+			raw := strings.Replace(strings.Replace(c.raw, "LIVE", "providers:\n  - id: st\n    kind: stripe\n    mode: live\n", 1), "ADY", "providers:\n  - id: ad\n    kind: adyen\n    mode: live\n", 1)
+			_, err := ParseConfig("paygate.yaml", []byte(raw), env(map[string]string{"STRIPE_KEY": "sk_test_x", "ADYEN_KEY": "k", "ADYEN_HMAC": "00"}))
 			var ce *ConfigError
 			if !errors.As(err, &ce) {
 				t.Fatalf("err = %v (%T), want a *ConfigError", err, err)
@@ -186,5 +197,110 @@ func TestLoadConfig(t *testing.T) {
 	}
 	if _, err := LoadConfig(filepath.Join(t.TempDir(), "missing.yaml"), nil); err == nil || !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("missing file: %v", err)
+	}
+}
+
+// liveConfig is the live example of the README and docs/paygate.example.yaml.
+const liveConfig = `providers:
+  - id: stripe-eu
+    kind: stripe
+    mode: live
+    currencies: [EUR, GBP]
+    timeout: 8s
+    credentials:
+      secret_key: PAYGATE_STRIPE_SECRET_KEY
+  - id: adyen-eu
+    kind: adyen
+    mode: live
+    merchant_account: PaygateECOM
+    base_url: https://YOUR-PREFIX-checkout-live.adyenpayments.com/checkout/v71
+    credentials:
+      api_key: PAYGATE_ADYEN_API_KEY
+      hmac_key: PAYGATE_ADYEN_HMAC_KEY
+routes:
+  live:
+    EUR: [stripe-eu, adyen-eu]
+    GBP: [stripe-eu]
+    default: [adyen-eu]
+`
+
+func TestLiveKinds(t *testing.T) {
+	t.Parallel()
+	cfg, err := ParseConfig("live.yaml", []byte(liveConfig), env(map[string]string{
+		"PAYGATE_STRIPE_SECRET_KEY": "sk_live_secret", "PAYGATE_ADYEN_API_KEY": "AQE_secret", "PAYGATE_ADYEN_HMAC_KEY": "0011aabb",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ad := cfg.Providers[0], cfg.Providers[1]
+	if st.Kind != KindStripe || st.Mode != paygate.ModeLive || st.Credentials["secret_key"].Reveal() != "sk_live_secret" || st.Timeout != 8*time.Second {
+		t.Fatalf("stripe: %+v", st)
+	}
+	if ad.Kind != KindAdyen || ad.MerchantAccount != "PaygateECOM" || ad.BaseURL != "https://YOUR-PREFIX-checkout-live.adyenpayments.com/checkout/v71" ||
+		ad.Credentials["api_key"].Reveal() != "AQE_secret" || ad.Credentials["hmac_key"].Reveal() != "0011aabb" {
+		t.Fatalf("adyen: %+v", ad)
+	}
+	if printed := fmt.Sprintf("%v %+v", st, ad); strings.Contains(printed, "sk_live_secret") || strings.Contains(printed, "AQE_secret") || strings.Contains(printed, "0011aabb") {
+		t.Fatal("a credential prints")
+	}
+	r, err := cfg.Build(BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := r.Route(paygate.ModeLive, "EUR")
+	if len(ps) != 2 || ps[0].ID() != "stripe-eu" || ps[1].ID() != "adyen-eu" {
+		t.Fatalf("live EUR route: %v", ps)
+	}
+	for _, id := range []string{"stripe-eu", "adyen-eu"} {
+		p, ok := r.Provider(paygate.ModeLive, id)
+		if !ok {
+			t.Fatalf("no provider %s", id)
+		}
+		if _, ok := p.(paygate.Inquirer); !ok {
+			t.Errorf("%s is no Inquirer: recovery cannot ask it", id)
+		}
+		if _, ok := p.(paygate.ThreeDSProvider); !ok {
+			t.Errorf("%s is no ThreeDSProvider", id)
+		}
+	}
+	if ps := r.Route(paygate.ModeTest, "EUR"); len(ps) == 0 || !strings.HasPrefix(ps[0].ID(), "sandbox") {
+		t.Fatalf("test mode keeps the built-in sandboxes: %v", ps)
+	}
+}
+
+// TestExampleConfigLive: the live examples commented out in
+// docs/paygate.example.yaml are valid once uncommented.
+func TestExampleConfigLive(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "docs", "paygate.example.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	block := false
+	for _, line := range strings.Split(string(raw), "\n") {
+		if strings.HasPrefix(line, "  # - id: stripe-eu") || strings.HasPrefix(line, "  # live:") {
+			block = true
+		}
+		if block && strings.HasPrefix(line, "  #") {
+			rest := strings.TrimPrefix(line, "  #")
+			rest = strings.TrimPrefix(rest, " ")
+			out = append(out, "  "+rest)
+			continue
+		}
+		block = false
+		out = append(out, line)
+	}
+	cfg, err := ParseConfig("example-live.yaml", []byte(strings.Join(out, "\n")), env(map[string]string{
+		"PAYGATE_STRIPE_SECRET_KEY": "sk_test_x", "PAYGATE_ADYEN_API_KEY": "k", "PAYGATE_ADYEN_HMAC_KEY": "00ff",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Providers) != 6 {
+		t.Fatalf("%d providers, want the four sandboxes and two live ones", len(cfg.Providers))
+	}
+	if _, err := cfg.Build(BuildOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }
