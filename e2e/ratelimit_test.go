@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -44,40 +45,62 @@ func TestRateLimitInProcess(t *testing.T) {
 }
 
 // TestRateLimitSharedThroughRedis runs two gateways on one database and one
-// Redis: together they allow exactly the limit.
+// Redis: together they allow exactly the limit. A Redis call slower than the
+// limiter's timeout is decided by the in-process fallback by design, and the
+// gateway logs it; on a loaded machine that can happen, so a round in which a
+// gateway fell back is repeated with a fresh key, while an overshoot without a
+// fallback fails at once.
 func TestRateLimitSharedThroughRedis(t *testing.T) {
 	redisURL := testenv.RedisURL(t)
 	db := postgresEngine().url(t)
-	m := createMerchant(t, db, "Shared Ltd")
 	g1 := startGateway(t, db, "--redis-url", redisURL, "--rate-limit-test", "10")
 	g2 := startGateway(t, db, "--redis-url", redisURL, "--rate-limit-test", "10")
-	var mu sync.Mutex
-	allowed, limited := 0, 0
-	var wg sync.WaitGroup
-	for i := range 30 {
-		g := g1
-		if i%2 == 1 {
-			g = g2
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := g.call(http.MethodGet, probePath, m.TestSecretKey, nil)
-			mu.Lock()
-			defer mu.Unlock()
-			switch r.Status {
-			case 404:
-				allowed++
-			case 429:
-				limited++
-			default:
-				t.Errorf("unexpected %d: %s", r.Status, r.Raw)
-			}
-		}()
+	fellBack := func() bool {
+		return strings.Contains(g1.Logs(), "Redis unavailable") || strings.Contains(g2.Logs(), "Redis unavailable")
 	}
-	wg.Wait()
-	if allowed != 10 || limited != 20 {
-		t.Fatalf("allowed %d limited %d across two nodes, want 10 and 20", allowed, limited)
+	for round := 1; ; round++ {
+		m := createMerchant(t, db, fmt.Sprintf("Shared Ltd %d", round))
+		var mu sync.Mutex
+		allowed, limited := 0, 0
+		var wg sync.WaitGroup
+		for i := range 30 {
+			g := g1
+			if i%2 == 1 {
+				g = g2
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := g.call(http.MethodGet, probePath, m.TestSecretKey, nil)
+				mu.Lock()
+				defer mu.Unlock()
+				switch r.Status {
+				case 404:
+					allowed++
+				case 429:
+					limited++
+				default:
+					t.Errorf("unexpected %d: %s", r.Status, r.Raw)
+				}
+			}()
+		}
+		wg.Wait()
+		if allowed == 10 && limited == 20 {
+			return
+		}
+		if !fellBack() || round == 3 {
+			t.Fatalf("round %d: allowed %d limited %d across two nodes, want 10 and 20 (fell back to in-process limits: %v)",
+				round, allowed, limited, fellBack())
+		}
+		t.Logf("round %d: a gateway fell back to in-process limits (slow Redis); repeating with a fresh key", round)
+		// Wait until both gateways use Redis again; the limiter probes it
+		// only when a request arrives, so keep asking.
+		eventually(t, 30*time.Second, "Redis available again", func() bool {
+			g1.call(http.MethodGet, probePath, m.TestSecretKey, nil)
+			g2.call(http.MethodGet, probePath, m.TestSecretKey, nil)
+			return strings.Count(g1.Logs(), "Redis available again") >= strings.Count(g1.Logs(), "Redis unavailable") &&
+				strings.Count(g2.Logs(), "Redis available again") >= strings.Count(g2.Logs(), "Redis unavailable")
+		})
 	}
 }
 
