@@ -32,6 +32,10 @@ type APIKey struct {
 	CreatedAt  time.Time
 	ExpiresAt  *time.Time // set by rotation: the key stops working then
 	RevokedAt  *time.Time // set by revocation: the key stopped working then
+	// LastUsedAt is when the key last authenticated a request, recorded
+	// coarsely (at most about once a minute, off the request path); nil
+	// when never used.
+	LastUsedAt *time.Time
 }
 
 // ActiveAt reports whether the key may authenticate a request at t.

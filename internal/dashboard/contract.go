@@ -1,0 +1,41 @@
+package dashboard
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/paygate/paygate/internal/paygate"
+)
+
+// Store is what the dashboard reads and writes.
+type Store interface {
+	paygate.Store
+	paygate.DashboardStore
+}
+
+// viewer is the signed-in user of a request and what every page shows.
+type viewer struct {
+	User    paygate.User
+	Session paygate.Session
+	// Mode comes from the URL (/dashboard/{mode}/…): every page says which
+	// mode it shows, and a link never silently switches it.
+	Mode paygate.Mode
+	// CSRF is the token every state-changing form carries as field "csrf".
+	CSRF string
+	// Loc is the user's time zone; times are shown in it.
+	Loc *time.Location
+}
+
+// page serves a signed-in request under /dashboard/{mode}/. params holds the
+// path's {parameters} in order. A POST reaches its page only after the
+// session and the CSRF token were checked.
+type page func(w http.ResponseWriter, r *http.Request, v *viewer, params []string)
+
+// route is one page: method GET or POST, and a pattern relative to
+// /dashboard/{mode}, such as "/payments/{id}" ("/" is the overview).
+// A {parameter} matches one path segment.
+type route struct {
+	method  string
+	pattern string
+	h       page
+}

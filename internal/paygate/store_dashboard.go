@@ -1,0 +1,209 @@
+package paygate
+
+import (
+	"context"
+	"time"
+)
+
+// DashboardStore is the part of Store for the merchant dashboard (issue 8):
+// dashboard users and their sessions, the audit log, when API keys were last
+// used, and the read models of the dashboard's pages (payment list with
+// filters, customer search, a payment's events, daily statistics).
+//
+// Methods follow the rules of Store: one transaction at most, merchant and
+// mode filtered in SQL for merchant data, errors as documented on Store.
+type DashboardStore interface {
+	// CreateUser inserts a dashboard user. Emails are unique across the
+	// installation, compared in lower case (u.Email is stored as given,
+	// lower-cased by the caller); ErrConflict on a duplicate. NOT_FOUND
+	// when the merchant does not exist.
+	CreateUser(ctx context.Context, u User) error
+	// UserByEmail returns the user with the (lower-case) email, or
+	// NOT_FOUND.
+	UserByEmail(ctx context.Context, email string) (User, error)
+	// SetUserPassword replaces the password hash of a merchant's user and
+	// revokes, in the same transaction, every session of the user except
+	// keepSessionID ("" revokes all). NOT_FOUND when the user does not exist
+	// for the merchant.
+	SetUserPassword(ctx context.Context, merchantID, userID, passwordHash string, keepSessionID string, at time.Time) error
+
+	// CreateSession inserts a session.
+	CreateSession(ctx context.Context, s Session) error
+	// SessionByTokenHash returns the session with that token hash and its
+	// user, or NOT_FOUND. It does not judge whether the session is still
+	// valid (see Session.ValidAt).
+	SessionByTokenHash(ctx context.Context, tokenHash []byte) (Session, User, error)
+	// TouchSession sets the session's LastSeenAt to at when at is later.
+	// Callers call it at most about once a minute per session.
+	TouchSession(ctx context.Context, sessionID string, at time.Time) error
+	// RevokeSession revokes a session at at (the first revocation time is
+	// kept). No error when it is already revoked; NOT_FOUND when it does
+	// not exist.
+	RevokeSession(ctx context.Context, sessionID string, at time.Time) error
+
+	// RecordAudit inserts an audit entry.
+	RecordAudit(ctx context.Context, a AuditEntry) error
+	// AuditLog lists a merchant's audit entries (of every mode), newest
+	// first, older than q.Before when it is set, at most q.Limit (<= 0: no
+	// limit).
+	AuditLog(ctx context.Context, q AuditQuery) ([]AuditEntry, error)
+
+	// TouchAPIKeys records when keys were last used: for each key id, its
+	// LastUsedAt becomes the later of the stored value and the given time.
+	// Unknown ids are ignored. One transaction for the whole batch.
+	TouchAPIKeys(ctx context.Context, used map[string]time.Time) error
+
+	// ListPayments lists payments of (q.MerchantID, q.Mode) matching q's
+	// filters, newest first (CreatedAt then ID, both descending), strictly
+	// after q.After in that order when it is set, at most q.Limit (1 to 500;
+	// anything else means 50). It must stay an index range scan with a
+	// million payments per merchant.
+	ListPayments(ctx context.Context, q PaymentQuery) ([]Payment, error)
+	// SearchCustomers lists customers of (q.MerchantID, q.Mode) whose
+	// external id equals q.Text or starts with it, or whose email equals
+	// q.Text (case-insensitive); every customer when q.Text is "". Newest
+	// first, strictly after q.After, at most q.Limit (as ListPayments).
+	SearchCustomers(ctx context.Context, q CustomerQuery) ([]Customer, error)
+	// EventsByPayment lists the events of a payment of (merchant, mode) and
+	// of its refunds, oldest first. An unknown payment has no events.
+	EventsByPayment(ctx context.Context, merchantID string, mode Mode, paymentID string) ([]Event, error)
+	// PaymentStats returns, for payments of (merchant, mode) created in
+	// [from, to), one row per UTC day and currency that has payments,
+	// ordered by day then currency.
+	PaymentStats(ctx context.Context, merchantID string, mode Mode, from, to time.Time) ([]DailyStat, error)
+	// ResendMerchantEvent is ResendEvent for a merchant's user: NOT_FOUND
+	// unless the event belongs to (merchant, mode).
+	ResendMerchantEvent(ctx context.Context, merchantID string, mode Mode, eventID, deliveryID string, at time.Time) (Delivery, error)
+}
+
+// User is a dashboard login of one merchant.
+type User struct {
+	ID         string
+	MerchantID string
+	Email      string // lower case
+	// PasswordHash is the argon2id hash in PHC string format
+	// ($argon2id$v=19$m=...,t=...,p=...$salt$hash).
+	PasswordHash string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+// Session is a signed-in browser. The cookie carries a random token; only
+// its SHA-256 is stored.
+type Session struct {
+	ID         string
+	TokenHash  []byte
+	UserID     string
+	MerchantID string
+	CreatedAt  time.Time
+	LastSeenAt time.Time
+	// ExpiresAt is the absolute end of the session, whatever the activity.
+	ExpiresAt time.Time
+	RevokedAt *time.Time
+	// RemoteAddr is the client address at sign-in.
+	RemoteAddr string
+}
+
+// ValidAt reports whether the session may serve a request at t: not
+// revoked, not past its absolute expiry, and seen within idle.
+func (s Session) ValidAt(t time.Time, idle time.Duration) bool {
+	if s.RevokedAt != nil && !t.Before(*s.RevokedAt) {
+		return false
+	}
+	if !t.Before(s.ExpiresAt) {
+		return false
+	}
+	return t.Sub(s.LastSeenAt) < idle
+}
+
+// AuditEntry is one administrative action, or a sign-in attempt.
+type AuditEntry struct {
+	ID         string
+	MerchantID string
+	// Mode is the mode the action concerned; "" for actions of no mode
+	// (sign-in, password change).
+	Mode Mode
+	// UserID and Email name who acted; UserID is "" for a failed sign-in
+	// of an unknown user (Email is then what was typed, trimmed to 254
+	// characters) — such attempts are recorded only when the email names
+	// a user of the merchant, so MerchantID is always known.
+	UserID string
+	Email  string
+	// Action is one of the Audit* constants.
+	Action string
+	// Target names the object (a key id, a payment id, an endpoint URL).
+	Target string
+	// Detail is a short human-readable note (never a secret).
+	Detail     string
+	RemoteAddr string
+	CreatedAt  time.Time
+}
+
+// Audit actions.
+const (
+	AuditSignIn             = "user.signed_in"
+	AuditSignInFailed       = "user.sign_in_failed"
+	AuditSignOut            = "user.signed_out"
+	AuditPasswordChanged    = "user.password_changed"
+	AuditKeyCreated         = "api_key.created"
+	AuditKeyRotated         = "api_key.rotated"
+	AuditKeyRevoked         = "api_key.revoked"
+	AuditWebhookChanged     = "webhook.changed"
+	AuditWebhookSecretShown = "webhook.secret_revealed"
+	AuditWebhookRotated     = "webhook.secret_rotated"
+	AuditWebhookTested      = "webhook.test_sent"
+	AuditWebhookResent      = "webhook.resent"
+	AuditRefundIssued       = "refund.issued"
+	AuditStoredCardDeleted  = "stored_card.deleted"
+)
+
+// AuditQuery selects audit entries.
+type AuditQuery struct {
+	MerchantID string
+	Before     *PageCursor
+	Limit      int
+}
+
+// PageCursor is a keyset position: the last row of the previous page.
+type PageCursor struct {
+	CreatedAt time.Time
+	ID        string
+}
+
+// PaymentQuery selects payments for the dashboard. Zero fields do not
+// filter.
+type PaymentQuery struct {
+	MerchantID string
+	Mode       Mode
+	Statuses   []PaymentStatus
+	// CreatedFrom (inclusive) and CreatedBefore (exclusive) bound CreatedAt.
+	CreatedFrom, CreatedBefore time.Time
+	Currency                   string
+	MerchantRef                string
+	CustomerID                 string
+	CustomerExternalID         string
+	After                      *PageCursor
+	Limit                      int
+}
+
+// CustomerQuery selects customers for the dashboard.
+type CustomerQuery struct {
+	MerchantID string
+	Mode       Mode
+	Text       string
+	After      *PageCursor
+	Limit      int
+}
+
+// DailyStat is one UTC day and currency of PaymentStats. Amounts are minor
+// units.
+type DailyStat struct {
+	Day      time.Time // midnight UTC
+	Currency string
+	// Count is every payment created that day; Succeeded those authorized,
+	// captured or voided after authorization; Declined those failed with
+	// CARD_DECLINED; Failed every failed one (declines included).
+	Count, Succeeded, Declined, Failed int64
+	// Volume is the sum of Amount of the succeeded payments.
+	Volume int64
+}
