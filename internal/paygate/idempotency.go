@@ -38,7 +38,9 @@ type IdempotencyReservation struct {
 	Key         string
 	Fingerprint []byte
 	// APIKeyID is re-checked in the same transaction: a key revoked or
-	// expired since authentication gets UNAUTHORIZED.
+	// expired since authentication gets UNAUTHORIZED. "" skips the check:
+	// the dashboard reserves keys for its users, whose session is checked
+	// instead.
 	APIKeyID string
 	Now      time.Time
 }

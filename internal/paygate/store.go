@@ -20,6 +20,7 @@ type Store interface {
 	ThreeDSStore
 	RoutingStore
 	VaultStore
+	DashboardStore
 
 	// Ping checks that the database answers (readiness).
 	Ping(ctx context.Context) error
@@ -51,6 +52,9 @@ type Store interface {
 	APIKeyByHash(ctx context.Context, hash []byte) (APIKey, error)
 	// APIKeysByMerchant lists a merchant's keys, oldest first.
 	APIKeysByMerchant(ctx context.Context, merchantID string) ([]APIKey, error)
+	// APIKeysByMerchantMode lists a merchant's keys of one mode, oldest
+	// first.
+	APIKeysByMerchantMode(ctx context.Context, merchantID string, mode Mode) ([]APIKey, error)
 	// RotateAPIKey inserts next and makes the key oldID expire at
 	// oldExpiresAt (or earlier, if it already expires earlier), in one
 	// transaction. NOT_FOUND if oldID does not exist; ErrStateConflict if it
@@ -69,12 +73,13 @@ type Store interface {
 
 	// ReserveIdempotency reserves r.Key for a new request, in a transaction
 	// that first re-checks that the API key r.APIKeyID is still active at
-	// r.Now (UNAUTHORIZED otherwise). If a live record exists (not expired,
-	// and not an abandoned in-flight record without a payment older than
-	// PaymentLease), it is returned with reserved false and nothing changes.
-	// Otherwise any old record is replaced by a new in-flight one and
-	// reserved is true and existing is the new in-flight record. Concurrent
-	// calls with one key reserve it once.
+	// r.Now (UNAUTHORIZED otherwise; no check when it is ""). If a live
+	// record exists (not expired, and not an abandoned in-flight record
+	// without a payment older than PaymentLease), it is returned with
+	// reserved false and nothing changes. Otherwise any old record is
+	// replaced by a new in-flight one and reserved is true and existing is
+	// the new in-flight record. Concurrent calls with one key reserve it
+	// once.
 	ReserveIdempotency(ctx context.Context, r IdempotencyReservation) (existing IdempotencyRecord, reserved bool, err error)
 	// CompleteIdempotency stores the answer of a reserved (in-flight) key.
 	// A complete record keeps its first answer, since a client may have seen

@@ -207,3 +207,18 @@ type DailyStat struct {
 	// Volume is the sum of Amount of the succeeded payments.
 	Volume int64
 }
+
+// Page sizes of ListPayments and SearchCustomers.
+const (
+	DefaultPageLimit = 50
+	MaxPageLimit     = 500
+)
+
+// PageLimit returns the page size a store uses for a requested limit: the
+// limit when it is 1 to MaxPageLimit, DefaultPageLimit otherwise.
+func PageLimit(limit int) int {
+	if limit < 1 || limit > MaxPageLimit {
+		return DefaultPageLimit
+	}
+	return limit
+}

@@ -66,6 +66,9 @@ type ThreeDSStore interface {
 	// API key is): the lookup is not scoped by merchant, and the challenge
 	// names its merchant and mode for every later read.
 	ThreeDSChallengeByTokenHash(ctx context.Context, tokenHash []byte) (ThreeDSChallenge, error)
+	// ThreeDSChallengesByPayment lists the challenges of a payment of
+	// (merchant, mode), oldest first; none for an unknown payment.
+	ThreeDSChallengesByPayment(ctx context.Context, merchantID string, mode Mode, paymentID string) ([]ThreeDSChallenge, error)
 	// ClaimThreeDSChallenge claims a usable challenge (not consumed, not
 	// expired at now) for one callback request until the given time, and
 	// returns it. NOT_FOUND when no usable challenge has the hash;

@@ -76,6 +76,10 @@ func (s *Store) FirstMerchant(ctx context.Context) (paygate.Merchant, bool, erro
 
 const apiKeyColumns = `id, merchant_id, mode, type, hash, hint, created_at, expires_at, revoked_at`
 
+// apiKeyReadColumns are the columns scanAPIKeyUsed reads: apiKeyColumns and
+// when the key was last used (written by TouchAPIKeys only).
+const apiKeyReadColumns = apiKeyColumns + `, last_used_at`
+
 const insertAPIKey = `
 	INSERT INTO api_keys (id, merchant_id, mode, type, hash, hint, created_at, expires_at, revoked_at)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
@@ -84,9 +88,10 @@ func apiKeyArgs(k paygate.APIKey) []any {
 	return []any{k.ID, k.MerchantID, k.Mode, k.Type, k.Hash, k.Hint, k.CreatedAt, k.ExpiresAt, k.RevokedAt}
 }
 
-func scanAPIKey(row pgx.Row) (paygate.APIKey, error) {
+// scanAPIKeyUsed scans apiKeyReadColumns.
+func scanAPIKeyUsed(row pgx.Row) (paygate.APIKey, error) {
 	var k paygate.APIKey
-	err := row.Scan(&k.ID, &k.MerchantID, &k.Mode, &k.Type, &k.Hash, &k.Hint, &k.CreatedAt, &k.ExpiresAt, &k.RevokedAt)
+	err := row.Scan(&k.ID, &k.MerchantID, &k.Mode, &k.Type, &k.Hash, &k.Hint, &k.CreatedAt, &k.ExpiresAt, &k.RevokedAt, &k.LastUsedAt)
 	return k, err
 }
 
@@ -108,7 +113,7 @@ func (s *Store) CreateAPIKey(ctx context.Context, k paygate.APIKey) error {
 
 // APIKeyByID returns a key by its id, or NOT_FOUND.
 func (s *Store) APIKeyByID(ctx context.Context, id string) (paygate.APIKey, error) {
-	k, err := scanAPIKey(s.pool.QueryRow(ctx, `SELECT `+apiKeyColumns+` FROM api_keys WHERE id = $1`, id))
+	k, err := scanAPIKeyUsed(s.pool.QueryRow(ctx, `SELECT `+apiKeyReadColumns+` FROM api_keys WHERE id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return paygate.APIKey{}, notFound("API key")
 	}
@@ -118,7 +123,7 @@ func (s *Store) APIKeyByID(ctx context.Context, id string) (paygate.APIKey, erro
 // APIKeyByHash returns the key whose hash matches, or NOT_FOUND, whether or
 // not the key is active.
 func (s *Store) APIKeyByHash(ctx context.Context, hash []byte) (paygate.APIKey, error) {
-	k, err := scanAPIKey(s.pool.QueryRow(ctx, `SELECT `+apiKeyColumns+` FROM api_keys WHERE hash = $1`, hash))
+	k, err := scanAPIKeyUsed(s.pool.QueryRow(ctx, `SELECT `+apiKeyReadColumns+` FROM api_keys WHERE hash = $1`, hash))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return paygate.APIKey{}, notFound("API key")
 	}
@@ -129,12 +134,24 @@ func (s *Store) APIKeyByHash(ctx context.Context, hash []byte) (paygate.APIKey, 
 // the same time in insertion order).
 func (s *Store) APIKeysByMerchant(ctx context.Context, merchantID string) ([]paygate.APIKey, error) {
 	rows, err := s.pool.Query(ctx, `
-		SELECT `+apiKeyColumns+` FROM api_keys
+		SELECT `+apiKeyReadColumns+` FROM api_keys
 		WHERE merchant_id = $1 ORDER BY created_at, seq`, merchantID)
 	if err != nil {
 		return nil, translate(err)
 	}
-	keys, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (paygate.APIKey, error) { return scanAPIKey(r) })
+	keys, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (paygate.APIKey, error) { return scanAPIKeyUsed(r) })
+	return keys, translate(err)
+}
+
+// APIKeysByMerchantMode lists a merchant's keys of one mode, oldest first.
+func (s *Store) APIKeysByMerchantMode(ctx context.Context, merchantID string, mode paygate.Mode) ([]paygate.APIKey, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT `+apiKeyReadColumns+` FROM api_keys
+		WHERE merchant_id = $1 AND mode = $2 ORDER BY created_at, seq`, merchantID, mode)
+	if err != nil {
+		return nil, translate(err)
+	}
+	keys, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (paygate.APIKey, error) { return scanAPIKeyUsed(r) })
 	return keys, translate(err)
 }
 
@@ -179,10 +196,10 @@ func (s *Store) RotateAPIKey(ctx context.Context, oldID string, next paygate.API
 // RevokeAPIKey revokes a key at the time; a revoked key keeps its first
 // revocation time. NOT_FOUND if it does not exist.
 func (s *Store) RevokeAPIKey(ctx context.Context, id string, at time.Time) (paygate.APIKey, error) {
-	k, err := scanAPIKey(s.pool.QueryRow(ctx, `
+	k, err := scanAPIKeyUsed(s.pool.QueryRow(ctx, `
 		UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2)
 		WHERE id = $1
-		RETURNING `+apiKeyColumns, id, at))
+		RETURNING `+apiKeyReadColumns, id, at))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return paygate.APIKey{}, notFound("API key")
 	}

@@ -71,6 +71,17 @@ func (s *Store) ThreeDSChallengeByTokenHash(ctx context.Context, tokenHash []byt
 	return c, translate(err)
 }
 
+// ThreeDSChallengesByPayment lists a payment's challenges, oldest first.
+func (s *Store) ThreeDSChallengesByPayment(ctx context.Context, merchantID string, mode paygate.Mode, paymentID string) ([]paygate.ThreeDSChallenge, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+challengeColumns+` FROM threeds_challenges
+		WHERE payment_id = $1 AND merchant_id = $2 AND mode = $3 ORDER BY created_at`, paymentID, merchantID, mode)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (paygate.ThreeDSChallenge, error) { return scanChallenge(r) })
+	return out, translate(err)
+}
+
 // claimChallenge claims a usable, unclaimed challenge; the second SELECT
 // tells a running claim from an unusable or missing challenge. Under READ
 // COMMITTED the UPDATE re-checks its condition on the newest row version, so

@@ -89,6 +89,10 @@ func scanMerchant(row scanner) (paygate.Merchant, error) {
 
 const apiKeyColumns = `id, merchant_id, mode, type, hash, hint, created_at, expires_at, revoked_at`
 
+// apiKeyReadColumns are the columns scanAPIKeyUsed reads: apiKeyColumns and
+// when the key was last used (written by TouchAPIKeys only).
+const apiKeyReadColumns = apiKeyColumns + `, last_used_at`
+
 func insertAPIKey(ctx context.Context, tx *sql.Tx, k paygate.APIKey) error {
 	_, err := tx.ExecContext(ctx,
 		`INSERT INTO api_keys (`+apiKeyColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -113,6 +117,23 @@ func scanAPIKey(row scanner) (paygate.APIKey, error) {
 	return k, nil
 }
 
+// scanAPIKeyUsed scans apiKeyReadColumns.
+func scanAPIKeyUsed(row scanner) (paygate.APIKey, error) {
+	var (
+		k                      paygate.APIKey
+		mode, typ              string
+		created                int64
+		expires, revoked, used sql.NullInt64
+	)
+	if err := row.Scan(&k.ID, &k.MerchantID, &mode, &typ, &k.Hash, &k.Hint, &created, &expires, &revoked, &used); err != nil {
+		return paygate.APIKey{}, err
+	}
+	k.Mode, k.Type = paygate.Mode(mode), paygate.KeyType(typ)
+	k.CreatedAt = fromMicros(created)
+	k.ExpiresAt, k.RevokedAt, k.LastUsedAt = fromNullMicros(expires), fromNullMicros(revoked), fromNullMicros(used)
+	return k, nil
+}
+
 // CreateAPIKey inserts a key. A duplicate id or hash is paygate.ErrConflict;
 // an unknown merchant is NOT_FOUND.
 func (s *Store) CreateAPIKey(ctx context.Context, k paygate.APIKey) error {
@@ -121,7 +142,7 @@ func (s *Store) CreateAPIKey(ctx context.Context, k paygate.APIKey) error {
 
 // APIKeyByID returns a key by its id, or NOT_FOUND.
 func (s *Store) APIKeyByID(ctx context.Context, id string) (paygate.APIKey, error) {
-	k, err := scanAPIKey(s.read.QueryRowContext(ctx, `SELECT `+apiKeyColumns+` FROM api_keys WHERE id = ?`, id))
+	k, err := scanAPIKeyUsed(s.read.QueryRowContext(ctx, `SELECT `+apiKeyReadColumns+` FROM api_keys WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return paygate.APIKey{}, notFound("API key")
 	}
@@ -131,7 +152,7 @@ func (s *Store) APIKeyByID(ctx context.Context, id string) (paygate.APIKey, erro
 // APIKeyByHash returns the key whose hash matches, or NOT_FOUND, whether or
 // not it is active.
 func (s *Store) APIKeyByHash(ctx context.Context, hash []byte) (paygate.APIKey, error) {
-	k, err := scanAPIKey(s.read.QueryRowContext(ctx, `SELECT `+apiKeyColumns+` FROM api_keys WHERE hash = ?`, hash))
+	k, err := scanAPIKeyUsed(s.read.QueryRowContext(ctx, `SELECT `+apiKeyReadColumns+` FROM api_keys WHERE hash = ?`, hash))
 	if errors.Is(err, sql.ErrNoRows) {
 		return paygate.APIKey{}, notFound("API key")
 	}
@@ -141,14 +162,33 @@ func (s *Store) APIKeyByHash(ctx context.Context, hash []byte) (paygate.APIKey, 
 // APIKeysByMerchant lists a merchant's keys of both modes, oldest first.
 func (s *Store) APIKeysByMerchant(ctx context.Context, merchantID string) ([]paygate.APIKey, error) {
 	rows, err := s.read.QueryContext(ctx,
-		`SELECT `+apiKeyColumns+` FROM api_keys WHERE merchant_id = ? ORDER BY created_at, rowid`, merchantID)
+		`SELECT `+apiKeyReadColumns+` FROM api_keys WHERE merchant_id = ? ORDER BY created_at, rowid`, merchantID)
 	if err != nil {
 		return nil, translate(err)
 	}
 	defer rows.Close()
 	var keys []paygate.APIKey
 	for rows.Next() {
-		k, err := scanAPIKey(rows)
+		k, err := scanAPIKeyUsed(rows)
+		if err != nil {
+			return nil, translate(err)
+		}
+		keys = append(keys, k)
+	}
+	return keys, translate(rows.Err())
+}
+
+// APIKeysByMerchantMode lists a merchant's keys of one mode, oldest first.
+func (s *Store) APIKeysByMerchantMode(ctx context.Context, merchantID string, mode paygate.Mode) ([]paygate.APIKey, error) {
+	rows, err := s.read.QueryContext(ctx,
+		`SELECT `+apiKeyReadColumns+` FROM api_keys WHERE merchant_id = ? AND mode = ? ORDER BY created_at, rowid`, merchantID, mode)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	var keys []paygate.APIKey
+	for rows.Next() {
+		k, err := scanAPIKeyUsed(rows)
 		if err != nil {
 			return nil, translate(err)
 		}
@@ -189,8 +229,8 @@ func (s *Store) RevokeAPIKey(ctx context.Context, id string, at time.Time) (payg
 	var k paygate.APIKey
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		k, err = scanAPIKey(tx.QueryRowContext(ctx,
-			`UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ? RETURNING `+apiKeyColumns,
+		k, err = scanAPIKeyUsed(tx.QueryRowContext(ctx,
+			`UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ? RETURNING `+apiKeyReadColumns,
 			micros(at), id))
 		if errors.Is(err, sql.ErrNoRows) {
 			return notFound("API key")

@@ -58,6 +58,25 @@ func (s *Store) ThreeDSChallengeByTokenHash(ctx context.Context, tokenHash []byt
 	return c, translate(err)
 }
 
+// ThreeDSChallengesByPayment lists a payment's challenges, oldest first.
+func (s *Store) ThreeDSChallengesByPayment(ctx context.Context, merchantID string, mode paygate.Mode, paymentID string) ([]paygate.ThreeDSChallenge, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT `+challengeColumns+` FROM threeds_challenges
+		WHERE payment_id = ? AND merchant_id = ? AND mode = ? ORDER BY created_at, rowid`, paymentID, merchantID, mode)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	var out []paygate.ThreeDSChallenge
+	for rows.Next() {
+		c, err := scanChallenge(rows)
+		if err != nil {
+			return nil, translate(err)
+		}
+		out = append(out, c)
+	}
+	return out, translate(rows.Err())
+}
+
 // ClaimThreeDSChallenge claims a usable challenge until the given time. The
 // claim is one conditional UPDATE under the single write lock, so
 // concurrent callers claim it once. NOT_FOUND when no usable challenge has

@@ -196,6 +196,21 @@ func apiKeyCases() []testCase {
 			equal(t, "third key", early, got[2])
 			equal(t, "fourth key", late, got[3])
 		}},
+		{"ListByModeIsScoped", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			other := newMerchant(t, s, base)
+			extra := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeyPublic, at(time.Hour))
+			must(t, s.CreateAPIKey(ctx(t), extra))
+			got, err := s.APIKeysByMerchantMode(ctx(t), f.merchant.ID, paygate.ModeTest)
+			must(t, err)
+			equal(t, "test keys", []paygate.APIKey{f.testKey, extra}, got)
+			got, err = s.APIKeysByMerchantMode(ctx(t), f.merchant.ID, paygate.ModeLive)
+			must(t, err)
+			equal(t, "live keys", []paygate.APIKey{f.liveKey}, got)
+			got, err = s.APIKeysByMerchantMode(ctx(t), other.merchant.ID, paygate.ModeTest)
+			must(t, err)
+			equal(t, "other merchant's test keys", []paygate.APIKey{other.testKey}, got)
+		}},
 		{"RotateSetsExpiry", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			next := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Hour))

@@ -49,6 +49,7 @@ func Exercise(t *testing.T, newStore func(t *testing.T) paygate.Store) {
 		{"ThreeDS", threeDSCases()},
 		{"Routing", routingCases()},
 		{"Vault", vaultCases()},
+		{"Dashboard", dashboardCases()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

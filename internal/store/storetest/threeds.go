@@ -119,6 +119,24 @@ func threeDSCases() []testCase {
 			equal(t, "idempotency answer", answer, rec.Body)
 			equal(t, "idempotency status", 201, rec.StatusCode)
 		}},
+		{"ByPaymentIsScoped", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			p, c := f.pendingChallenge(t, paygate.ModeTest, at(time.Hour))
+			f.pendingChallenge(t, paygate.ModeTest, at(2*time.Hour)) // another payment's
+			got, err := s.ThreeDSChallengesByPayment(ctx(t), p.MerchantID, p.Mode, p.ID)
+			must(t, err)
+			equal(t, "challenges", []paygate.ThreeDSChallenge{c}, got)
+			for _, q := range []struct {
+				merchant string
+				mode     paygate.Mode
+			}{{newID(), p.Mode}, {p.MerchantID, paygate.ModeLive}} {
+				got, err := s.ThreeDSChallengesByPayment(ctx(t), q.merchant, q.mode, p.ID)
+				must(t, err)
+				if len(got) != 0 {
+					t.Errorf("merchant %s mode %s sees %d challenges of another's payment", q.merchant, q.mode, len(got))
+				}
+			}
+		}},
 		{"CreateWithEvents", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			p := f.newPayment(t, paygate.ModeLive, at(time.Hour))

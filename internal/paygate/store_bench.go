@@ -1,0 +1,105 @@
+package paygate
+
+import (
+	"context"
+	"strconv"
+	"time"
+)
+
+// BaselineStore is implemented by the stores for `paygate bench --baseline`
+// (issue 9): the database's own limit for the writes of a payment, so that
+// the gateway's rate reads as a ratio that holds on a noisy machine. It is
+// not part of Store: nothing but the load tool calls it.
+type BaselineStore interface {
+	// BaselinePayment performs, in ONE transaction through the store's
+	// driver and pool, the database writes of one successful card payment
+	// as the gateway performs them (see BaselineWrites), for the merchant
+	// and mode, which must exist. n makes the rows' natural keys unique
+	// within a run (ids are fresh UUIDs, so runs never collide). It
+	// leaves a captured payment behind, as a real one would.
+	BaselinePayment(ctx context.Context, merchantID string, mode Mode, n int64) error
+}
+
+// BaselineCustomers is how many distinct customers the baseline's payments
+// belong to, like the load tool's clients: most payments find their
+// customer, a few create it.
+const BaselineCustomers = 500
+
+// BaselineWrites are the rows of one successful card payment, with the sizes
+// a real one has:
+//
+//   - the idempotency record, inserted in flight (ReserveIdempotency),
+//   - the customer resolved by external id, inserted when missing, and the
+//     payment inserted as created, linked to the idempotency record
+//     (CreatePayment),
+//   - the payment moved to captured, its payment.captured event inserted
+//     (the events trigger adds webhook deliveries when the merchant has an
+//     endpoint) and the idempotency record completed with the answer
+//     (TransitionPayment).
+//
+// The sandbox provider's own ledger entry (RecordSandboxCharge) is not
+// included: it is the simulated provider's write, not the gateway's.
+type BaselineWrites struct {
+	Reservation IdempotencyReservation
+	Payment     NewPayment
+	Transition  PaymentTransition
+	Event       Event
+	Done        IdempotencyCompletion
+}
+
+// NewBaselineWrites builds the rows of the n-th baseline payment at now.
+// paymentID, customerID and eventID are fresh UUIDs from the caller.
+func NewBaselineWrites(merchantID string, mode Mode, n int64, paymentID, customerID, eventID string, now time.Time) BaselineWrites {
+	now = Normalize(now)
+	num := strconv.FormatInt(n, 10)
+	ref := "order-" + num
+	key := "baseline-" + paymentID
+	amount := int64(4200)
+	p := Payment{
+		ID: paymentID, MerchantID: merchantID, Mode: mode, Status: PaymentCreated,
+		Amount: Money{Amount: amount, Currency: "EUR"}, AmountText: "42.00", Method: MethodCard,
+		MerchantRef: ref,
+		Card: CardSummary{
+			Brand: "visa", Last4: "4242", ExpMonth: 12, ExpYear: now.Year() + 3,
+			HolderName: "Ada Lovelace", Fingerprint: "3f9c1e7a5b2d4c6e8f0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60",
+		},
+		Billing: &Billing{
+			FirstName: "Ada", LastName: "Lovelace", Email: "ada@example.com", Phone: "+441632960001",
+			Country: "GB", Address: "12 Analytical Row", City: "London", PostalCode: "N1 9GU", IPAddress: "203.0.113.7",
+		},
+		Metadata:       []byte(`{"orderId":"` + ref + `","channel":"web","source":"paygate-bench","cart":"3 items"}`),
+		IdempotencyKey: key,
+		LeaseUntil:     now.Add(PaymentLease),
+		CreatedAt:      now, UpdatedAt: now,
+	}
+	ts := now.Format("2006-01-02T15:04:05.000Z")
+	// The answer and the event payload are the real ones' shape and size
+	// (httpapi's creation answer, webhook.PaymentEvent).
+	payload := `{"id":"` + eventID + `","event":"payment.captured","mode":"` + string(mode) + `","timestamp":"` + ts +
+		`","data":{"transactionId":"` + paymentID + `","merchantId":"` + merchantID +
+		`","status":"captured","amount":4200,"currency":"EUR"}}`
+	answer := `{"data":{"id":"` + paymentID + `","status":"captured","amount":"42.00","currency":"EUR",` +
+		`"provider":"sandbox-eu","threeDsRequired":false,"threeDsData":null,"createdAt":"` + ts + `"}}`
+	captured := amount
+	return BaselineWrites{
+		Reservation: IdempotencyReservation{
+			MerchantID: merchantID, Mode: mode, Key: key,
+			Fingerprint: []byte("0123456789abcdef0123456789abcdef"), Now: now,
+		},
+		Payment: NewPayment{
+			Payment:            p,
+			CustomerExternalID: "customer-" + strconv.FormatInt(n%BaselineCustomers, 10),
+			NewCustomerID:      customerID,
+		},
+		Transition: PaymentTransition{
+			ID: paymentID, MerchantID: merchantID, Mode: mode,
+			From: []PaymentStatus{PaymentCreated}, To: PaymentCaptured,
+			ProviderID: "sandbox", ProviderRef: "sb_" + paymentID, AmountCaptured: &captured, UpdatedAt: now,
+		},
+		Event: Event{
+			ID: eventID, MerchantID: merchantID, Mode: mode, Type: EventPaymentCaptured,
+			PaymentID: paymentID, Payload: []byte(payload), CreatedAt: now,
+		},
+		Done: IdempotencyCompletion{MerchantID: merchantID, Mode: mode, Key: key, StatusCode: 201, Body: []byte(answer)},
+	}
+}

@@ -1,0 +1,432 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/store/codec"
+)
+
+// The dashboard's storage (issue 8): users, sessions, the audit log, key
+// usage, and the read models of its pages. Lists are newest first by
+// (created_at, id) with keyset cursors, over the indexes of migration 00006.
+// Every method is one statement.
+
+var _ paygate.DashboardStore = (*Store)(nil)
+
+const userColumns = `id, merchant_id, email, password_hash, created_at, updated_at`
+
+func scanUser(row pgx.Row) (paygate.User, error) {
+	var u paygate.User
+	err := row.Scan(&u.ID, &u.MerchantID, &u.Email, &u.PasswordHash, &u.CreatedAt, &u.UpdatedAt)
+	return u, err
+}
+
+// CreateUser inserts a dashboard user. A duplicate email (or id) is
+// paygate.ErrConflict; an unknown merchant is NOT_FOUND.
+func (s *Store) CreateUser(ctx context.Context, u paygate.User) error {
+	tag, err := s.pool.Exec(ctx, `
+		INSERT INTO users (`+userColumns+`)
+		SELECT $1, $2, $3, $4, $5, $6
+		WHERE EXISTS (SELECT 1 FROM merchants WHERE id = $2)`,
+		u.ID, u.MerchantID, u.Email, u.PasswordHash, u.CreatedAt, u.UpdatedAt)
+	if err != nil {
+		return translate(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound("merchant")
+	}
+	return nil
+}
+
+// UserByEmail returns the user with the (lower-case) email, or NOT_FOUND.
+func (s *Store) UserByEmail(ctx context.Context, email string) (paygate.User, error) {
+	u, err := scanUser(s.pool.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE email = $1`, email))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return paygate.User{}, notFound("user")
+	}
+	return u, translate(err)
+}
+
+// SetUserPassword replaces the password hash of a merchant's user and
+// revokes the user's sessions but keepSessionID, in one statement.
+// NOT_FOUND when the user does not exist for the merchant.
+func (s *Store) SetUserPassword(ctx context.Context, merchantID, userID, passwordHash, keepSessionID string, at time.Time) error {
+	var found bool
+	err := s.pool.QueryRow(ctx, `
+		WITH u AS (
+			UPDATE users SET password_hash = @hash, updated_at = @at
+			WHERE id = @user_id AND merchant_id = @merchant_id
+			RETURNING id
+		), revoked AS (
+			UPDATE sessions SET revoked_at = @at
+			WHERE user_id IN (SELECT id FROM u) AND id <> @keep AND revoked_at IS NULL
+		)
+		SELECT EXISTS (SELECT 1 FROM u)`,
+		pgx.NamedArgs{"hash": passwordHash, "at": at, "user_id": userID, "merchant_id": merchantID, "keep": keepSessionID},
+	).Scan(&found)
+	if err != nil {
+		return translate(err)
+	}
+	if !found {
+		return notFound("user")
+	}
+	return nil
+}
+
+// CreateSession inserts a session. NOT_FOUND when its user does not exist
+// for its merchant; a duplicate id or token hash is paygate.ErrConflict.
+func (s *Store) CreateSession(ctx context.Context, se paygate.Session) error {
+	tag, err := s.pool.Exec(ctx, `
+		INSERT INTO sessions (id, token_hash, user_id, merchant_id, created_at, last_seen_at, expires_at, revoked_at, remote_addr)
+		SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9
+		WHERE EXISTS (SELECT 1 FROM users WHERE id = $3 AND merchant_id = $4)`,
+		se.ID, se.TokenHash, se.UserID, se.MerchantID, se.CreatedAt, se.LastSeenAt, se.ExpiresAt, se.RevokedAt, se.RemoteAddr)
+	if err != nil {
+		return translate(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound("user")
+	}
+	return nil
+}
+
+// SessionByTokenHash returns the session with the token hash and its user,
+// or NOT_FOUND, whether or not the session is still valid.
+func (s *Store) SessionByTokenHash(ctx context.Context, tokenHash []byte) (paygate.Session, paygate.User, error) {
+	var (
+		se paygate.Session
+		u  paygate.User
+	)
+	err := s.pool.QueryRow(ctx, `
+		SELECT s.id, s.token_hash, s.user_id, s.merchant_id, s.created_at, s.last_seen_at, s.expires_at,
+			s.revoked_at, s.remote_addr,
+			u.id, u.merchant_id, u.email, u.password_hash, u.created_at, u.updated_at
+		FROM sessions s JOIN users u ON u.id = s.user_id AND u.merchant_id = s.merchant_id
+		WHERE s.token_hash = $1`, tokenHash).Scan(
+		&se.ID, &se.TokenHash, &se.UserID, &se.MerchantID, &se.CreatedAt, &se.LastSeenAt, &se.ExpiresAt,
+		&se.RevokedAt, &se.RemoteAddr,
+		&u.ID, &u.MerchantID, &u.Email, &u.PasswordHash, &u.CreatedAt, &u.UpdatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return paygate.Session{}, paygate.User{}, notFound("session")
+	}
+	if err != nil {
+		return paygate.Session{}, paygate.User{}, translate(err)
+	}
+	return se, u, nil
+}
+
+// TouchSession moves the session's LastSeenAt forward to at (never back).
+// NOT_FOUND when the session does not exist.
+func (s *Store) TouchSession(ctx context.Context, sessionID string, at time.Time) error {
+	tag, err := s.pool.Exec(ctx,
+		`UPDATE sessions SET last_seen_at = GREATEST(last_seen_at, $2) WHERE id = $1`, sessionID, at)
+	if err != nil {
+		return translate(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound("session")
+	}
+	return nil
+}
+
+// RevokeSession revokes a session at at; a revoked session keeps its first
+// revocation time. NOT_FOUND when it does not exist.
+func (s *Store) RevokeSession(ctx context.Context, sessionID string, at time.Time) error {
+	tag, err := s.pool.Exec(ctx,
+		`UPDATE sessions SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1`, sessionID, at)
+	if err != nil {
+		return translate(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound("session")
+	}
+	return nil
+}
+
+const auditColumns = `id, merchant_id, mode, user_id, email, action, target, detail, remote_addr, created_at`
+
+// RecordAudit inserts an audit entry. NOT_FOUND when the merchant does not
+// exist.
+func (s *Store) RecordAudit(ctx context.Context, a paygate.AuditEntry) error {
+	tag, err := s.pool.Exec(ctx, `
+		INSERT INTO audit_log (`+auditColumns+`)
+		SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10
+		WHERE EXISTS (SELECT 1 FROM merchants WHERE id = $2)`,
+		a.ID, a.MerchantID, string(a.Mode), a.UserID, a.Email, a.Action, a.Target, a.Detail, a.RemoteAddr, a.CreatedAt)
+	if err != nil {
+		return translate(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound("merchant")
+	}
+	return nil
+}
+
+// AuditLog lists a merchant's audit entries newest first, strictly before
+// q.Before when it is set, at most q.Limit (<= 0: all).
+func (s *Store) AuditLog(ctx context.Context, q paygate.AuditQuery) ([]paygate.AuditEntry, error) {
+	var b sqlBuilder
+	query := `SELECT ` + auditColumns + ` FROM audit_log WHERE merchant_id = ` + b.arg(q.MerchantID)
+	if q.Before != nil {
+		query += ` AND (created_at, id) < (` + b.arg(q.Before.CreatedAt) + `, ` + b.arg(q.Before.ID) + `)`
+	}
+	query += ` ORDER BY created_at DESC, id DESC LIMIT ` + b.arg(nullLimit(q.Limit))
+	rows, err := s.pool.Query(ctx, query, b.args...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (paygate.AuditEntry, error) {
+		var a paygate.AuditEntry
+		var mode string
+		err := r.Scan(&a.ID, &a.MerchantID, &mode, &a.UserID, &a.Email, &a.Action, &a.Target, &a.Detail,
+			&a.RemoteAddr, &a.CreatedAt)
+		a.Mode = paygate.Mode(mode)
+		return a, err
+	})
+	if out == nil && err == nil {
+		out = []paygate.AuditEntry{}
+	}
+	return out, translate(err)
+}
+
+// TouchAPIKeys moves each key's LastUsedAt forward to the given time (never
+// back), in one statement. Unknown ids are ignored.
+func (s *Store) TouchAPIKeys(ctx context.Context, used map[string]time.Time) error {
+	if len(used) == 0 {
+		return nil
+	}
+	ids := make([]string, 0, len(used))
+	times := make([]time.Time, 0, len(used))
+	for id, at := range used {
+		ids = append(ids, id)
+		times = append(times, at)
+	}
+	// GREATEST ignores NULL: a first use sets the time.
+	_, err := s.pool.Exec(ctx, `
+		UPDATE api_keys k SET last_used_at = GREATEST(k.last_used_at, u.at)
+		FROM unnest($1::text[], $2::timestamptz[]) AS u (id, at)
+		WHERE k.id = u.id`, ids, times)
+	return translate(err)
+}
+
+// sqlBuilder numbers the parameters of a query built from optional parts.
+// Only values become parameters; the SQL text is constants.
+type sqlBuilder struct {
+	args []any
+}
+
+// arg adds a parameter and returns its placeholder.
+func (b *sqlBuilder) arg(v any) string {
+	b.args = append(b.args, v)
+	return "$" + strconv.Itoa(len(b.args))
+}
+
+// ListPayments lists the payments of (q.MerchantID, q.Mode) matching q,
+// newest first, after q.After, at most paygate.PageLimit(q.Limit).
+func (s *Store) ListPayments(ctx context.Context, q paygate.PaymentQuery) ([]paygate.Payment, error) {
+	query, args := paymentListQuery(q)
+	rows, err := s.pool.Query(ctx, query, args...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (paygate.Payment, error) { return scanPayment(r) })
+	if out == nil && err == nil {
+		out = []paygate.Payment{}
+	}
+	return out, translate(err)
+}
+
+// paymentListQuery returns the SQL and arguments of ListPayments. Only the
+// filters that are set appear in it, so that each combination gets its own
+// plan (a generic plan of a prepared statement stays an index range scan).
+// Each status of a multi-status filter is read as its own range of
+// payments_list_status_idx and the ranges are merged: no rows that do not
+// match are scanned.
+func paymentListQuery(q paygate.PaymentQuery) (string, []any) {
+	var b sqlBuilder
+	where := `merchant_id = ` + b.arg(q.MerchantID) + ` AND mode = ` + b.arg(string(q.Mode))
+	if !q.CreatedFrom.IsZero() {
+		where += ` AND created_at >= ` + b.arg(q.CreatedFrom)
+	}
+	if !q.CreatedBefore.IsZero() {
+		where += ` AND created_at < ` + b.arg(q.CreatedBefore)
+	}
+	if q.Currency != "" {
+		where += ` AND currency = ` + b.arg(q.Currency)
+	}
+	if q.MerchantRef != "" {
+		where += ` AND merchant_ref = ` + b.arg(q.MerchantRef)
+	}
+	if q.CustomerID != "" {
+		where += ` AND customer_id = ` + b.arg(q.CustomerID)
+	}
+	if q.CustomerExternalID != "" {
+		// $1 and $2 are the merchant and the mode.
+		where += ` AND customer_id = (SELECT id FROM customers WHERE merchant_id = $1 AND mode = $2 AND external_id = ` +
+			b.arg(q.CustomerExternalID) + `)`
+	}
+	if q.After != nil {
+		where += ` AND (created_at, id) < (` + b.arg(q.After.CreatedAt) + `, ` + b.arg(q.After.ID) + `)`
+	}
+	order := ` ORDER BY created_at DESC, id DESC LIMIT ` + b.arg(paygate.PageLimit(q.Limit))
+
+	statuses := distinctStatuses(q.Statuses)
+	switch len(statuses) {
+	case 0:
+		return `SELECT ` + paymentColumns + ` FROM payments WHERE ` + where + order, b.args
+	case 1:
+		return `SELECT ` + paymentColumns + ` FROM payments WHERE ` + where +
+			` AND status = ` + b.arg(string(statuses[0])) + order, b.args
+	}
+	parts := make([]string, len(statuses))
+	for i, st := range statuses {
+		parts[i] = `(SELECT ` + paymentColumns + ` FROM payments WHERE ` + where +
+			` AND status = ` + b.arg(string(st)) + order + `)`
+	}
+	return strings.Join(parts, ` UNION ALL `) + order, b.args
+}
+
+// distinctStatuses returns the statuses without repeats, in order.
+func distinctStatuses(in []paygate.PaymentStatus) []paygate.PaymentStatus {
+	var out []paygate.PaymentStatus
+	for _, st := range in {
+		if !slices.Contains(out, st) {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// SearchCustomers lists the customers of (q.MerchantID, q.Mode) whose
+// external id starts with q.Text (or equals it) or whose email equals it
+// case-insensitively; all of them when q.Text is "". Newest first, after
+// q.After, at most paygate.PageLimit(q.Limit). The prefix is a range of
+// external_id in binary order (customers_external_prefix_idx), exact
+// whatever the database's collation.
+func (s *Store) SearchCustomers(ctx context.Context, q paygate.CustomerQuery) ([]paygate.Customer, error) {
+	query, args := customerSearchQuery(q)
+	rows, err := s.pool.Query(ctx, query, args...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (paygate.Customer, error) { return scanCustomer(r) })
+	if out == nil && err == nil {
+		out = []paygate.Customer{}
+	}
+	return out, translate(err)
+}
+
+// customerSearchQuery returns the SQL and arguments of SearchCustomers.
+// With a text, the external id prefix and the email are two branches, each
+// ordered and limited on its own so that the planner may read either by its
+// own index (a narrow prefix, an email) or along customers_list_idx (a
+// prefix most customers share); UNION drops a customer both find.
+func customerSearchQuery(q paygate.CustomerQuery) (string, []any) {
+	var b sqlBuilder
+	scope := `merchant_id = ` + b.arg(q.MerchantID) + ` AND mode = ` + b.arg(string(q.Mode))
+	if q.After != nil {
+		scope += ` AND (created_at, id) < (` + b.arg(q.After.CreatedAt) + `, ` + b.arg(q.After.ID) + `)`
+	}
+	order := ` ORDER BY created_at DESC, id DESC LIMIT ` + b.arg(paygate.PageLimit(q.Limit))
+	if q.Text == "" {
+		return `SELECT ` + customerColumns + ` FROM customers WHERE ` + scope + order, b.args
+	}
+	text := b.arg(q.Text)
+	prefix := `external_id COLLATE "C" >= ` + text
+	if end, ok := codec.PrefixEnd(q.Text); ok {
+		prefix += ` AND external_id COLLATE "C" < ` + b.arg(end)
+	}
+	return `(SELECT ` + customerColumns + ` FROM customers WHERE ` + scope + ` AND ` + prefix + order + `)
+		UNION
+		(SELECT ` + customerColumns + ` FROM customers WHERE ` + scope +
+		` AND email IS NOT NULL AND lower(email) = lower(` + text + `)` + order + `)` + order, b.args
+}
+
+// EventsByPayment lists the events of a payment of (merchant, mode) and of
+// its refunds (which carry the payment's id), oldest first.
+func (s *Store) EventsByPayment(ctx context.Context, merchantID string, mode paygate.Mode, paymentID string) ([]paygate.Event, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT id, merchant_id, mode, type, payment_id, refund_id, payload, created_at
+		FROM events
+		WHERE payment_id = $1 AND merchant_id = $2 AND mode = $3
+		ORDER BY created_at, seq`, paymentID, merchantID, mode)
+	if err != nil {
+		return nil, translate(err)
+	}
+	events, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (paygate.Event, error) {
+		var e paygate.Event
+		var pid, rid pgtype.Text
+		err := r.Scan(&e.ID, &e.MerchantID, &e.Mode, &e.Type, &pid, &rid, &e.Payload, &e.CreatedAt)
+		e.PaymentID, e.RefundID = pid.String, rid.String
+		return e, err
+	})
+	if events == nil && err == nil {
+		events = []paygate.Event{}
+	}
+	return events, translate(err)
+}
+
+// PaymentStats counts the payments of (merchant, mode) created in [from,
+// to) per UTC day and currency, ordered by day then currency.
+func (s *Store) PaymentStats(ctx context.Context, merchantID string, mode paygate.Mode, from, to time.Time) ([]paygate.DailyStat, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT date_trunc('day', created_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day, currency,
+			count(*),
+			count(*) FILTER (WHERE status IN ('authorized', 'captured', 'voided')),
+			count(*) FILTER (WHERE status = 'failed' AND error_code = @declined),
+			count(*) FILTER (WHERE status = 'failed'),
+			COALESCE(sum(amount) FILTER (WHERE status IN ('authorized', 'captured', 'voided')), 0)::bigint
+		FROM payments
+		WHERE merchant_id = @merchant_id AND mode = @mode AND created_at >= @from AND created_at < @to
+		GROUP BY 1, 2
+		ORDER BY 1, 2`,
+		pgx.NamedArgs{
+			"declined": string(paygate.CodeCardDeclined), "merchant_id": merchantID, "mode": mode,
+			"from": from, "to": to,
+		})
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (paygate.DailyStat, error) {
+		var d paygate.DailyStat
+		err := r.Scan(&d.Day, &d.Currency, &d.Count, &d.Succeeded, &d.Declined, &d.Failed, &d.Volume)
+		return d, err
+	})
+	if out == nil && err == nil {
+		out = []paygate.DailyStat{}
+	}
+	return out, translate(err)
+}
+
+// ResendMerchantEvent inserts a new delivery of an event of (merchant,
+// mode) to its endpoint: ResendEvent for a merchant's user. NOT_FOUND
+// unless the event belongs to them.
+func (s *Store) ResendMerchantEvent(ctx context.Context, merchantID string, mode paygate.Mode, eventID, deliveryID string, at time.Time) (paygate.Delivery, error) {
+	d, err := scanDelivery(s.pool.QueryRow(ctx, `
+		INSERT INTO webhook_deliveries (id, event_id, merchant_id, mode, event_type, status,
+			next_attempt_at, created_at, updated_at)
+		SELECT @id, e.id, e.merchant_id, e.mode, e.type, 'pending', @at, @at, @at
+		FROM events e
+		JOIN webhook_endpoints w ON w.merchant_id = e.merchant_id AND w.mode = e.mode
+		WHERE e.id = @event_id AND e.merchant_id = @merchant_id AND e.mode = @mode AND w.disabled_at IS NULL
+		RETURNING `+deliveryColumns,
+		pgx.NamedArgs{"id": deliveryID, "event_id": eventID, "merchant_id": merchantID, "mode": mode, "at": at}))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return paygate.Delivery{}, s.whyNoDelivery(ctx, `
+			SELECT e.id IS NOT NULL, w.merchant_id IS NOT NULL, w.disabled_at
+			FROM (SELECT 1) AS one
+			LEFT JOIN events e ON e.id = $1 AND e.merchant_id = $2 AND e.mode = $3
+			LEFT JOIN webhook_endpoints w ON w.merchant_id = e.merchant_id AND w.mode = e.mode`,
+			eventID, merchantID, mode)
+	}
+	return d, translate(err)
+}

@@ -1,0 +1,493 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/store/codec"
+)
+
+// The dashboard's storage (issue 8): users, sessions, the audit log, key
+// usage, and the read models of its pages. Lists are newest first by
+// (created_at, id) with keyset cursors, over the indexes of migration 00006.
+
+var _ paygate.DashboardStore = (*Store)(nil)
+
+const userColumns = `id, merchant_id, email, password_hash, created_at, updated_at`
+
+func scanUser(row scanner) (paygate.User, error) {
+	var (
+		u                paygate.User
+		created, updated int64
+	)
+	if err := row.Scan(&u.ID, &u.MerchantID, &u.Email, &u.PasswordHash, &created, &updated); err != nil {
+		return paygate.User{}, err
+	}
+	u.CreatedAt, u.UpdatedAt = fromMicros(created), fromMicros(updated)
+	return u, nil
+}
+
+// CreateUser inserts a dashboard user. A duplicate email (or id) is
+// paygate.ErrConflict; an unknown merchant is NOT_FOUND.
+func (s *Store) CreateUser(ctx context.Context, u paygate.User) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO users (`+userColumns+`) VALUES (?, ?, ?, ?, ?, ?)`,
+			u.ID, u.MerchantID, u.Email, u.PasswordHash, micros(u.CreatedAt), micros(u.UpdatedAt))
+		return err
+	})
+}
+
+// UserByEmail returns the user with the (lower-case) email, or NOT_FOUND.
+func (s *Store) UserByEmail(ctx context.Context, email string) (paygate.User, error) {
+	u, err := scanUser(s.read.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE email = ?`, email))
+	if errors.Is(err, sql.ErrNoRows) {
+		return paygate.User{}, notFound("user")
+	}
+	return u, translate(err)
+}
+
+// SetUserPassword replaces the password hash of a merchant's user and
+// revokes, in the same transaction, the user's sessions but keepSessionID.
+// NOT_FOUND when the user does not exist for the merchant.
+func (s *Store) SetUserPassword(ctx context.Context, merchantID, userID, passwordHash, keepSessionID string, at time.Time) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx,
+			`UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ? AND merchant_id = ?`,
+			passwordHash, micros(at), userID, merchantID)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return notFound("user")
+		}
+		_, err = tx.ExecContext(ctx,
+			`UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND id <> ? AND revoked_at IS NULL`,
+			micros(at), userID, keepSessionID)
+		return err
+	})
+}
+
+const sessionColumns = `id, token_hash, user_id, merchant_id, created_at, last_seen_at, expires_at, revoked_at, remote_addr`
+
+// CreateSession inserts a session. NOT_FOUND when its user does not exist
+// for its merchant; a duplicate id or token hash is paygate.ErrConflict.
+func (s *Store) CreateSession(ctx context.Context, se paygate.Session) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `
+			INSERT INTO sessions (`+sessionColumns+`)
+			SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9
+			WHERE EXISTS (SELECT 1 FROM users WHERE id = ?3 AND merchant_id = ?4)`,
+			se.ID, se.TokenHash, se.UserID, se.MerchantID, micros(se.CreatedAt), micros(se.LastSeenAt),
+			micros(se.ExpiresAt), nullMicros(se.RevokedAt), se.RemoteAddr)
+		if err != nil {
+			return err
+		}
+		return oneRow(res, "user")
+	})
+}
+
+// SessionByTokenHash returns the session with the token hash and its user,
+// or NOT_FOUND, whether or not the session is still valid.
+func (s *Store) SessionByTokenHash(ctx context.Context, tokenHash []byte) (paygate.Session, paygate.User, error) {
+	var (
+		se                       paygate.Session
+		u                        paygate.User
+		created, seen, expires   int64
+		revoked                  sql.NullInt64
+		userCreated, userUpdated int64
+	)
+	err := s.read.QueryRowContext(ctx, `
+		SELECT s.id, s.token_hash, s.user_id, s.merchant_id, s.created_at, s.last_seen_at, s.expires_at,
+			s.revoked_at, s.remote_addr,
+			u.id, u.merchant_id, u.email, u.password_hash, u.created_at, u.updated_at
+		FROM sessions s JOIN users u ON u.id = s.user_id AND u.merchant_id = s.merchant_id
+		WHERE s.token_hash = ?`, tokenHash).Scan(
+		&se.ID, &se.TokenHash, &se.UserID, &se.MerchantID, &created, &seen, &expires, &revoked, &se.RemoteAddr,
+		&u.ID, &u.MerchantID, &u.Email, &u.PasswordHash, &userCreated, &userUpdated)
+	if errors.Is(err, sql.ErrNoRows) {
+		return paygate.Session{}, paygate.User{}, notFound("session")
+	}
+	if err != nil {
+		return paygate.Session{}, paygate.User{}, translate(err)
+	}
+	se.CreatedAt, se.LastSeenAt, se.ExpiresAt = fromMicros(created), fromMicros(seen), fromMicros(expires)
+	se.RevokedAt = fromNullMicros(revoked)
+	u.CreatedAt, u.UpdatedAt = fromMicros(userCreated), fromMicros(userUpdated)
+	return se, u, nil
+}
+
+// TouchSession moves the session's LastSeenAt forward to at (never back).
+// NOT_FOUND when the session does not exist.
+func (s *Store) TouchSession(ctx context.Context, sessionID string, at time.Time) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx,
+			`UPDATE sessions SET last_seen_at = max(last_seen_at, ?) WHERE id = ?`, micros(at), sessionID)
+		if err != nil {
+			return err
+		}
+		return oneRow(res, "session")
+	})
+}
+
+// RevokeSession revokes a session at at; a revoked session keeps its first
+// revocation time. NOT_FOUND when it does not exist.
+func (s *Store) RevokeSession(ctx context.Context, sessionID string, at time.Time) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx,
+			`UPDATE sessions SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?`, micros(at), sessionID)
+		if err != nil {
+			return err
+		}
+		return oneRow(res, "session")
+	})
+}
+
+// oneRow returns NOT_FOUND for what when res changed no row.
+func oneRow(res sql.Result, what string) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return notFound(what)
+	}
+	return nil
+}
+
+const auditColumns = `id, merchant_id, mode, user_id, email, action, target, detail, remote_addr, created_at`
+
+// RecordAudit inserts an audit entry. NOT_FOUND when the merchant does not
+// exist.
+func (s *Store) RecordAudit(ctx context.Context, a paygate.AuditEntry) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO audit_log (`+auditColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			a.ID, a.MerchantID, string(a.Mode), a.UserID, a.Email, a.Action, a.Target, a.Detail, a.RemoteAddr,
+			micros(a.CreatedAt))
+		return err
+	})
+}
+
+// AuditLog lists a merchant's audit entries newest first, strictly before
+// q.Before when it is set, at most q.Limit (<= 0: all).
+func (s *Store) AuditLog(ctx context.Context, q paygate.AuditQuery) ([]paygate.AuditEntry, error) {
+	query := `SELECT ` + auditColumns + ` FROM audit_log WHERE merchant_id = ?`
+	args := []any{q.MerchantID}
+	if q.Before != nil {
+		query += ` AND (created_at, id) < (?, ?)`
+		args = append(args, micros(q.Before.CreatedAt), q.Before.ID)
+	}
+	query += ` ORDER BY created_at DESC, id DESC LIMIT ?`
+	args = append(args, sqlLimit(q.Limit))
+	rows, err := s.read.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	out := []paygate.AuditEntry{}
+	for rows.Next() {
+		var (
+			a       paygate.AuditEntry
+			mode    string
+			created int64
+		)
+		if err := rows.Scan(&a.ID, &a.MerchantID, &mode, &a.UserID, &a.Email, &a.Action, &a.Target, &a.Detail,
+			&a.RemoteAddr, &created); err != nil {
+			return nil, translate(err)
+		}
+		a.Mode, a.CreatedAt = paygate.Mode(mode), fromMicros(created)
+		out = append(out, a)
+	}
+	return out, translate(rows.Err())
+}
+
+// TouchAPIKeys moves each key's LastUsedAt forward to the given time (never
+// back), in one transaction. Unknown ids are ignored.
+func (s *Store) TouchAPIKeys(ctx context.Context, used map[string]time.Time) error {
+	if len(used) == 0 {
+		return nil
+	}
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		stmt, err := tx.PrepareContext(ctx,
+			`UPDATE api_keys SET last_used_at = max(coalesce(last_used_at, ?1), ?1) WHERE id = ?2`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for _, id := range sortedKeys(used) {
+			if _, err := stmt.ExecContext(ctx, micros(used[id]), id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// sortedKeys returns the keys of m in order, so that concurrent batches
+// touch rows in one order.
+func sortedKeys(m map[string]time.Time) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// ListPayments lists the payments of (q.MerchantID, q.Mode) matching q,
+// newest first, after q.After, at most paygate.PageLimit(q.Limit). Each
+// status of a multi-status filter is read as its own range of
+// payments_list_status, and the ranges are merged: no scan of rows that do
+// not match.
+func (s *Store) ListPayments(ctx context.Context, q paygate.PaymentQuery) ([]paygate.Payment, error) {
+	query, args := paymentListQuery(q)
+	rows, err := s.read.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	out := []paygate.Payment{}
+	for rows.Next() {
+		p, err := scanPayment(rows)
+		if err != nil {
+			return nil, translate(err)
+		}
+		out = append(out, p)
+	}
+	return out, translate(rows.Err())
+}
+
+// paymentListQuery returns the SQL and arguments of ListPayments. Only the
+// filters that are set appear in it, so that each combination gets its own
+// plan, and every value is a parameter.
+func paymentListQuery(q paygate.PaymentQuery) (string, []any) {
+	limit := paygate.PageLimit(q.Limit)
+	where := `merchant_id = ? AND mode = ?`
+	args := []any{q.MerchantID, string(q.Mode)}
+	if !q.CreatedFrom.IsZero() {
+		where += ` AND created_at >= ?`
+		args = append(args, micros(q.CreatedFrom))
+	}
+	if !q.CreatedBefore.IsZero() {
+		where += ` AND created_at < ?`
+		args = append(args, micros(q.CreatedBefore))
+	}
+	if q.Currency != "" {
+		where += ` AND currency = ?`
+		args = append(args, q.Currency)
+	}
+	if q.MerchantRef != "" {
+		where += ` AND merchant_ref = ?`
+		args = append(args, q.MerchantRef)
+	}
+	if q.CustomerID != "" {
+		where += ` AND customer_id = ?`
+		args = append(args, q.CustomerID)
+	}
+	if q.CustomerExternalID != "" {
+		where += ` AND customer_id = (SELECT id FROM customers WHERE merchant_id = ? AND mode = ? AND external_id = ?)`
+		args = append(args, q.MerchantID, string(q.Mode), q.CustomerExternalID)
+	}
+	if q.After != nil {
+		where += ` AND (created_at, id) < (?, ?)`
+		args = append(args, micros(q.After.CreatedAt), q.After.ID)
+	}
+	const order = ` ORDER BY created_at DESC, id DESC LIMIT ?`
+
+	statuses := distinctStatuses(q.Statuses)
+	var (
+		query string
+		all   []any
+	)
+	switch len(statuses) {
+	case 0:
+		query = `SELECT ` + paymentColumns + ` FROM payments WHERE ` + where + order
+		all = append(args, limit)
+	case 1:
+		query = `SELECT ` + paymentColumns + ` FROM payments WHERE ` + where + ` AND status = ?` + order
+		all = append(append(args, string(statuses[0])), limit)
+	default:
+		parts := make([]string, len(statuses))
+		for i, st := range statuses {
+			parts[i] = `SELECT * FROM (SELECT ` + paymentColumns + ` FROM payments WHERE ` + where + ` AND status = ?` + order + `)`
+			all = append(append(append(all, args...), string(st)), limit)
+		}
+		query = `SELECT * FROM (` + strings.Join(parts, ` UNION ALL `) + `)` + order
+		all = append(all, limit)
+	}
+	return query, all
+}
+
+// distinctStatuses returns the statuses without repeats, in order.
+func distinctStatuses(in []paygate.PaymentStatus) []paygate.PaymentStatus {
+	var out []paygate.PaymentStatus
+	for _, st := range in {
+		if !slices.Contains(out, st) {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// SearchCustomers lists the customers of (q.MerchantID, q.Mode) whose
+// external id starts with q.Text (or equals it) or whose email equals it
+// case-insensitively; all of them when q.Text is "". Newest first, after
+// q.After, at most paygate.PageLimit(q.Limit).
+func (s *Store) SearchCustomers(ctx context.Context, q paygate.CustomerQuery) ([]paygate.Customer, error) {
+	query, args := customerSearchQuery(q)
+	rows, err := s.read.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	out := []paygate.Customer{}
+	for rows.Next() {
+		c, err := scanCustomer(rows)
+		if err != nil {
+			return nil, translate(err)
+		}
+		out = append(out, c)
+	}
+	return out, translate(rows.Err())
+}
+
+// customerSearchQuery returns the SQL and arguments of SearchCustomers.
+// With a text, the external id prefix (a range of the unique (merchant_id,
+// mode, external_id) index, in binary order) and the email
+// (customers_email) are two branches, each sorted and limited on its own;
+// UNION drops a customer both find. In the branches the unary + keeps
+// SQLite from walking customers_list for its order, which would read every
+// customer of the merchant to find one email.
+func customerSearchQuery(q paygate.CustomerQuery) (string, []any) {
+	const order = ` ORDER BY created_at DESC, id DESC LIMIT ?`
+	limit := paygate.PageLimit(q.Limit)
+	if q.Text == "" {
+		query := `SELECT ` + customerColumns + ` FROM customers WHERE merchant_id = ? AND mode = ?`
+		args := []any{q.MerchantID, string(q.Mode)}
+		if q.After != nil {
+			query += ` AND (created_at, id) < (?, ?)`
+			args = append(args, micros(q.After.CreatedAt), q.After.ID)
+		}
+		return query + order, append(args, limit)
+	}
+	scope := `merchant_id = ? AND mode = ?`
+	scopeArgs := []any{q.MerchantID, string(q.Mode)}
+	if q.After != nil {
+		scope += ` AND (+created_at, +id) < (?, ?)`
+		scopeArgs = append(scopeArgs, micros(q.After.CreatedAt), q.After.ID)
+	}
+	const branchOrder = ` ORDER BY +created_at DESC, +id DESC LIMIT ?`
+	prefix := ` AND external_id >= ?`
+	prefixArgs := []any{q.Text}
+	if end, ok := codec.PrefixEnd(q.Text); ok {
+		prefix += ` AND external_id < ?`
+		prefixArgs = append(prefixArgs, end)
+	}
+	var args []any
+	args = append(append(append(args, scopeArgs...), prefixArgs...), limit)
+	args = append(append(args, scopeArgs...), q.Text, limit, limit)
+	return `SELECT * FROM (SELECT ` + customerColumns + ` FROM customers WHERE ` + scope + prefix + branchOrder + `)
+		UNION
+		SELECT * FROM (SELECT ` + customerColumns + ` FROM customers WHERE ` + scope +
+		` AND email IS NOT NULL AND lower(email) = lower(?)` + branchOrder + `)` + order, args
+}
+
+// eventsByPaymentQuery reads events_payment, the partial index of events
+// with a payment: "payment_id <> ”" lets SQLite use it, and the unary +
+// keeps it from preferring events_merchant, which would read every event of
+// the merchant. Merchant and mode are still filtered.
+const eventsByPaymentQuery = `SELECT ` + eventColumns + ` FROM events
+	WHERE payment_id = ? AND payment_id <> '' AND +merchant_id = ? AND +mode = ?
+	ORDER BY created_at, seq`
+
+// EventsByPayment lists the events of a payment of (merchant, mode) and of
+// its refunds (which carry the payment's id), oldest first.
+func (s *Store) EventsByPayment(ctx context.Context, merchantID string, mode paygate.Mode, paymentID string) ([]paygate.Event, error) {
+	events := []paygate.Event{}
+	if paymentID == "" {
+		return events, nil
+	}
+	rows, err := s.read.QueryContext(ctx, eventsByPaymentQuery, paymentID, merchantID, string(mode))
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			e       paygate.Event
+			em, typ string
+			created int64
+		)
+		if err := rows.Scan(&e.ID, &e.MerchantID, &em, &typ, &e.PaymentID, &e.RefundID, &e.Payload, &created); err != nil {
+			return nil, translate(err)
+		}
+		e.Mode, e.Type, e.CreatedAt = paygate.Mode(em), paygate.EventType(typ), fromMicros(created)
+		events = append(events, e)
+	}
+	return events, translate(rows.Err())
+}
+
+// microsPerDay is the length of a UTC day in stored time units.
+const microsPerDay = int64(24 * time.Hour / time.Microsecond)
+
+// PaymentStats counts the payments of (merchant, mode) created in [from,
+// to) per UTC day and currency, ordered by day then currency.
+func (s *Store) PaymentStats(ctx context.Context, merchantID string, mode paygate.Mode, from, to time.Time) ([]paygate.DailyStat, error) {
+	rows, err := s.read.QueryContext(ctx, `
+		SELECT day, currency, count(*), sum(ok), sum(declined), sum(failed), sum(CASE WHEN ok THEN amount ELSE 0 END)
+		FROM (
+			SELECT created_at - (((created_at % ?1) + ?1) % ?1) AS day, currency, amount,
+				status IN ('authorized', 'captured', 'voided') AS ok,
+				status = 'failed' AND error_code = ?2 AS declined,
+				status = 'failed' AS failed
+			FROM payments
+			WHERE merchant_id = ?3 AND mode = ?4 AND created_at >= ?5 AND created_at < ?6
+		)
+		GROUP BY day, currency
+		ORDER BY day, currency`,
+		microsPerDay, string(paygate.CodeCardDeclined), merchantID, string(mode), micros(from), micros(to))
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	out := []paygate.DailyStat{}
+	for rows.Next() {
+		var (
+			d   paygate.DailyStat
+			day int64
+		)
+		if err := rows.Scan(&day, &d.Currency, &d.Count, &d.Succeeded, &d.Declined, &d.Failed, &d.Volume); err != nil {
+			return nil, translate(err)
+		}
+		d.Day = fromMicros(day)
+		out = append(out, d)
+	}
+	return out, translate(rows.Err())
+}
+
+// ResendMerchantEvent inserts a new delivery of an event of (merchant,
+// mode) to its endpoint: ResendEvent for a merchant's user. NOT_FOUND
+// unless the event belongs to them.
+func (s *Store) ResendMerchantEvent(ctx context.Context, merchantID string, mode paygate.Mode, eventID, deliveryID string, at time.Time) (paygate.Delivery, error) {
+	var d paygate.Delivery
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var typ string
+		err := tx.QueryRowContext(ctx, `SELECT type FROM events WHERE id = ? AND merchant_id = ? AND mode = ?`,
+			eventID, merchantID, string(mode)).Scan(&typ)
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound("event")
+		}
+		if err != nil {
+			return err
+		}
+		d, err = insertDelivery(ctx, tx, deliveryID, eventID, merchantID, mode, paygate.EventType(typ), at)
+		return err
+	})
+	return d, err
+}
