@@ -32,6 +32,9 @@ func scanIdempotency(row pgx.Row) (paygate.IdempotencyRecord, error) {
 // callers exactly one replaces (or inserts) the record.
 const reserveIdempotency = `
 	WITH api_key AS (
+		-- An empty api_key_id (the dashboard) skips the re-check.
+		SELECT 1 WHERE @api_key_id = ''
+		UNION ALL
 		SELECT 1 FROM api_keys
 		WHERE id = @api_key_id AND merchant_id = @merchant_id AND mode = @mode AND type = 'secret'
 			AND (revoked_at IS NULL OR revoked_at > @now)
@@ -39,6 +42,18 @@ const reserveIdempotency = `
 	), reserved AS (
 		INSERT INTO idempotency_keys AS i (merchant_id, mode, key, fingerprint, state, created_at)
 		SELECT @merchant_id, @mode, @key, @fingerprint, 'in_flight', @now FROM api_key
+		-- A live record (the replay of a request, or one in flight) is
+		-- left alone without trying the insert: ON CONFLICT DO UPDATE
+		-- would lock its row even when its WHERE is false, which makes
+		-- every replay a write transaction with a WAL flush at commit,
+		-- serialized on that row. Without a live record in this snapshot
+		-- the insert runs and ON CONFLICT settles races as before.
+		WHERE NOT EXISTS (
+			SELECT 1 FROM idempotency_keys
+			WHERE merchant_id = @merchant_id AND mode = @mode AND key = @key
+				AND created_at > @expired_before
+				AND NOT (state = 'in_flight' AND payment_id IS NULL AND created_at < @abandoned_before)
+		)
 		ON CONFLICT (merchant_id, mode, key) DO UPDATE SET
 			fingerprint = EXCLUDED.fingerprint,
 			state = 'in_flight',
@@ -55,7 +70,8 @@ const reserveIdempotency = `
 // ReserveIdempotency reserves r.Key for a new request and returns the new
 // in-flight record with reserved true, or returns the live record with
 // reserved false and changes nothing. UNAUTHORIZED when the API key
-// r.APIKeyID is not a secret key of the merchant and mode active at r.Now.
+// r.APIKeyID is not a secret key of the merchant and mode active at r.Now
+// ("" skips that check).
 //
 // One round trip: the reservation and a read of the record are pipelined in
 // one implicit transaction. The read is a later statement with a fresh
@@ -74,6 +90,16 @@ func (s *Store) ReserveIdempotency(ctx context.Context, r paygate.IdempotencyRes
 	for range 5 {
 		var keyActive, reserved bool
 		b := &pgx.Batch{}
+		// The reservation commits without waiting for its WAL flush: it
+		// settles concurrent requests as soon as it is visible, which a
+		// commit is at once, and nothing the client is told rests on its
+		// durability alone. Every later write of the request (the payment,
+		// its outcome) commits synchronously after it, and a flush covers
+		// all earlier WAL, so a durable payment implies a durable record.
+		// If the database crashes first, the record is lost with nothing
+		// that depended on it, and the key is free as after an abandoned
+		// request. It saves one WAL flush wait of a payment's four.
+		b.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
 		b.Queue(reserveIdempotency, args).QueryRow(func(row pgx.Row) error {
 			return row.Scan(&keyActive, &reserved)
 		})

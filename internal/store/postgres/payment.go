@@ -149,6 +149,26 @@ const createPayment = `
 // status is created and nothing is refunded, whatever p said). ErrConflict
 // on a duplicate payment id.
 func (s *Store) CreatePayment(ctx context.Context, np paygate.NewPayment) (paygate.Payment, error) {
+	p, args, err := createPaymentArgs(np)
+	if err != nil {
+		return paygate.Payment{}, err
+	}
+	for range 3 {
+		err := s.pool.QueryRow(ctx, createPayment, args).Scan(&p.CustomerID)
+		if errors.Is(err, pgx.ErrNoRows) {
+			continue // the customer appeared concurrently: see createPayment
+		}
+		if err != nil {
+			return paygate.Payment{}, translate(err)
+		}
+		return p, nil
+	}
+	return paygate.Payment{}, fmt.Errorf("postgres: create payment %s: the customer could not be resolved", p.ID)
+}
+
+// createPaymentArgs returns the payment as CreatePayment stores it and the
+// arguments of createPayment.
+func createPaymentArgs(np paygate.NewPayment) (paygate.Payment, pgx.NamedArgs, error) {
 	p := np.Payment
 	p.Status = paygate.PaymentCreated
 	p.AmountRefunded = 0
@@ -160,7 +180,7 @@ func (s *Store) CreatePayment(ctx context.Context, np paygate.NewPayment) (payga
 	}
 	var billing any
 	if b, err := codec.EncodeBilling(p.Billing); err != nil {
-		return paygate.Payment{}, fmt.Errorf("postgres: %w", err)
+		return paygate.Payment{}, nil, fmt.Errorf("postgres: %w", err)
 	} else if b != nil {
 		billing = b
 	}
@@ -181,17 +201,7 @@ func (s *Store) CreatePayment(ctx context.Context, np paygate.NewPayment) (payga
 		"idempotency_key": nullText(p.IdempotencyKey), "lease_until": p.LeaseUntil,
 		"created_at": p.CreatedAt, "updated_at": p.UpdatedAt,
 	}
-	for range 3 {
-		err := s.pool.QueryRow(ctx, createPayment, args).Scan(&p.CustomerID)
-		if errors.Is(err, pgx.ErrNoRows) {
-			continue // the customer appeared concurrently: see createPayment
-		}
-		if err != nil {
-			return paygate.Payment{}, translate(err)
-		}
-		return p, nil
-	}
-	return paygate.Payment{}, fmt.Errorf("postgres: create payment %s: the customer could not be resolved", p.ID)
+	return p, args, nil
 }
 
 // transitionPayment applies a conditional transition, inserts its events and
@@ -227,6 +237,14 @@ func (s *Store) TransitionPayment(ctx context.Context, t paygate.PaymentTransiti
 // transitionPaymentOn is TransitionPayment on the pool or inside a
 // transaction that also writes other rows (a 3-D Secure challenge).
 func transitionPaymentOn(ctx context.Context, q querier, t paygate.PaymentTransition, events []paygate.Event, done *paygate.IdempotencyCompletion) error {
+	args := transitionArgs(t, events, done)
+	var moved, exists bool
+	err := q.QueryRow(ctx, transitionPayment, args).Scan(&moved, &exists)
+	return transitionResult(err, moved, exists)
+}
+
+// transitionArgs returns the arguments of transitionPayment.
+func transitionArgs(t paygate.PaymentTransition, events []paygate.Event, done *paygate.IdempotencyCompletion) pgx.NamedArgs {
 	from := make([]string, len(t.From))
 	for i, st := range t.From {
 		from[i] = string(st)
@@ -240,8 +258,12 @@ func transitionPaymentOn(ctx context.Context, q querier, t paygate.PaymentTransi
 	}
 	addEventArgs(args, events)
 	addCompletionArgs(args, done)
-	var moved, exists bool
-	err := q.QueryRow(ctx, transitionPayment, args).Scan(&moved, &exists)
+	return args
+}
+
+// transitionResult is the outcome of transitionPayment: NOT_FOUND or
+// ErrStateConflict when nothing moved.
+func transitionResult(err error, moved, exists bool) error {
 	switch {
 	case err != nil:
 		return translate(err)

@@ -128,11 +128,29 @@ func (s *Store) RecordSandboxCharge(ctx context.Context, c paygate.SandboxCharge
 		"ready_at": c.ReadyAt, "created_at": c.CreatedAt,
 	}
 	for range 3 {
-		stored, err := scanSandboxCharge(s.pool.QueryRow(ctx, recordSandboxCharge, args))
-		if errors.Is(err, pgx.ErrNoRows) {
+		// The entry commits without waiting for its WAL flush, as the
+		// idempotency reservation does (see ReserveIdempotency): the
+		// payment's outcome, the only thing a client is told, commits
+		// synchronously after it and its flush covers this entry; the
+		// payment row it belongs to was flushed before the charge.
+		var stored paygate.SandboxCharge
+		var scanErr error
+		b := &pgx.Batch{}
+		b.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
+		b.Queue(recordSandboxCharge, args).QueryRow(func(row pgx.Row) error {
+			stored, scanErr = scanSandboxCharge(row)
+			if errors.Is(scanErr, pgx.ErrNoRows) {
+				return nil
+			}
+			return scanErr
+		})
+		if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+			return paygate.SandboxCharge{}, translate(err)
+		}
+		if errors.Is(scanErr, pgx.ErrNoRows) {
 			continue
 		}
-		return stored, translate(err)
+		return stored, nil
 	}
 	return paygate.SandboxCharge{}, fmt.Errorf("postgres: record sandbox charge of %s: the entry could not be read back", c.PaymentID)
 }

@@ -24,44 +24,52 @@ func (s *Store) ReserveIdempotency(ctx context.Context, r paygate.IdempotencyRes
 		reserved bool
 	)
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		if err := checkAPIKey(ctx, tx, r); err != nil {
-			return err
-		}
-		existing, err := scanIdempotency(tx.QueryRowContext(ctx,
-			`SELECT `+idempotencyColumns+` FROM idempotency_keys WHERE merchant_id = ? AND mode = ? AND key = ?`,
-			r.MerchantID, string(r.Mode), r.Key))
-		switch {
-		case err == nil && live(existing, r.Now):
-			rec = existing
-			return nil
-		case err != nil && !errors.Is(err, sql.ErrNoRows):
-			return err
-		}
-		rec = paygate.IdempotencyRecord{
-			MerchantID:  r.MerchantID,
-			Mode:        r.Mode,
-			Key:         r.Key,
-			Fingerprint: r.Fingerprint,
-			State:       paygate.IdempotencyInFlight,
-			CreatedAt:   r.Now,
-		}
-		reserved = true
-		_, err = tx.ExecContext(ctx, `
-			INSERT INTO idempotency_keys (`+idempotencyColumns+`) VALUES (?, ?, ?, ?, ?, 0, NULL, '', ?)
-			ON CONFLICT (merchant_id, mode, key) DO UPDATE SET
-				fingerprint = excluded.fingerprint,
-				state = excluded.state,
-				status_code = 0,
-				body = NULL,
-				payment_id = '',
-				created_at = excluded.created_at`,
-			r.MerchantID, string(r.Mode), r.Key, r.Fingerprint, string(paygate.IdempotencyInFlight), micros(r.Now))
+		var err error
+		rec, reserved, err = reserveIdempotency(ctx, tx, r)
 		return err
 	})
 	if err != nil {
 		return paygate.IdempotencyRecord{}, false, err
 	}
 	return rec, reserved, nil
+}
+
+// reserveIdempotency is ReserveIdempotency inside the caller's write
+// transaction.
+func reserveIdempotency(ctx context.Context, tx *sql.Tx, r paygate.IdempotencyReservation) (paygate.IdempotencyRecord, bool, error) {
+	if err := checkAPIKey(ctx, tx, r); err != nil {
+		return paygate.IdempotencyRecord{}, false, err
+	}
+	existing, err := scanIdempotency(tx.QueryRowContext(ctx,
+		`SELECT `+idempotencyColumns+` FROM idempotency_keys WHERE merchant_id = ? AND mode = ? AND key = ?`,
+		r.MerchantID, string(r.Mode), r.Key))
+	switch {
+	case err == nil && live(existing, r.Now):
+		return existing, false, nil
+	case err != nil && !errors.Is(err, sql.ErrNoRows):
+		return paygate.IdempotencyRecord{}, false, err
+	}
+	rec := paygate.IdempotencyRecord{
+		MerchantID:  r.MerchantID,
+		Mode:        r.Mode,
+		Key:         r.Key,
+		Fingerprint: r.Fingerprint,
+		State:       paygate.IdempotencyInFlight,
+		CreatedAt:   r.Now,
+	}
+	if _, err := tx.ExecContext(ctx, `
+		INSERT INTO idempotency_keys (`+idempotencyColumns+`) VALUES (?, ?, ?, ?, ?, 0, NULL, '', ?)
+		ON CONFLICT (merchant_id, mode, key) DO UPDATE SET
+			fingerprint = excluded.fingerprint,
+			state = excluded.state,
+			status_code = 0,
+			body = NULL,
+			payment_id = '',
+			created_at = excluded.created_at`,
+		r.MerchantID, string(r.Mode), r.Key, r.Fingerprint, string(paygate.IdempotencyInFlight), micros(r.Now)); err != nil {
+		return paygate.IdempotencyRecord{}, false, err
+	}
+	return rec, true, nil
 }
 
 // live reports whether a stored record still answers for its key at now: it
@@ -77,8 +85,12 @@ func live(rec paygate.IdempotencyRecord, now time.Time) bool {
 }
 
 // checkAPIKey returns UNAUTHORIZED unless the reservation's API key is a
-// secret key of its merchant and mode, active at its time.
+// secret key of its merchant and mode, active at its time. An empty
+// APIKeyID (the dashboard, whose session is checked instead) skips it.
 func checkAPIKey(ctx context.Context, tx *sql.Tx, r paygate.IdempotencyReservation) error {
+	if r.APIKeyID == "" {
+		return nil
+	}
 	k, err := scanAPIKey(tx.QueryRowContext(ctx,
 		`SELECT `+apiKeyColumns+` FROM api_keys WHERE id = ? AND merchant_id = ? AND mode = ? AND type = ?`,
 		r.APIKeyID, r.MerchantID, string(r.Mode), string(paygate.KeySecret)))

@@ -117,6 +117,20 @@ func scanPayment(row scanner) (paygate.Payment, error) {
 // payment in status created, and links it to the idempotency record of
 // p.Payment.IdempotencyKey. A duplicate payment id is paygate.ErrConflict.
 func (s *Store) CreatePayment(ctx context.Context, np paygate.NewPayment) (paygate.Payment, error) {
+	var p paygate.Payment
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		p, err = createPayment(ctx, tx, np)
+		return err
+	})
+	if err != nil {
+		return paygate.Payment{}, err
+	}
+	return p, nil
+}
+
+// createPayment is CreatePayment inside the caller's transaction.
+func createPayment(ctx context.Context, tx *sql.Tx, np paygate.NewPayment) (paygate.Payment, error) {
 	p := np.Payment
 	p.Status = paygate.PaymentCreated
 	p.AmountRefunded = 0
@@ -128,38 +142,33 @@ func (s *Store) CreatePayment(ctx context.Context, np paygate.NewPayment) (payga
 	if err != nil {
 		return paygate.Payment{}, err
 	}
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `
-			INSERT INTO customers (`+customerColumns+`) VALUES (?1, ?2, ?3, ?4, NULL, '{}', ?5, ?5)
-			ON CONFLICT (merchant_id, mode, external_id) DO NOTHING`,
-			np.NewCustomerID, p.MerchantID, string(p.Mode), np.CustomerExternalID, micros(p.CreatedAt)); err != nil {
-			return err
-		}
-		if err := tx.QueryRowContext(ctx,
-			`SELECT id FROM customers WHERE merchant_id = ? AND mode = ? AND external_id = ?`,
-			p.MerchantID, string(p.Mode), np.CustomerExternalID).Scan(&p.CustomerID); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO payments (`+paymentColumns+`) VALUES (
-			?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			p.ID, p.MerchantID, string(p.Mode), p.CustomerID, p.ProviderID, p.ProviderRef, string(p.Status),
-			p.Amount.Amount, p.Amount.Currency, p.AmountText, p.AmountCaptured, p.AmountRefunded, string(p.Method), p.StoredCardID,
-			p.MerchantRef, p.ErrorCode, p.ErrorMessage, p.DeclineCode,
-			p.Card.Brand, p.Card.Last4, p.Card.ExpMonth, p.Card.ExpYear, p.Card.HolderName, p.Card.Fingerprint,
-			billing, p.ReturnURL, p.DeviceFingerprint, metadata, p.IdempotencyKey,
-			micros(p.LeaseUntil), micros(p.CreatedAt), micros(p.UpdatedAt)); err != nil {
-			return err
-		}
-		if p.IdempotencyKey == "" {
-			return nil
-		}
-		_, err := tx.ExecContext(ctx,
-			`UPDATE idempotency_keys SET payment_id = ? WHERE merchant_id = ? AND mode = ? AND key = ?`,
-			p.ID, p.MerchantID, string(p.Mode), p.IdempotencyKey)
-		return err
-	})
-	if err != nil {
+	if _, err := tx.ExecContext(ctx, `
+		INSERT INTO customers (`+customerColumns+`) VALUES (?1, ?2, ?3, ?4, NULL, '{}', ?5, ?5)
+		ON CONFLICT (merchant_id, mode, external_id) DO NOTHING`,
+		np.NewCustomerID, p.MerchantID, string(p.Mode), np.CustomerExternalID, micros(p.CreatedAt)); err != nil {
 		return paygate.Payment{}, err
+	}
+	if err := tx.QueryRowContext(ctx,
+		`SELECT id FROM customers WHERE merchant_id = ? AND mode = ? AND external_id = ?`,
+		p.MerchantID, string(p.Mode), np.CustomerExternalID).Scan(&p.CustomerID); err != nil {
+		return paygate.Payment{}, err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO payments (`+paymentColumns+`) VALUES (
+		?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		p.ID, p.MerchantID, string(p.Mode), p.CustomerID, p.ProviderID, p.ProviderRef, string(p.Status),
+		p.Amount.Amount, p.Amount.Currency, p.AmountText, p.AmountCaptured, p.AmountRefunded, string(p.Method), p.StoredCardID,
+		p.MerchantRef, p.ErrorCode, p.ErrorMessage, p.DeclineCode,
+		p.Card.Brand, p.Card.Last4, p.Card.ExpMonth, p.Card.ExpYear, p.Card.HolderName, p.Card.Fingerprint,
+		billing, p.ReturnURL, p.DeviceFingerprint, metadata, p.IdempotencyKey,
+		micros(p.LeaseUntil), micros(p.CreatedAt), micros(p.UpdatedAt)); err != nil {
+		return paygate.Payment{}, err
+	}
+	if p.IdempotencyKey != "" {
+		if _, err := tx.ExecContext(ctx,
+			`UPDATE idempotency_keys SET payment_id = ? WHERE merchant_id = ? AND mode = ? AND key = ?`,
+			p.ID, p.MerchantID, string(p.Mode), p.IdempotencyKey); err != nil {
+			return paygate.Payment{}, err
+		}
 	}
 	p.Metadata = []byte(metadata)
 	return p, nil

@@ -19,6 +19,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"modernc.org/sqlite"
@@ -37,6 +38,17 @@ const busyTimeout = 10 * time.Second
 type Store struct {
 	write *sql.DB // one connection; transactions BEGIN IMMEDIATE
 	read  *sql.DB // read-only connections
+
+	// The writer goroutine owns write (groupcommit.go).
+	writes     chan *writeReq
+	quit       chan struct{}
+	writerDone chan struct{}
+	groups     atomic.Int64 // transactions of more than one member, for tests
+
+	// ckpt checkpoints the WAL in the background (checkpoint.go).
+	ckpt                 *sql.DB
+	checkpointerDone     chan struct{}
+	lastWriterCheckpoint time.Time // owned by the writer goroutine
 
 	closeOnce sync.Once
 	closeErr  error
@@ -64,7 +76,11 @@ func open(ctx context.Context, path string, busy time.Duration) (*Store, error) 
 		return nil, errors.New("sqlite: an in-memory database cannot be shared between connections; give a file path")
 	}
 
-	write, err := sql.Open("sqlite", dsn(path, true, busy))
+	// The writer never checkpoints the WAL itself (checkpoint.go). Its page
+	// cache holds a group's dirty pages (groupcommit.go): with the default
+	// 2 MB, SQLite spilled them to the WAL before the commit, which wrote
+	// them again.
+	write, err := openCached(dsn(path, true, busy) + "&_pragma=wal_autocheckpoint%280%29&_pragma=cache_size%28-32768%29")
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
@@ -78,7 +94,7 @@ func open(ctx context.Context, path string, busy time.Duration) (*Store, error) 
 		return nil, err
 	}
 
-	read, err := sql.Open("sqlite", dsn(path, false, busy))
+	read, err := openCached(dsn(path, false, busy))
 	if err != nil {
 		_ = write.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
@@ -87,7 +103,18 @@ func open(ctx context.Context, path string, busy time.Duration) (*Store, error) 
 	read.SetMaxOpenConns(n)
 	read.SetMaxIdleConns(n)
 
-	s := &Store{write: write, read: read}
+	ckpt, err := sql.Open("sqlite", path+"?"+checkpointDSN(busy))
+	if err != nil {
+		_ = write.Close()
+		_ = read.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	ckpt.SetMaxOpenConns(1)
+	s := &Store{write: write, read: read, ckpt: ckpt,
+		writes: make(chan *writeReq), quit: make(chan struct{}), writerDone: make(chan struct{}),
+		checkpointerDone: make(chan struct{})}
+	go s.runWriter()
+	go s.runCheckpointer()
 	if err := s.Ping(ctx); err != nil {
 		_ = s.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
@@ -126,26 +153,12 @@ func (s *Store) Ping(ctx context.Context) error {
 // Close releases both connection pools. It may be called more than once.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
-		s.closeErr = errors.Join(s.write.Close(), s.read.Close())
+		close(s.quit)
+		<-s.writerDone
+		<-s.checkpointerDone
+		s.closeErr = errors.Join(s.write.Close(), s.read.Close(), s.ckpt.Close())
 	})
 	return s.closeErr
-}
-
-// inTx runs fn in a write transaction (BEGIN IMMEDIATE) and commits it when
-// fn returns nil. Errors are translated.
-func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := s.write.BeginTx(ctx, nil)
-	if err != nil {
-		return translate(err)
-	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return translate(err)
-	}
-	if err := tx.Commit(); err != nil {
-		return translate(err)
-	}
-	return nil
 }
 
 // inReadTx runs fn in a read transaction on the read pool, so that its

@@ -1,0 +1,253 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// groupTest opens a store with a scratch table and holds its writer busy
+// until release is called, so that the transactions submitted meanwhile
+// queue up and commit as one group.
+func groupTest(t *testing.T) (s *Store, release func()) {
+	t.Helper()
+	return groupTestAt(t, filepath.Join(t.TempDir(), "paygate.db"))
+}
+
+func groupTestAt(t *testing.T, path string) (s *Store, release func()) {
+	t.Helper()
+	s, err := Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	if err := s.inTx(t.Context(), func(tx *sql.Tx) error {
+		_, err := tx.Exec(`CREATE TABLE scratch (id INTEGER PRIMARY KEY, v TEXT NOT NULL)`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	started, gate := make(chan struct{}), make(chan struct{})
+	go func() {
+		_ = s.inTx(context.Background(), func(*sql.Tx) error {
+			close(started)
+			<-gate
+			return nil
+		})
+	}()
+	<-started
+	return s, func() { close(gate) }
+}
+
+// submitAll starts each fn in its own goroutine, waits until they all wait
+// for the writer, releases it, and returns each call's error.
+func submitAll(t *testing.T, s *Store, release func(), fns []func(tx *sql.Tx) error) []error {
+	t.Helper()
+	errs := make([]error, len(fns))
+	var wg sync.WaitGroup
+	for i, fn := range fns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.inTx(context.Background(), fn)
+		}()
+	}
+	time.Sleep(100 * time.Millisecond) // every goroutine is blocked sending to the writer
+	release()
+	wg.Wait()
+	return errs
+}
+
+func insert(id int) func(tx *sql.Tx) error {
+	return func(tx *sql.Tx) error {
+		_, err := tx.Exec(`INSERT INTO scratch (id, v) VALUES (?, 'x')`, id)
+		return err
+	}
+}
+
+func stored(t *testing.T, s *Store) map[int]bool {
+	t.Helper()
+	rows, err := s.read.Query(`SELECT id FROM scratch`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	ids := map[int]bool{}
+	for rows.Next() {
+		var id int
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		ids[id] = true
+	}
+	return ids
+}
+
+// A failing member is rolled back alone: a function error after a write,
+// and a statement error (a duplicate key), while the others commit.
+func TestGroupCommitIsolatesFailures(t *testing.T) {
+	s, release := groupTest(t)
+	errBoom := errors.New("boom")
+	var fns []func(tx *sql.Tx) error
+	want := map[int]bool{}
+	for i := range 40 {
+		switch i % 4 {
+		case 1: // writes, then fails: nothing of it stays
+			fns = append(fns, func(tx *sql.Tx) error {
+				if err := insert(1000 + i)(tx); err != nil {
+					return err
+				}
+				return errBoom
+			})
+		case 2: // writes, then hits a duplicate key
+			fns = append(fns, func(tx *sql.Tx) error {
+				if err := insert(2000 + i)(tx); err != nil {
+					return err
+				}
+				return insert(2000 + i)(tx) // the same key again
+			})
+		default:
+			fns = append(fns, insert(i))
+			want[i] = true
+		}
+	}
+	groups := s.groups.Load()
+	errs := submitAll(t, s, release, fns)
+	if s.groups.Load() == groups {
+		t.Fatal("no group of several transactions formed")
+	}
+	for i, err := range errs {
+		switch {
+		case i%4 == 1 && !errors.Is(err, errBoom):
+			t.Errorf("member %d: %v, want boom", i, err)
+		case i%4 == 2 && err == nil:
+			t.Errorf("member %d: no error for a duplicate key", i)
+		case i%4 != 1 && i%4 != 2 && err != nil:
+			t.Errorf("member %d: %v", i, err)
+		}
+	}
+	if got := stored(t, s); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("stored %v, want %v", got, want)
+	}
+}
+
+// A member that ends the whole transaction (as an interrupted statement
+// does) fails alone: the others run again and commit.
+func TestGroupCommitAbortedGroup(t *testing.T) {
+	s, release := groupTest(t)
+	fns := []func(tx *sql.Tx) error{insert(1), insert(2), func(tx *sql.Tx) error {
+		if err := insert(3)(tx); err != nil {
+			return err
+		}
+		_, err := tx.Exec(`ROLLBACK`)
+		return err
+	}, insert(4), insert(5)}
+	groups := s.groups.Load()
+	errs := submitAll(t, s, release, fns)
+	if s.groups.Load() == groups {
+		t.Fatal("no group of several transactions formed")
+	}
+	for i, err := range errs {
+		if (i == 2) != (err != nil) {
+			t.Errorf("member %d: %v", i, err)
+		}
+	}
+	if got, want := fmt.Sprint(stored(t, s)), fmt.Sprint(map[int]bool{1: true, 2: true, 4: true, 5: true}); got != want {
+		t.Errorf("stored %v, want %v", got, want)
+	}
+}
+
+// A panic reaches its caller; the other members commit.
+func TestGroupCommitPanic(t *testing.T) {
+	s, release := groupTest(t)
+	var got any
+	fns := []func(tx *sql.Tx) error{insert(1), insert(2)}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer func() { got = recover() }()
+		_ = s.inTx(context.Background(), func(tx *sql.Tx) error {
+			_ = insert(3)(tx)
+			panic("member panic")
+		})
+	}()
+	errs := submitAll(t, s, release, fns)
+	wg.Wait()
+	if got != "member panic" {
+		t.Errorf("recovered %v, want the member's panic", got)
+	}
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("member %d: %v", i, err)
+		}
+	}
+	if got, want := fmt.Sprint(stored(t, s)), fmt.Sprint(map[int]bool{1: true, 2: true}); got != want {
+		t.Errorf("stored %v, want %v", got, want)
+	}
+}
+
+// A caller whose context ended before its turn writes nothing.
+func TestGroupCommitCanceledBeforeTurn(t *testing.T) {
+	s, release := groupTest(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.inTx(ctx, insert(7)) }()
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("canceled caller: %v", err)
+	}
+	release()
+	if err := s.inTx(context.Background(), insert(8)); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprint(stored(t, s)), fmt.Sprint(map[int]bool{8: true}); got != want {
+		t.Errorf("stored %v, want %v", got, want)
+	}
+}
+
+// The writer leaves checkpoints to the background checkpointer, which
+// copies committed pages into the database file.
+func TestBackgroundCheckpoint(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "paygate.db")
+	s, release := groupTestAt(t, path)
+	release()
+	var auto int
+	if err := s.write.QueryRow("PRAGMA wal_autocheckpoint").Scan(&auto); err != nil || auto != 0 {
+		t.Fatalf("writer wal_autocheckpoint = %d, %v; want 0", auto, err)
+	}
+	before, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 200 {
+		if err := s.inTx(context.Background(), func(tx *sql.Tx) error {
+			_, err := tx.Exec(`INSERT INTO scratch (id, v) VALUES (?, ?)`, i, strings.Repeat("x", 2000))
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		after, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after.Size() > before.Size()+200*2000 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("database file %d bytes after 200 rows of 2 kB (was %d): not checkpointed", after.Size(), before.Size())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
