@@ -18,8 +18,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/id"
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/testenv"
 )
 
@@ -153,7 +155,7 @@ var (
 	timeRE     = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$`)
 	secretRE   = regexp.MustCompile(`^smtgw_(sk|pk)_(test|live)_[0-9A-Za-z]{32,}$`)
 	webhookRE  = regexp.MustCompile(`^whsec_[A-Za-z0-9+/]+=*$`)
-	listedKeys = []string{"id", "mode", "type", "hint", "createdAt", "expiresAt", "revokedAt"}
+	listedKeys = []string{"id", "mode", "type", "hint", "createdAt", "expiresAt", "revokedAt", "lastUsedAt"}
 )
 
 // newMerchant creates a merchant and returns the JSON output.
@@ -499,7 +501,7 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{"NoCommand", nil, "missing command"},
 		{"UnknownCommand", []string{"frobnicate"}, `unknown command "frobnicate"`},
-		{"LaterIssueCommand", []string{"user", "create"}, "unknown command"},
+		{"UserUnknownSubcommand", []string{"user", "delete"}, "unknown subcommand"},
 		{"VaultUnknownSubcommand", []string{"vault", "unwrap"}, "unknown subcommand"},
 		{"MissingSubcommand", []string{"key"}, "missing subcommand"},
 		{"UnknownSubcommand", []string{"key", "delete"}, "unknown subcommand"},
@@ -625,7 +627,7 @@ func TestServeConfig(t *testing.T) {
 			DatabaseURL: "sqlite:paygate.db", Addr: "127.0.0.1:8080", BaseURL: "http://127.0.0.1:8080",
 			WebhookRetrySchedule: defaultWebhookRetrySchedule(), RateLimitTest: 100, RateLimitLive: 1000,
 			RateLimitUnauthenticated: 60, ThreeDSChallengeTTL: 30 * time.Minute, RecoveryInterval: 5 * time.Second,
-			LogLevel: "info",
+			LogLevel: "info", DashboardSessionIdle: 30 * time.Minute, DashboardSessionMax: 12 * time.Hour,
 		}
 		if cfg.String() != want.String() || len(cfg.VaultKeys) != 0 {
 			t.Errorf("defaults\n got %s\nwant %s", cfg, want)
@@ -679,6 +681,18 @@ func TestServeConfig(t *testing.T) {
 		if cfg.BaseURL != "http://127.0.0.1:8181" {
 			t.Errorf("base URL %q, want http://127.0.0.1:8181", cfg.BaseURL)
 		}
+	})
+
+	t.Run("DashboardSessions", func(t *testing.T) {
+		t.Parallel()
+		var cfg serveConfig
+		var called bool
+		cliRunServe(t, map[string]string{"PAYGATE_DASHBOARD_SESSION_IDLE": "10m"}, captureServe(&cfg, &called),
+			"serve", "--dashboard-session-max", "2h").mustSucceed(t)
+		if cfg.DashboardSessionIdle != 10*time.Minute || cfg.DashboardSessionMax != 2*time.Hour {
+			t.Errorf("dashboard sessions: idle %v max %v, want 10m and 2h", cfg.DashboardSessionIdle, cfg.DashboardSessionMax)
+		}
+		cliRun(t, nil, "serve", "--dashboard-session-idle", "13h").mustFail(t, 2, "--dashboard-session-idle")
 	})
 
 	t.Run("ErrBadEnvironment", func(t *testing.T) {
@@ -761,6 +775,13 @@ func TestDemo(t *testing.T) {
 	if len(listed) != 4 {
 		t.Errorf("demo merchant has %d keys, want 4", len(listed))
 	}
+	// The dashboard login it prints is real: the password checks against
+	// the stored hash of demo@example.com, of this merchant.
+	pw := regexp.MustCompile(`Password:\s+(\S+)`).FindStringSubmatch(r.stdout)
+	if pw == nil || !strings.Contains(r.stdout, "http://127.0.0.1:8099/dashboard/") {
+		t.Fatalf("demo output lacks the dashboard address or login:\n%s", r.stdout)
+	}
+	checkDemoLogin(t, db, mid, pw[1])
 
 	// Second run: the merchant exists; its secret cannot be shown again.
 	called = false
@@ -773,6 +794,25 @@ func TestDemo(t *testing.T) {
 
 	// Demo fails cleanly on a database it cannot open.
 	cliRunServe(t, nil, captureServe(&cfg, &called), "demo", "--database-url", "mysql://x").mustFail(t, 1, "open database")
+}
+
+// checkDemoLogin checks that demo's dashboard user belongs to the merchant
+// and that the printed password matches its hash.
+func checkDemoLogin(t *testing.T, db, merchantID, password string) {
+	t.Helper()
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	u, err := st.UserByEmail(context.Background(), demoEmail)
+	if err != nil {
+		t.Fatalf("demo user: %v", err)
+	}
+	ok, err := auth.CheckPassword(u.PasswordHash, password)
+	if u.MerchantID != merchantID || !ok || err != nil {
+		t.Errorf("demo user of merchant %s (want %s); password matches %v (%v)", u.MerchantID, merchantID, ok, err)
+	}
 }
 
 func twoDigits(n int) string { return string(rune('0'+n/10)) + string(rune('0'+n%10)) }

@@ -2,19 +2,18 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"text/tabwriter"
 	"time"
 
-	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/account"
 	"github.com/paygate/paygate/internal/id"
 	"github.com/paygate/paygate/internal/paygate"
 )
 
 // defaultGrace is how long a rotated key keeps working (decisions.md
 // section 4).
-const defaultGrace = 24 * time.Hour
+const defaultGrace = account.DefaultGrace
 
 // keyCreated is the --json output of key create.
 type keyCreated struct {
@@ -32,6 +31,8 @@ type keyListed struct {
 	CreatedAt string  `json:"createdAt"`
 	ExpiresAt *string `json:"expiresAt"`
 	RevokedAt *string `json:"revokedAt"`
+	// LastUsedAt is recorded at most once a minute (null: never used).
+	LastUsedAt *string `json:"lastUsedAt"`
 }
 
 // keyRotated is the --json output of key rotate: the new key, and when the
@@ -70,14 +71,8 @@ func cmdKeyCreate(ctx context.Context, c *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		secret, key, err = auth.NewKey(id.New(), m.ID, paygate.Mode(mode), paygate.KeySecret, now())
-		if err != nil {
-			return fmt.Errorf("generate key: %w", err)
-		}
-		if err := st.CreateAPIKey(ctx, key); err != nil {
-			return fmt.Errorf("create key: %w", err)
-		}
-		return nil
+		secret, key, err = account.CreateKey(ctx, st, m.ID, paygate.Mode(mode), now())
+		return err
 	})
 	if err != nil {
 		return err
@@ -121,13 +116,14 @@ func cmdKeyList(ctx context.Context, c *cli, args []string) error {
 	out := make([]keyListed, 0, len(keys))
 	for _, k := range keys {
 		out = append(out, keyListed{
-			ID:        k.ID,
-			Mode:      string(k.Mode),
-			Type:      string(k.Type),
-			Hint:      k.Hint,
-			CreatedAt: formatTime(k.CreatedAt),
-			ExpiresAt: formatTimePtr(k.ExpiresAt),
-			RevokedAt: formatTimePtr(k.RevokedAt),
+			ID:         k.ID,
+			Mode:       string(k.Mode),
+			Type:       string(k.Type),
+			Hint:       k.Hint,
+			CreatedAt:  formatTime(k.CreatedAt),
+			ExpiresAt:  formatTimePtr(k.ExpiresAt),
+			RevokedAt:  formatTimePtr(k.RevokedAt),
+			LastUsedAt: formatTimePtr(k.LastUsedAt),
 		})
 	}
 	if asJSON {
@@ -181,31 +177,10 @@ func cmdKeyRotate(ctx context.Context, c *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		t := now()
-		if err := checkActive(old, t); err != nil {
-			return err
-		}
-		secret, next, err = auth.NewKey(id.New(), old.MerchantID, old.Mode, old.Type, t)
-		if err != nil {
-			return fmt.Errorf("generate key: %w", err)
-		}
-		err = st.RotateAPIKey(ctx, old.ID, next, t.Add(grace))
-		if errors.Is(err, paygate.ErrStateConflict) {
-			return fmt.Errorf("key %s is revoked or expired and cannot be rotated", old.ID)
-		}
-		if err != nil {
-			return fmt.Errorf("rotate key: %w", err)
-		}
-		// The store keeps an earlier expiry the key already had: report
-		// the one that holds.
-		old, err = st.APIKeyByID(ctx, old.ID)
-		if err != nil {
-			return fmt.Errorf("read rotated key: %w", err)
-		}
-		if old.ExpiresAt == nil {
-			return fmt.Errorf("rotate key: the old key %s has no expiry after rotation", old.ID)
-		}
-		return nil
+		// The store keeps an earlier expiry the key already had: old
+		// comes back as stored, with the expiry that holds.
+		secret, next, old, err = account.RotateKey(ctx, st, old, grace, now())
+		return err
 	})
 	if err != nil {
 		return err
@@ -216,17 +191,6 @@ func cmdKeyRotate(ctx context.Context, c *cli, args []string) error {
 	_, err = fmt.Fprintf(c.stdout, "Created %s %s key %s to replace %s:\n%s\nThe key is shown only now; keep it secret.\nThe old key %s stops working at %s.\n",
 		next.Mode, next.Type, next.ID, old.ID, secret, old.Hint, formatTime(*old.ExpiresAt))
 	return err
-}
-
-// checkActive refuses a key that no longer authenticates.
-func checkActive(k paygate.APIKey, t time.Time) error {
-	if k.RevokedAt != nil && !t.Before(*k.RevokedAt) {
-		return fmt.Errorf("key %s was revoked at %s and cannot be rotated", k.ID, formatTime(*k.RevokedAt))
-	}
-	if k.ExpiresAt != nil && !t.Before(*k.ExpiresAt) {
-		return fmt.Errorf("key %s expired at %s and cannot be rotated", k.ID, formatTime(*k.ExpiresAt))
-	}
-	return nil
 }
 
 func cmdKeyRevoke(ctx context.Context, c *cli, args []string) error {
@@ -248,17 +212,11 @@ func cmdKeyRevoke(ctx context.Context, c *cli, args []string) error {
 			return fmt.Errorf("key not found: %q is not a key id", keyID)
 		}
 		var err error
-		k, err = st.RevokeAPIKey(ctx, keyID, now())
+		k, err = account.RevokeKey(ctx, st, keyID, now())
 		if paygate.IsNotFound(err) {
 			return fmt.Errorf("key not found: %s", keyID)
 		}
-		if err != nil {
-			return fmt.Errorf("revoke key: %w", err)
-		}
-		if k.RevokedAt == nil {
-			return fmt.Errorf("revoke key: key %s has no revocation time after revoking", keyID)
-		}
-		return nil
+		return err
 	})
 	if err != nil {
 		return err

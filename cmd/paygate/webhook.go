@@ -4,15 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"slices"
 	"strings"
 
+	"github.com/paygate/paygate/internal/account"
 	"github.com/paygate/paygate/internal/paygate"
-	"github.com/paygate/paygate/internal/webhook"
 )
-
-// maxWebhookURL bounds the length of an endpoint URL.
-const maxWebhookURL = 2048
 
 // webhookSet is the --json output of webhook set.
 type webhookSet struct {
@@ -56,22 +52,10 @@ func cmdWebhookSet(ctx context.Context, c *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		t := now()
 		// Setting the endpoint enables it again (after a 410); a rotation
 		// keeps the old secret signing beside the new one for a while.
-		ep, err = st.ConfigureWebhookEndpoint(ctx, paygate.WebhookEndpoint{
-			MerchantID: m.ID,
-			Mode:       paygate.Mode(mode),
-			URL:        rawURL,
-			Secret:     webhook.NewSecret(),
-			Events:     subscribed,
-			CreatedAt:  t,
-			UpdatedAt:  t,
-		}, rotate, t.Add(paygate.WebhookSecretOverlap))
-		if err != nil {
-			return fmt.Errorf("set webhook endpoint: %w", err)
-		}
-		return nil
+		ep, err = account.SetWebhook(ctx, st, m.ID, paygate.Mode(mode), rawURL, subscribed, rotate, now())
+		return err
 	})
 	if err != nil {
 		return err
@@ -92,42 +76,23 @@ func cmdWebhookSet(ctx context.Context, c *cli, args []string) error {
 }
 
 // eventList is the subscribable events, comma-separated.
-func eventList() string {
-	names := make([]string, len(paygate.EventTypes))
-	for i, e := range paygate.EventTypes {
-		names[i] = string(e)
-	}
-	return strings.Join(names, ",")
-}
+func eventList() string { return strings.Join(account.EventNames(), ",") }
 
 // checkEvents validates --events and removes duplicates, keeping order.
 func checkEvents(events []string) ([]string, error) {
-	var out []string
-	for _, e := range events {
-		if !slices.Contains(paygate.EventTypes, paygate.EventType(e)) {
-			return nil, usageErrorf("--events: unknown event %q (known: %s)", e, eventList())
-		}
-		if !slices.Contains(out, e) {
-			out = append(out, e)
-		}
+	out, err := account.CheckEvents(events)
+	if err != nil {
+		return nil, usageErrorf("--events: %v", err)
 	}
 	return out, nil
 }
 
 // parseWebhookURL accepts an absolute http(s) URL with a host.
-func parseWebhookURL(raw string) (*url.URL, error) {
-	if len(raw) > maxWebhookURL {
-		return nil, fmt.Errorf("longer than %d characters", maxWebhookURL)
-	}
-	if err := checkHTTPURL(raw); err != nil {
-		return nil, err
-	}
-	return url.Parse(raw)
-}
+func parseWebhookURL(raw string) (*url.URL, error) { return account.ParseWebhookURL(raw) }
 
 // checkWebhookTarget applies the rules of decisions.md section 11 that the
 // URL alone can show when an endpoint is set; the dispatcher applies the
 // same rules, and checks every address it dials, at each delivery.
 func checkWebhookTarget(u *url.URL, mode paygate.Mode) error {
-	return webhook.CheckEndpointURL(u, mode)
+	return account.CheckWebhookTarget(u, mode)
 }

@@ -29,6 +29,9 @@ type Authenticator struct {
 	Store paygate.Store
 	// Clock judges revocation and expiry; nil means the system clock.
 	Clock paygate.Clock
+	// Usage, when set, notes each successful authentication (the key's
+	// "last used" time); nil records nothing.
+	Usage *UsageRecorder
 }
 
 // Authenticate returns the active secret key named by header, the value of
@@ -61,8 +64,12 @@ func (a *Authenticator) Authenticate(ctx context.Context, header string) (paygat
 		key.Type != paygate.KeySecret || key.Mode != mode {
 		return paygate.APIKey{}, unauthorized()
 	}
-	if !key.ActiveAt(a.now()) {
+	now := a.now()
+	if !key.ActiveAt(now) {
 		return paygate.APIKey{}, unauthorized()
+	}
+	if a.Usage != nil {
+		a.Usage.Seen(key.ID, now)
 	}
 	return key, nil
 }

@@ -1,0 +1,167 @@
+package account_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/paygate/paygate/internal/account"
+	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/id"
+	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/store/sqlite"
+	"github.com/paygate/paygate/internal/webhook"
+)
+
+func newStore(t *testing.T) *sqlite.Store {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "account.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func newMerchant(t *testing.T, st paygate.Store, now time.Time) (string, paygate.APIKey) {
+	t.Helper()
+	mid := id.New()
+	_, k, err := auth.NewKey(id.New(), mid, paygate.ModeTest, paygate.KeySecret, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateMerchant(context.Background(), paygate.Merchant{ID: mid, Name: "m", CreatedAt: now}, []paygate.APIKey{k}); err != nil {
+		t.Fatal(err)
+	}
+	return mid, k
+}
+
+func TestKeyLifecycle(t *testing.T) {
+	t.Parallel()
+	st := newStore(t)
+	ctx := context.Background()
+	now := paygate.SystemClock{}.Now()
+	mid, first := newMerchant(t, st, now)
+	other, otherKey := newMerchant(t, st, now)
+
+	secret, k, err := account.CreateKey(ctx, st, mid, paygate.ModeLive, now)
+	if err != nil || !strings.HasPrefix(secret, "smtgw_sk_live_") || k.MerchantID != mid {
+		t.Fatalf("CreateKey: %q %+v %v", secret, k, err)
+	}
+
+	t.Run("MerchantKeyScoped", func(t *testing.T) {
+		if got, err := account.MerchantKey(ctx, st, mid, paygate.ModeLive, k.ID); err != nil || got.ID != k.ID {
+			t.Errorf("own key: %+v %v", got, err)
+		}
+		for _, c := range []struct{ merchant, mode, key string }{
+			{mid, "test", k.ID},           // the other mode
+			{other, "live", k.ID},         // another merchant
+			{mid, "test", otherKey.ID},    // another merchant's key
+			{mid, "test", "not-a-key-id"}, // not an id
+			{mid, "test", strings.ToUpper(first.ID)},
+		} {
+			if _, err := account.MerchantKey(ctx, st, c.merchant, paygate.Mode(c.mode), c.key); !paygate.IsNotFound(err) {
+				t.Errorf("MerchantKey(%s, %s, %s): %v, want NOT_FOUND", c.merchant, c.mode, c.key, err)
+			}
+		}
+		keys, err := account.MerchantKeys(ctx, st, mid, paygate.ModeTest)
+		if err != nil || len(keys) != 1 || keys[0].ID != first.ID {
+			t.Errorf("test keys %+v, %v", keys, err)
+		}
+	})
+
+	t.Run("RotateWithGrace", func(t *testing.T) {
+		_, next, old, err := account.RotateKey(ctx, st, k, time.Hour, now)
+		if err != nil || next.Mode != paygate.ModeLive || next.Type != paygate.KeySecret || old.ExpiresAt == nil || !old.ExpiresAt.Equal(now.Add(time.Hour)) {
+			t.Fatalf("RotateKey: %+v %+v %v", next, old, err)
+		}
+		// Later, the old key has stopped and cannot be rotated again.
+		_, _, _, err = account.RotateKey(ctx, st, old, 0, now.Add(2*time.Hour))
+		var inactive *account.InactiveKeyError
+		if !errors.As(err, &inactive) || !strings.Contains(err.Error(), "expired at") {
+			t.Errorf("rotating an expired key: %v", err)
+		}
+		if _, _, _, err := account.RotateKey(ctx, st, next, -time.Second, now); err == nil {
+			t.Error("a negative grace was accepted")
+		}
+	})
+
+	t.Run("Revoke", func(t *testing.T) {
+		r, err := account.RevokeKey(ctx, st, first.ID, now)
+		if err != nil || r.RevokedAt == nil {
+			t.Fatalf("RevokeKey: %+v %v", r, err)
+		}
+		_, _, _, err = account.RotateKey(ctx, st, r, 0, now)
+		var inactive *account.InactiveKeyError
+		if !errors.As(err, &inactive) || !strings.Contains(err.Error(), "was revoked at") {
+			t.Errorf("rotating a revoked key: %v", err)
+		}
+		if _, err := account.RevokeKey(ctx, st, id.New(), now); !paygate.IsNotFound(err) {
+			t.Errorf("revoking an unknown key: %v", err)
+		}
+	})
+}
+
+func TestWebhookRules(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		url  string
+		mode paygate.Mode
+		ok   bool
+	}{
+		{"http://127.0.0.1:9000/hooks", paygate.ModeTest, true},
+		{"https://shop.example/hooks", paygate.ModeLive, true},
+		{"http://shop.example/hooks", paygate.ModeLive, false},
+		{"https://127.0.0.1/hooks", paygate.ModeLive, false},
+		{"https://10.1.2.3/hooks", paygate.ModeLive, false},
+		{"https://localhost/hooks", paygate.ModeLive, false},
+	} {
+		u, err := account.ParseWebhookURL(c.url)
+		if err != nil {
+			t.Fatalf("ParseWebhookURL(%s): %v", c.url, err)
+		}
+		err = account.CheckWebhookTarget(u, c.mode)
+		if (err == nil) != c.ok || (err != nil && !errors.Is(err, webhook.ErrRefused)) {
+			t.Errorf("CheckWebhookTarget(%s, %s): %v", c.url, c.mode, err)
+		}
+	}
+	for _, bad := range []string{"", "ftp://x.example/", "/relative", "http://", "https://" + strings.Repeat("a", account.MaxWebhookURL)} {
+		if _, err := account.ParseWebhookURL(bad); err == nil {
+			t.Errorf("ParseWebhookURL(%q) accepted", bad)
+		}
+	}
+	got, err := account.CheckEvents([]string{"refund.failed", "payment.captured", "refund.failed"})
+	if err != nil || strings.Join(got, ",") != "refund.failed,payment.captured" {
+		t.Errorf("CheckEvents: %v %v", got, err)
+	}
+	if _, err := account.CheckEvents([]string{"payment.exploded"}); err == nil || !strings.Contains(err.Error(), `unknown event "payment.exploded"`) {
+		t.Errorf("unknown event: %v", err)
+	}
+}
+
+func TestSetWebhook(t *testing.T) {
+	t.Parallel()
+	st := newStore(t)
+	ctx := context.Background()
+	now := paygate.SystemClock{}.Now()
+	mid, _ := newMerchant(t, st, now)
+	first, err := account.SetWebhook(ctx, st, mid, paygate.ModeTest, "http://127.0.0.1:9/a", nil, false, now)
+	if err != nil || !strings.HasPrefix(first.Secret, "whsec_") {
+		t.Fatalf("SetWebhook: %+v %v", first, err)
+	}
+	again, err := account.SetWebhook(ctx, st, mid, paygate.ModeTest, "http://127.0.0.1:9/b", []string{"refund.failed"}, false, now)
+	if err != nil || again.Secret != first.Secret || again.URL != "http://127.0.0.1:9/b" {
+		t.Errorf("setting again kept %+v, %v", again, err)
+	}
+	rotated, err := account.SetWebhook(ctx, st, mid, paygate.ModeTest, again.URL, again.Events, true, now)
+	if err != nil || rotated.Secret == first.Secret || rotated.PreviousSecret != first.Secret ||
+		rotated.PreviousSecretExpiresAt == nil || !rotated.PreviousSecretExpiresAt.Equal(now.Add(paygate.WebhookSecretOverlap)) {
+		t.Errorf("rotation: %+v, %v", rotated, err)
+	}
+	if _, err := account.SetWebhook(ctx, st, id.New(), paygate.ModeTest, "http://127.0.0.1:9/a", nil, false, now); !paygate.IsNotFound(err) {
+		t.Errorf("unknown merchant: %v", err)
+	}
+}

@@ -1,0 +1,137 @@
+// Package account holds the operations on a merchant's API keys and
+// webhook endpoint that the command line (paygate key …, paygate webhook
+// set) and the dashboard share, so that both obey the same rules and say
+// the same things.
+package account
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/id"
+	"github.com/paygate/paygate/internal/paygate"
+)
+
+// DefaultGrace is how long a rotated key keeps working unless told
+// otherwise (decisions.md section 4).
+const DefaultGrace = 24 * time.Hour
+
+// timeLayout is RFC 3339 in UTC with milliseconds, as at the HTTP edge and
+// in the command line's output.
+const timeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+// InactiveKeyError is the refusal to rotate a key that no longer
+// authenticates (revoked or expired). Its message names the key and when
+// it stopped.
+type InactiveKeyError struct{ msg string }
+
+func (e *InactiveKeyError) Error() string { return e.msg }
+
+// CheckActive returns an *InactiveKeyError when k does not authenticate at
+// t any more.
+func CheckActive(k paygate.APIKey, t time.Time) error {
+	if k.RevokedAt != nil && !t.Before(*k.RevokedAt) {
+		return &InactiveKeyError{fmt.Sprintf("key %s was revoked at %s and cannot be rotated", k.ID, formatTime(*k.RevokedAt))}
+	}
+	if k.ExpiresAt != nil && !t.Before(*k.ExpiresAt) {
+		return &InactiveKeyError{fmt.Sprintf("key %s expired at %s and cannot be rotated", k.ID, formatTime(*k.ExpiresAt))}
+	}
+	return nil
+}
+
+// CreateKey makes a new secret key for the merchant in mode and returns
+// its secret, shown once and never stored.
+func CreateKey(ctx context.Context, st paygate.Store, merchantID string, mode paygate.Mode, now time.Time) (string, paygate.APIKey, error) {
+	secret, key, err := auth.NewKey(id.New(), merchantID, mode, paygate.KeySecret, now)
+	if err != nil {
+		return "", paygate.APIKey{}, fmt.Errorf("generate key: %w", err)
+	}
+	if err := st.CreateAPIKey(ctx, key); err != nil {
+		return "", paygate.APIKey{}, fmt.Errorf("create key: %w", err)
+	}
+	return secret, key, nil
+}
+
+// RotateKey replaces old with a new key of the same merchant, mode and
+// type; old keeps working for grace (0 stops it now). It returns the new
+// key's secret, the new key, and old as stored afterwards (its ExpiresAt
+// is when it stops: an earlier expiry it already had is kept). An
+// *InactiveKeyError refuses a key that is revoked or expired.
+func RotateKey(ctx context.Context, st paygate.Store, old paygate.APIKey, grace time.Duration, now time.Time) (string, paygate.APIKey, paygate.APIKey, error) {
+	if grace < 0 {
+		return "", paygate.APIKey{}, old, errors.New("the grace period must not be negative")
+	}
+	if err := CheckActive(old, now); err != nil {
+		return "", paygate.APIKey{}, old, err
+	}
+	secret, next, err := auth.NewKey(id.New(), old.MerchantID, old.Mode, old.Type, now)
+	if err != nil {
+		return "", paygate.APIKey{}, old, fmt.Errorf("generate key: %w", err)
+	}
+	err = st.RotateAPIKey(ctx, old.ID, next, now.Add(grace))
+	if errors.Is(err, paygate.ErrStateConflict) {
+		return "", paygate.APIKey{}, old, &InactiveKeyError{fmt.Sprintf("key %s is revoked or expired and cannot be rotated", old.ID)}
+	}
+	if err != nil {
+		return "", paygate.APIKey{}, old, fmt.Errorf("rotate key: %w", err)
+	}
+	after, err := st.APIKeyByID(ctx, old.ID)
+	if err != nil {
+		return "", paygate.APIKey{}, old, fmt.Errorf("read rotated key: %w", err)
+	}
+	if after.ExpiresAt == nil {
+		return "", paygate.APIKey{}, old, fmt.Errorf("rotate key: the old key %s has no expiry after rotation", old.ID)
+	}
+	return secret, next, after, nil
+}
+
+// RevokeKey revokes a key at now (an earlier revocation is kept) and
+// returns it as stored. The store's NOT_FOUND is returned as it is.
+func RevokeKey(ctx context.Context, st paygate.Store, keyID string, now time.Time) (paygate.APIKey, error) {
+	k, err := st.RevokeAPIKey(ctx, keyID, now)
+	if paygate.IsNotFound(err) {
+		return k, err
+	}
+	if err != nil {
+		return k, fmt.Errorf("revoke key: %w", err)
+	}
+	if k.RevokedAt == nil {
+		return k, fmt.Errorf("revoke key: key %s has no revocation time after revoking", keyID)
+	}
+	return k, nil
+}
+
+// MerchantKeys lists the merchant's keys of one mode, from a query filtered
+// by merchant and mode in SQL.
+func MerchantKeys(ctx context.Context, st paygate.Store, merchantID string, mode paygate.Mode) ([]paygate.APIKey, error) {
+	keys, err := st.APIKeysByMerchantMode(ctx, merchantID, mode)
+	if err != nil {
+		return nil, fmt.Errorf("list keys: %w", err)
+	}
+	return keys, nil
+}
+
+// MerchantKey returns the key keyID of the merchant in mode, or NOT_FOUND
+// (also for another merchant's or the other mode's key, and for a string
+// that is not a key id). The key is looked up among the merchant's keys,
+// never by id alone.
+func MerchantKey(ctx context.Context, st paygate.Store, merchantID string, mode paygate.Mode, keyID string) (paygate.APIKey, error) {
+	if !id.Valid(keyID) {
+		return paygate.APIKey{}, paygate.Errorf(paygate.CodeNotFound, "", "no such key")
+	}
+	keys, err := MerchantKeys(ctx, st, merchantID, mode)
+	if err != nil {
+		return paygate.APIKey{}, err
+	}
+	for _, k := range keys {
+		if k.ID == keyID {
+			return k, nil
+		}
+	}
+	return paygate.APIKey{}, paygate.Errorf(paygate.CodeNotFound, "", "no such key")
+}

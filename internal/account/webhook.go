@@ -1,0 +1,93 @@
+package account
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/webhook"
+)
+
+// MaxWebhookURL bounds the length of an endpoint URL.
+const MaxWebhookURL = 2048
+
+// ParseWebhookURL accepts an absolute http(s) URL with a host, at most
+// MaxWebhookURL long. It does not judge where the URL points (see
+// CheckWebhookTarget).
+func ParseWebhookURL(raw string) (*url.URL, error) {
+	if len(raw) > MaxWebhookURL {
+		return nil, fmt.Errorf("longer than %d characters", MaxWebhookURL)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not a valid URL", raw)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("%q must be an absolute http:// or https:// URL", raw)
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return nil, fmt.Errorf("%q has no host", raw)
+	}
+	if _, err := url.ParseRequestURI(raw); err != nil {
+		return nil, fmt.Errorf("%q is not a valid URL", raw)
+	}
+	return u, nil
+}
+
+// CheckWebhookTarget applies the rules of decisions.md section 11 that the
+// URL alone can show when an endpoint is set (live: https, and not a
+// loopback, private or link-local address); the dispatcher applies the
+// same rules, and checks every address it dials, at each delivery. The
+// error wraps webhook.ErrRefused.
+func CheckWebhookTarget(u *url.URL, mode paygate.Mode) error {
+	return webhook.CheckEndpointURL(u, mode)
+}
+
+// EventNames lists the subscribable events.
+func EventNames() []string {
+	names := make([]string, len(paygate.EventTypes))
+	for i, e := range paygate.EventTypes {
+		names[i] = string(e)
+	}
+	return names
+}
+
+// CheckEvents validates subscribed event names and removes duplicates,
+// keeping their order. An empty list means every event.
+func CheckEvents(events []string) ([]string, error) {
+	var out []string
+	for _, e := range events {
+		if !slices.Contains(paygate.EventTypes, paygate.EventType(e)) {
+			return nil, fmt.Errorf("unknown event %q (known: %s)", e, strings.Join(EventNames(), ","))
+		}
+		if !slices.Contains(out, e) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// SetWebhook sets the merchant's endpoint of mode to rawURL with the
+// subscribed events (checked by the caller with ParseWebhookURL,
+// CheckWebhookTarget and CheckEvents), and enables it again after a 410.
+// The secret is kept unless rotateSecret; a rotated-out secret keeps
+// signing beside the new one for paygate.WebhookSecretOverlap.
+func SetWebhook(ctx context.Context, st paygate.Store, merchantID string, mode paygate.Mode, rawURL string, events []string, rotateSecret bool, now time.Time) (paygate.WebhookEndpointState, error) {
+	ep, err := st.ConfigureWebhookEndpoint(ctx, paygate.WebhookEndpoint{
+		MerchantID: merchantID,
+		Mode:       mode,
+		URL:        rawURL,
+		Secret:     webhook.NewSecret(),
+		Events:     events,
+		CreatedAt:  now,
+		UpdatedAt:  now,
+	}, rotateSecret, now.Add(paygate.WebhookSecretOverlap))
+	if err != nil {
+		return ep, fmt.Errorf("set webhook endpoint: %w", err)
+	}
+	return ep, nil
+}
