@@ -3,12 +3,15 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 
+	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/id"
 	"github.com/paygate/paygate/internal/paygate"
 )
 
@@ -33,6 +36,7 @@ func cmdDemo(ctx context.Context, c *cli, args []string) error {
 	}
 	var created *merchantCreated
 	var existing paygate.Merchant
+	var login demoLogin
 	err = withStore(ctx, cfg.DatabaseURL, func(ctx context.Context, st paygate.Store) error {
 		m, ok, err := st.FirstMerchant(ctx)
 		if err != nil {
@@ -47,12 +51,13 @@ func cmdDemo(ctx context.Context, c *cli, args []string) error {
 			return err
 		}
 		created = &out
-		return nil
+		login, err = createDemoUser(ctx, st, out.MerchantID)
+		return err
 	})
 	if err != nil {
 		return err
 	}
-	if err := printDemo(c.stdout, cfg, created, existing); err != nil {
+	if err := printDemo(c.stdout, cfg, created, existing, login); err != nil {
 		return err
 	}
 	return runServer(ctx, c, cfg)
@@ -60,7 +65,7 @@ func cmdDemo(ctx context.Context, c *cli, args []string) error {
 
 // printDemo tells the operator the demo merchant and a first payment to
 // paste.
-func printDemo(w io.Writer, cfg serveConfig, created *merchantCreated, existing paygate.Merchant) error {
+func printDemo(w io.Writer, cfg serveConfig, created *merchantCreated, existing paygate.Merchant, login demoLogin) error {
 	var b strings.Builder
 	key := "<your test secret key>"
 	if created != nil {
@@ -80,6 +85,12 @@ func printDemo(w io.Writer, cfg serveConfig, created *merchantCreated, existing 
 	b.WriteString("Once the server is listening, make a first test payment:\n\n")
 	b.WriteString(demoCurl(cfg.BaseURL, key, now().Year()))
 	b.WriteString("\n")
+	fmt.Fprintf(&b, "Then see it in the merchant dashboard: %s/dashboard/\n", cfg.BaseURL)
+	if login.Email != "" {
+		fmt.Fprintf(&b, "  Email:     %s\n  Password:  %s   (shown only now)\n", login.Email, login.Password)
+	} else {
+		b.WriteString("Create a login with:\n\n  printf '%s\\n' \"$PASSWORD\" | paygate user create --merchant " + existing.ID + " --email you@example.com --password-stdin\n")
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -135,4 +146,32 @@ func demoCurl(baseURL, apiKey string, year int) string {
 // shellQuote quotes s for a POSIX shell.
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// demoEmail is the dashboard login demo creates with its merchant.
+const demoEmail = "demo@example.com"
+
+// demoLogin is the dashboard login made for the demo merchant.
+type demoLogin struct {
+	Email, Password string
+}
+
+// createDemoUser makes a dashboard login for the demo merchant with a
+// random password, returned so that demo can print it once.
+func createDemoUser(ctx context.Context, st paygate.Store, merchantID string) (demoLogin, error) {
+	var r [15]byte
+	if _, err := rand.Read(r[:]); err != nil {
+		return demoLogin{}, fmt.Errorf("generate the demo password: %w", err)
+	}
+	password := base64.RawURLEncoding.EncodeToString(r[:]) // 20 characters
+	hash, err := auth.HashPassword(password)
+	if err != nil {
+		return demoLogin{}, fmt.Errorf("hash the demo password: %w", err)
+	}
+	t := now()
+	u := paygate.User{ID: id.New(), MerchantID: merchantID, Email: demoEmail, PasswordHash: hash, CreatedAt: t, UpdatedAt: t}
+	if err := st.CreateUser(ctx, u); err != nil {
+		return demoLogin{}, fmt.Errorf("create the demo dashboard user: %w", err)
+	}
+	return demoLogin{Email: demoEmail, Password: password}, nil
 }

@@ -37,6 +37,9 @@ type Config struct {
 	// Requests per minute per key, and failed authentications per minute
 	// per client address.
 	RateLimitTest, RateLimitLive, RateLimitUnauthenticated int
+	// Dashboard serves /dashboard and everything under it (the merchant
+	// dashboard's HTML pages); nil answers 404 there.
+	Dashboard http.Handler
 }
 
 // Server is the HTTP handler of the whole service.
@@ -153,6 +156,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveAdyenNotification(sw, r)
 	case path == "/v1" || strings.HasPrefix(path, "/v1/"):
 		s.serveAPI(sw, r)
+	case (path == "/dashboard" || strings.HasPrefix(path, "/dashboard/")) && s.cfg.Dashboard != nil:
+		s.cfg.Dashboard.ServeHTTP(sw, r)
 	default:
 		s.writeError(sw, r, paygate.Errorf(paygate.CodeNotFound, "", "no such path"))
 	}

@@ -1,0 +1,211 @@
+package dashboard
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/paygate/paygate/internal/account"
+	"github.com/paygate/paygate/internal/paygate"
+)
+
+// maxGrace bounds the grace period of a rotation in the dashboard.
+const maxGrace = 30 * 24 * time.Hour
+
+// graceChoices are the grace periods the rotate form offers; any other
+// duration up to maxGrace may be typed.
+var graceChoices = []string{"0s", "1h", "24h", "72h", "168h"}
+
+// keyRow is one API key in the list.
+type keyRow struct {
+	paygate.APIKey
+	// Status is "active", "expiring", "expired" or "revoked".
+	Status string
+	Active bool
+}
+
+// developersData is the Developers page.
+type developersData struct {
+	Secret, Public []keyRow
+	Webhook        *paygate.WebhookEndpointState
+	// Notice says what was just done ("revoked").
+	Notice string
+}
+
+// keyStatus is a key's state at t, as a badge word.
+func keyStatus(k paygate.APIKey, t time.Time) string {
+	switch {
+	case k.RevokedAt != nil && !t.Before(*k.RevokedAt):
+		return "revoked"
+	case k.ExpiresAt != nil && !t.Before(*k.ExpiresAt):
+		return "expired"
+	case k.ExpiresAt != nil:
+		return "expiring"
+	}
+	return "active"
+}
+
+// developers serves GET /developers: the API keys of the mode and a
+// summary of the webhook endpoint.
+func (d *Dashboard) developers(w http.ResponseWriter, r *http.Request, v *viewer, _ []string) {
+	ctx := r.Context()
+	keys, err := account.MerchantKeys(ctx, d.store, v.User.MerchantID, v.Mode)
+	if err != nil {
+		d.fail(w, r, v, err)
+		return
+	}
+	var data developersData
+	now := d.now()
+	for _, k := range keys {
+		row := keyRow{APIKey: k, Status: keyStatus(k, now), Active: k.ActiveAt(now)}
+		if k.Type == paygate.KeyPublic {
+			data.Public = append(data.Public, row)
+		} else {
+			data.Secret = append(data.Secret, row)
+		}
+	}
+	sortKeys(data.Secret)
+	sortKeys(data.Public)
+	ep, err := d.store.WebhookEndpointState(ctx, v.User.MerchantID, v.Mode)
+	switch {
+	case err == nil:
+		data.Webhook = &ep
+	case !paygate.IsNotFound(err):
+		d.fail(w, r, v, err)
+		return
+	}
+	if id := r.URL.Query().Get("revoked"); id != "" {
+		data.Notice = "The key was revoked: requests made with it now get 401."
+	}
+	d.render(w, r, v, http.StatusOK, "developers", data)
+}
+
+// sortKeys puts working keys first, newest first within each group.
+func sortKeys(rows []keyRow) {
+	// Insertion sort: a merchant has a handful of keys.
+	for i := 1; i < len(rows); i++ {
+		for j := i; j > 0 && keyBefore(rows[j], rows[j-1]); j-- {
+			rows[j], rows[j-1] = rows[j-1], rows[j]
+		}
+	}
+}
+
+func keyBefore(a, b keyRow) bool {
+	if a.Active != b.Active {
+		return a.Active
+	}
+	if !a.CreatedAt.Equal(b.CreatedAt) {
+		return a.CreatedAt.After(b.CreatedAt)
+	}
+	return a.ID > b.ID
+}
+
+// newKeyData is the page that shows a new secret once.
+type newKeyData struct {
+	Key    paygate.APIKey
+	Secret string
+	// Old is the key a rotation replaced (nil for a created key).
+	Old *paygate.APIKey
+}
+
+// createKey serves POST /keys: a new secret key of the mode, shown once.
+func (d *Dashboard) createKey(w http.ResponseWriter, r *http.Request, v *viewer, _ []string) {
+	ctx := r.Context()
+	secret, key, err := account.CreateKey(ctx, d.store, v.User.MerchantID, v.Mode, d.now())
+	if err != nil {
+		d.fail(w, r, v, err)
+		return
+	}
+	d.audit(ctx, r, v, v.Mode, paygate.AuditKeyCreated, key.ID, "secret key "+key.Hint)
+	d.render(w, r, v, http.StatusOK, "key_new", newKeyData{Key: key, Secret: secret})
+}
+
+// rotateData is the rotate form.
+type rotateData struct {
+	Key     keyRow
+	Grace   string
+	Choices []string
+	Error   string
+}
+
+// rotateKey serves GET and POST /keys/{id}/rotate. The form's field
+// "grace" is a Go duration (24h, 1h30m, 0s) up to 30 days: how long the old
+// key keeps working.
+func (d *Dashboard) rotateKey(w http.ResponseWriter, r *http.Request, v *viewer, params []string) {
+	ctx := r.Context()
+	old, err := account.MerchantKey(ctx, d.store, v.User.MerchantID, v.Mode, strings.ToLower(params[0]))
+	if err != nil {
+		d.fail(w, r, v, err)
+		return
+	}
+	now := d.now()
+	data := rotateData{Key: keyRow{APIKey: old, Status: keyStatus(old, now), Active: old.ActiveAt(now)}, Grace: "24h", Choices: graceChoices}
+	if r.Method != http.MethodPost {
+		d.render(w, r, v, http.StatusOK, "key_rotate", data)
+		return
+	}
+	data.Grace = strings.TrimSpace(r.PostFormValue("grace"))
+	grace, msg := parseGrace(data.Grace)
+	if msg != "" {
+		data.Error = msg
+		d.render(w, r, v, http.StatusBadRequest, "key_rotate", data)
+		return
+	}
+	secret, next, after, err := account.RotateKey(ctx, d.store, old, grace, now)
+	if err != nil {
+		var inactive *account.InactiveKeyError
+		if errors.As(err, &inactive) {
+			data.Error = capitalize(inactive.Error()) + "."
+			d.render(w, r, v, http.StatusConflict, "key_rotate", data)
+			return
+		}
+		d.fail(w, r, v, err)
+		return
+	}
+	d.audit(ctx, r, v, v.Mode, paygate.AuditKeyRotated, old.ID,
+		fmt.Sprintf("new key %s; the old one stops %s", next.Hint, formatTime(*after.ExpiresAt, time.UTC)))
+	d.render(w, r, v, http.StatusOK, "key_new", newKeyData{Key: next, Secret: secret, Old: &after})
+}
+
+// parseGrace reads the grace field; a message explains a refusal.
+func parseGrace(s string) (time.Duration, string) {
+	if s == "0" {
+		return 0, ""
+	}
+	g, err := time.ParseDuration(s)
+	switch {
+	case err != nil:
+		return 0, "The grace period must be a duration such as 24h, 1h30m or 0s."
+	case g < 0:
+		return 0, "The grace period must not be negative."
+	case g > maxGrace:
+		return 0, "The grace period can be at most 30 days (720h)."
+	}
+	return g, ""
+}
+
+// revokeKey serves GET /keys/{id}/revoke (the confirmation) and POST (the
+// revocation, at once: requests with the key get 401 from then on).
+func (d *Dashboard) revokeKey(w http.ResponseWriter, r *http.Request, v *viewer, params []string) {
+	ctx := r.Context()
+	k, err := account.MerchantKey(ctx, d.store, v.User.MerchantID, v.Mode, strings.ToLower(params[0]))
+	if err != nil {
+		d.fail(w, r, v, err)
+		return
+	}
+	now := d.now()
+	if r.Method != http.MethodPost {
+		d.render(w, r, v, http.StatusOK, "key_revoke", keyRow{APIKey: k, Status: keyStatus(k, now), Active: k.ActiveAt(now)})
+		return
+	}
+	k, err = account.RevokeKey(ctx, d.store, k.ID, now)
+	if err != nil {
+		d.fail(w, r, v, err)
+		return
+	}
+	d.audit(ctx, r, v, v.Mode, paygate.AuditKeyRevoked, k.ID, string(k.Type)+" key "+k.Hint)
+	http.Redirect(w, r, modePath(v, "/developers")+"?"+url.Values{"revoked": {k.ID}}.Encode(), http.StatusSeeOther)
+}

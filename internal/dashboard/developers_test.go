@@ -1,0 +1,316 @@
+package dashboard
+
+import (
+	"context"
+	"html"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/id"
+	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/webhook"
+)
+
+var newSecret = regexp.MustCompile(`id="new-secret">([^<]+)<`)
+
+// key reads a key as stored.
+func (s *site) key(keyID string) paygate.APIKey {
+	s.t.Helper()
+	k, err := s.st.APIKeyByID(context.Background(), keyID)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return k
+}
+
+func TestKeys(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	b := s.browser()
+	b.mustSignIn(s.a.email)
+	ctx := context.Background()
+
+	dev := b.get("/dashboard/test/developers")
+	if dev.code != http.StatusOK || !strings.Contains(dev.body, s.a.testKeyID) || strings.Contains(dev.body, s.a.liveKeyID) {
+		t.Fatalf("test developers page lists the wrong keys: %d", dev.code)
+	}
+
+	// Create: the secret is on the page once and authenticates.
+	p := b.post("/dashboard/test/developers", "/dashboard/test/keys", nil)
+	m := newSecret.FindStringSubmatch(p.body)
+	if p.code != http.StatusOK || m == nil {
+		t.Fatalf("create key: %d\n%s", p.code, p.body)
+	}
+	secret := m[1]
+	authn := &auth.Authenticator{Store: s.st, Clock: s.clock}
+	k, err := authn.Authenticate(ctx, secret)
+	if err != nil || k.MerchantID != s.a.id || k.Mode != paygate.ModeTest {
+		t.Fatalf("the new key authenticates as %+v, %v", k, err)
+	}
+	if strings.Contains(b.get("/dashboard/test/developers").body, secret) {
+		t.Error("the secret is shown again on the developers page")
+	}
+
+	// Rotate: grace must be a duration within 30 days.
+	rotatePath := "/dashboard/test/keys/" + k.ID + "/rotate"
+	for _, g := range []string{"soon", "-1h", "721h"} {
+		if p := b.post(rotatePath, rotatePath, url.Values{"grace": {g}}); p.code != http.StatusBadRequest {
+			t.Errorf("grace %q: %d", g, p.code)
+		}
+	}
+	if got := s.key(k.ID); got.ExpiresAt != nil {
+		t.Fatalf("a refused rotation changed the key: %+v", got)
+	}
+	p = b.post(rotatePath, rotatePath, url.Values{"grace": {"0s"}})
+	m = newSecret.FindStringSubmatch(p.body)
+	if p.code != http.StatusOK || m == nil {
+		t.Fatalf("rotate: %d\n%s", p.code, p.body)
+	}
+	if _, err := authn.Authenticate(ctx, secret); paygate.ErrorCode(err) != paygate.CodeUnauthorized {
+		t.Errorf("the old key after a rotation with grace 0: %v", err)
+	}
+	next, err := authn.Authenticate(ctx, m[1])
+	if err != nil {
+		t.Fatalf("the rotated key: %v", err)
+	}
+	// A stopped key cannot be rotated again.
+	if p := b.do(http.MethodPost, rotatePath, url.Values{"grace": {"1h"}, "csrf": {csrfOf(t, b.get("/dashboard/test/developers"))}}); p.code != http.StatusConflict {
+		t.Errorf("rotating a stopped key: %d", p.code)
+	}
+
+	// Rotate with a grace period keeps the old key until then.
+	graced := "/dashboard/test/keys/" + next.ID + "/rotate"
+	if p := b.post(graced, graced, url.Values{"grace": {"2h"}}); p.code != http.StatusOK {
+		t.Fatalf("rotate with grace: %d", p.code)
+	}
+	if got := s.key(next.ID); got.ExpiresAt == nil || !got.ExpiresAt.Equal(s.clock.Now().Add(2*time.Hour)) {
+		t.Errorf("grace 2h: the old key expires at %v", got.ExpiresAt)
+	}
+
+	// Revoke: a confirmation page, then the key stops at once.
+	revokePath := "/dashboard/test/keys/" + s.a.testKeyID + "/revoke"
+	if p := b.get(revokePath); p.code != http.StatusOK || !strings.Contains(p.body, `id="confirm-revoke"`) {
+		t.Fatalf("revoke confirmation: %d", p.code)
+	}
+	if got := s.key(s.a.testKeyID); got.RevokedAt != nil {
+		t.Fatal("the confirmation page revoked the key")
+	}
+	p = b.post(revokePath, revokePath, nil)
+	if p.code != http.StatusSeeOther || !strings.HasPrefix(p.location, "/dashboard/test/developers?revoked=") {
+		t.Fatalf("revoke: %d %q", p.code, p.location)
+	}
+	if got := s.key(s.a.testKeyID); got.RevokedAt == nil {
+		t.Error("the key was not revoked")
+	}
+
+	got := s.auditActions(s.a.id)
+	for action, n := range map[string]int{paygate.AuditKeyCreated: 1, paygate.AuditKeyRotated: 2, paygate.AuditKeyRevoked: 1} {
+		if countOf(got, action) != n {
+			t.Errorf("audit has %d %s, want %d: %v", countOf(got, action), action, n, got)
+		}
+	}
+	es, err := s.st.AuditLog(ctx, paygate.AuditQuery{MerchantID: s.a.id, Limit: 1})
+	if err != nil || len(es) != 1 {
+		t.Fatal(err)
+	}
+	if e := es[0]; e.Email != s.a.email || e.RemoteAddr != "192.0.2.10" || e.Mode != paygate.ModeTest || e.Target != s.a.testKeyID {
+		t.Errorf("audit entry %+v", e)
+	}
+	// The audit page shows it.
+	if p := b.get("/dashboard/live/audit"); !strings.Contains(p.body, "API key revoked") || !strings.Contains(p.body, "192.0.2.10") {
+		t.Errorf("audit page:\n%s", p.body)
+	}
+}
+
+func TestAuditPagination(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	ctx := context.Background()
+	for i := range pageSize + 5 {
+		err := s.st.RecordAudit(ctx, paygate.AuditEntry{
+			ID: id.New(), MerchantID: s.a.id, Mode: paygate.ModeTest, UserID: "u", Email: s.a.email,
+			Action: paygate.AuditWebhookTested, Target: "entry-" + strings.Repeat("x", i%3), RemoteAddr: "192.0.2.1",
+			CreatedAt: s.clock.Now().Add(-time.Duration(i) * time.Minute),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := s.browser()
+	b.mustSignIn(s.a.email)
+	first := b.get("/dashboard/test/audit")
+	older := regexp.MustCompile(`href="([^"]+)" id="older-page"`).FindStringSubmatch(first.body)
+	if first.code != http.StatusOK || older == nil {
+		t.Fatalf("first audit page: %d, no Older link", first.code)
+	}
+	rows := func(body string) int { return strings.Count(body, "<tr>") - 1 }
+	if n := rows(first.body); n != pageSize {
+		t.Errorf("first page has %d rows, want %d", n, pageSize)
+	}
+	second := b.get(strings.ReplaceAll(older[1], "&amp;", "&"))
+	// 55 test entries and 1 sign-in: 6 on the second page.
+	if second.code != http.StatusOK || rows(second.body) != 6 || strings.Contains(second.body, `id="older-page"`) {
+		t.Errorf("second page: %d, %d rows", second.code, rows(second.body))
+	}
+	if p := b.get("/dashboard/test/audit?after=garbage"); p.code != http.StatusBadRequest {
+		t.Errorf("a damaged cursor: %d", p.code)
+	}
+	// B sees none of A's entries.
+	bb := s.browser()
+	bb.mustSignIn(s.b.email)
+	if p := bb.get("/dashboard/test/audit"); strings.Contains(p.body, "Test event sent") {
+		t.Error("merchant B sees merchant A's audit entries")
+	}
+}
+
+func TestWebhookPages(t *testing.T) {
+	t.Parallel()
+	var woken int
+	s := newSite(t, func(c *Config) { c.Wake = func() { woken++ } })
+	b := s.browser()
+	b.mustSignIn(s.a.email)
+	ctx := context.Background()
+
+	// Live mode follows `paygate webhook set`: https and a public address.
+	for _, u := range []string{"http://hooks.example.com/x", "https://127.0.0.1/x", "https://localhost/x", "ftp://x.example/"} {
+		p := b.post("/dashboard/live/webhook", "/dashboard/live/webhook", url.Values{"url": {u}})
+		if p.code != http.StatusBadRequest || !strings.Contains(p.body, `id="webhook-error"`) {
+			t.Errorf("live URL %s: %d", u, p.code)
+		}
+	}
+	if _, err := s.st.WebhookEndpointState(ctx, s.a.id, paygate.ModeLive); !paygate.IsNotFound(err) {
+		t.Fatalf("a refused URL was stored: %v", err)
+	}
+	if p := b.post("/dashboard/test/webhook", "/dashboard/test/webhook", url.Values{"url": {"http://127.0.0.1:9/hook"}, "events": {"payment.captured", "nope"}}); p.code != http.StatusBadRequest {
+		t.Errorf("unknown event: %d", p.code)
+	}
+	// Test mode takes a local http URL.
+	p := b.post("/dashboard/test/webhook", "/dashboard/test/webhook", url.Values{"url": {"http://127.0.0.1:9/hook"}, "events": {"payment.captured", "refund.succeeded"}})
+	if p.code != http.StatusSeeOther {
+		t.Fatalf("set test webhook: %d\n%s", p.code, p.body)
+	}
+	ep, err := s.st.WebhookEndpointState(ctx, s.a.id, paygate.ModeTest)
+	if err != nil || ep.URL != "http://127.0.0.1:9/hook" || strings.Join(ep.Events, ",") != "payment.captured,refund.succeeded" {
+		t.Fatalf("stored endpoint %+v, %v", ep, err)
+	}
+	page := b.get("/dashboard/test/webhook")
+	if strings.Contains(html.UnescapeString(page.body), ep.Secret) {
+		t.Fatal("the secret is on the page before it was revealed")
+	}
+	// Reveal.
+	p = b.post("/dashboard/test/webhook", "/dashboard/test/webhook/secret", nil)
+	if !strings.Contains(html.UnescapeString(p.body), `id="webhook-secret">`+ep.Secret+"<") {
+		t.Fatalf("reveal: %d", p.code)
+	}
+	// Rotate: a new secret, the old one signs beside it.
+	p = b.post("/dashboard/test/webhook", "/dashboard/test/webhook/rotate", nil)
+	rotated, err := s.st.WebhookEndpointState(ctx, s.a.id, paygate.ModeTest)
+	if err != nil || rotated.Secret == ep.Secret || rotated.PreviousSecret != ep.Secret || !strings.Contains(html.UnescapeString(p.body), rotated.Secret) {
+		t.Fatalf("rotate secret: %d, %+v, %v", p.code, rotated, err)
+	}
+	// Saving the URL again keeps the secret.
+	b.post("/dashboard/test/webhook", "/dashboard/test/webhook", url.Values{"url": {"http://127.0.0.1:9/other"}})
+	if again, _ := s.st.WebhookEndpointState(ctx, s.a.id, paygate.ModeTest); again.Secret != rotated.Secret || len(again.Events) != 0 {
+		t.Errorf("saving again: %+v", again)
+	}
+	// Test event: a ping delivery, and the dispatcher woken.
+	p = b.post("/dashboard/test/webhook", "/dashboard/test/webhook/test", nil)
+	if p.code != http.StatusSeeOther || woken != 1 {
+		t.Fatalf("send test: %d, woken %d", p.code, woken)
+	}
+	ds, err := s.st.DeliveriesByMerchant(ctx, paygate.DeliveryQuery{MerchantID: s.a.id, Mode: paygate.ModeTest})
+	if err != nil || len(ds) != 1 || ds[0].EventType != paygate.EventPing {
+		t.Fatalf("deliveries %+v, %v", ds, err)
+	}
+	if p := b.get("/dashboard/test/webhook"); !strings.Contains(p.body, ds[0].ID) {
+		t.Error("the delivery log does not list the ping")
+	}
+	detail := b.get("/dashboard/test/webhook/deliveries/" + ds[0].ID)
+	if detail.code != http.StatusOK || !strings.Contains(detail.body, ds[0].EventID) {
+		t.Fatalf("delivery page: %d", detail.code)
+	}
+	// Resend: a new delivery of the same event.
+	p = b.post("/dashboard/test/webhook/deliveries/"+ds[0].ID, "/dashboard/test/webhook/deliveries/"+ds[0].ID+"/resend", nil)
+	if p.code != http.StatusSeeOther || woken != 2 {
+		t.Fatalf("resend: %d, woken %d", p.code, woken)
+	}
+	ds2, _ := s.st.DeliveriesByMerchant(ctx, paygate.DeliveryQuery{MerchantID: s.a.id, Mode: paygate.ModeTest})
+	if len(ds2) != 2 || ds2[0].EventID != ds[0].EventID || ds2[0].ID == ds[0].ID {
+		t.Errorf("after resend: %+v", ds2)
+	}
+	// No endpoint in live mode: the test button is refused on the page.
+	csrf := csrfOf(t, b.get("/dashboard/live/webhook"))
+	if p := b.do(http.MethodPost, "/dashboard/live/webhook/test", url.Values{"csrf": {csrf}}); p.code != http.StatusConflict {
+		t.Errorf("test without an endpoint: %d", p.code)
+	}
+	got := s.auditActions(s.a.id)
+	for action, n := range map[string]int{paygate.AuditWebhookChanged: 2, paygate.AuditWebhookSecretShown: 1, paygate.AuditWebhookRotated: 1, paygate.AuditWebhookTested: 1, paygate.AuditWebhookResent: 1} {
+		if countOf(got, action) != n {
+			t.Errorf("audit has %d %s, want %d", countOf(got, action), action, n)
+		}
+	}
+}
+
+// TestOtherMerchantsIDs: a user of merchant A who puts merchant B's ids
+// (or A's own ids of the other mode) in URLs gets 404, and nothing changes.
+func TestOtherMerchantsIDs(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	ctx := context.Background()
+	// B has a test endpoint and a delivery.
+	if _, err := s.st.ConfigureWebhookEndpoint(ctx, paygate.WebhookEndpoint{
+		MerchantID: s.b.id, Mode: paygate.ModeTest, URL: "http://127.0.0.1:9/b", Secret: webhook.NewSecret(),
+		CreatedAt: s.clock.Now(), UpdatedAt: s.clock.Now(),
+	}, false, s.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	bd, err := s.st.CreatePing(ctx, webhook.PingEvent(s.b.id, paygate.ModeTest, s.clock.Now()), id.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := s.browser()
+	b.mustSignIn(s.a.email)
+	csrf := csrfOf(t, b.get("/dashboard/test/developers"))
+
+	for _, c := range []struct{ method, path string }{
+		{http.MethodGet, "/dashboard/test/keys/" + s.b.testKeyID + "/rotate"},
+		{http.MethodPost, "/dashboard/test/keys/" + s.b.testKeyID + "/rotate"},
+		{http.MethodGet, "/dashboard/test/keys/" + s.b.testKeyID + "/revoke"},
+		{http.MethodPost, "/dashboard/test/keys/" + s.b.testKeyID + "/revoke"},
+		{http.MethodPost, "/dashboard/live/keys/" + s.a.testKeyID + "/revoke"},
+		{http.MethodPost, "/dashboard/test/keys/" + s.a.liveKeyID + "/rotate"},
+		{http.MethodPost, "/dashboard/test/keys/not-an-id/revoke"},
+		{http.MethodGet, "/dashboard/test/webhook/deliveries/" + bd.ID},
+		{http.MethodPost, "/dashboard/test/webhook/deliveries/" + bd.ID + "/resend"},
+		{http.MethodGet, "/dashboard/live/webhook/deliveries/" + bd.ID},
+	} {
+		var form url.Values
+		if c.method == http.MethodPost {
+			form = url.Values{"csrf": {csrf}, "grace": {"0s"}}
+		}
+		p := b.do(c.method, c.path, form)
+		if p.code != http.StatusNotFound {
+			t.Errorf("%s %s: %d, want 404", c.method, c.path, p.code)
+		}
+		if strings.Contains(p.body, s.b.testKeyID) || strings.Contains(p.body, bd.EventID) {
+			t.Errorf("%s %s shows merchant B's data", c.method, c.path)
+		}
+	}
+	for _, kid := range []string{s.b.testKeyID, s.a.testKeyID, s.a.liveKeyID} {
+		if k := s.key(kid); k.RevokedAt != nil || k.ExpiresAt != nil {
+			t.Errorf("key %s changed: %+v", kid, k)
+		}
+	}
+	ds, err := s.st.DeliveriesByMerchant(ctx, paygate.DeliveryQuery{MerchantID: s.b.id, Mode: paygate.ModeTest})
+	if err != nil || len(ds) != 1 {
+		t.Errorf("merchant B's deliveries after A's attempts: %d, %v", len(ds), err)
+	}
+	if p := b.get("/dashboard/test/webhook"); strings.Contains(p.body, bd.ID) || strings.Contains(p.body, "127.0.0.1:9/b") {
+		t.Error("A's webhook page shows B's endpoint or delivery")
+	}
+}

@@ -1,0 +1,584 @@
+package dashboard
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/paygate/paygate/internal/httpapi"
+	"github.com/paygate/paygate/internal/id"
+	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/payment"
+)
+
+// pageSize is how many rows a list page shows.
+const pageSize = 50
+
+// maxFilterText is the longest merchant reference or customer external id
+// (decisions.md sections 7 and 8): a longer filter can match nothing.
+const maxFilterText = 255
+
+// paymentStatuses are the statuses the payments filter offers, in the order
+// of a payment's life.
+var paymentStatuses = []paygate.PaymentStatus{
+	paygate.PaymentCreated, paygate.PaymentPending3DS, paygate.PaymentAuthorized,
+	paygate.PaymentCaptured, paygate.PaymentVoided, paygate.PaymentFailed,
+}
+
+// paymentFilter is the payments list's filter form as submitted (GET), so
+// the form shows what was asked even when part of it is invalid.
+type paymentFilter struct {
+	Statuses []string
+	From, To string // YYYY-MM-DD in the viewer's zone, inclusive
+	Currency string
+	Ref      string // merchantRef
+	Customer string // the customer's external id
+}
+
+// statusOption is one checkbox of the status filter.
+type statusOption struct {
+	Value   string
+	Checked bool
+}
+
+// paymentsData is the payments list page.
+type paymentsData struct {
+	Filter   paymentFilter
+	Options  []statusOption
+	Errors   []string
+	Payments []paygate.Payment
+	// Older is the link to the next (older) page, "" on the last page;
+	// Newest the link back to the first page, "" on the first page.
+	Older, Newest string
+	// Filtered reports whether any filter is set.
+	Filtered bool
+}
+
+// readPaymentFilter parses the filter of a payments list request into a
+// store query for (merchant, mode). Dates are days in loc: From's midnight
+// is the inclusive lower bound and the midnight after To the exclusive upper
+// bound, both in UTC. Invalid input yields messages for the page, never a
+// query that means something else.
+func readPaymentFilter(q url.Values, loc *time.Location) (paymentFilter, paygate.PaymentQuery, []string) {
+	if loc == nil {
+		loc = time.UTC
+	}
+	f := paymentFilter{
+		From:     strings.TrimSpace(q.Get("from")),
+		To:       strings.TrimSpace(q.Get("to")),
+		Currency: strings.ToUpper(strings.TrimSpace(q.Get("currency"))),
+		Ref:      strings.TrimSpace(q.Get("ref")),
+		Customer: strings.TrimSpace(q.Get("customer")),
+	}
+	var pq paygate.PaymentQuery
+	var errs []string
+	for _, s := range q["status"] {
+		if s == "" {
+			continue
+		}
+		if !knownStatus(s) {
+			errs = append(errs, "Unknown status “"+s+"”.")
+			continue
+		}
+		f.Statuses = append(f.Statuses, s)
+		pq.Statuses = append(pq.Statuses, paygate.PaymentStatus(s))
+	}
+	if f.From != "" {
+		d, err := time.ParseInLocation(time.DateOnly, f.From, loc)
+		if err != nil {
+			errs = append(errs, "The start date must be a date like 2026-11-22.")
+		} else {
+			pq.CreatedFrom = d.UTC()
+		}
+	}
+	if f.To != "" {
+		d, err := time.ParseInLocation(time.DateOnly, f.To, loc)
+		if err != nil {
+			errs = append(errs, "The end date must be a date like 2026-11-22.")
+		} else {
+			pq.CreatedBefore = d.AddDate(0, 0, 1).UTC()
+		}
+	}
+	if !pq.CreatedFrom.IsZero() && !pq.CreatedBefore.IsZero() && !pq.CreatedFrom.Before(pq.CreatedBefore) {
+		errs = append(errs, "The end date must not be before the start date.")
+	}
+	if f.Currency != "" {
+		if _, ok := money.Digits(f.Currency); !ok {
+			errs = append(errs, "“"+f.Currency+"” is not a currency code such as EUR.")
+		}
+		pq.Currency = f.Currency
+	}
+	if utf8.RuneCountInString(f.Ref) > maxFilterText {
+		errs = append(errs, "A merchant reference has at most 255 characters.")
+	}
+	pq.MerchantRef = f.Ref
+	if utf8.RuneCountInString(f.Customer) > maxFilterText {
+		errs = append(errs, "A customer id has at most 255 characters.")
+	}
+	pq.CustomerExternalID = f.Customer
+	if after := q.Get("after"); after != "" {
+		c, ok := parseCursor(after)
+		if !ok {
+			errs = append(errs, "The page link is not valid; start again from the newest payments.")
+		} else {
+			pq.After = &c
+		}
+	}
+	return f, pq, errs
+}
+
+func knownStatus(s string) bool {
+	for _, st := range paymentStatuses {
+		if string(st) == s {
+			return true
+		}
+	}
+	return false
+}
+
+// filtered reports whether any filter is set.
+func (f paymentFilter) filtered() bool {
+	return len(f.Statuses) > 0 || f.From != "" || f.To != "" || f.Currency != "" || f.Ref != "" || f.Customer != ""
+}
+
+// values is the filter as a query string, for the pagination links.
+func (f paymentFilter) values() url.Values {
+	v := url.Values{}
+	for _, s := range f.Statuses {
+		v.Add("status", s)
+	}
+	for k, s := range map[string]string{"from": f.From, "to": f.To, "currency": f.Currency, "ref": f.Ref, "customer": f.Customer} {
+		if s != "" {
+			v.Set(k, s)
+		}
+	}
+	return v
+}
+
+// formatCursor writes a keyset position as "createdAt,id" with the time in
+// RFC 3339 with nanoseconds, UTC.
+func formatCursor(at time.Time, rowID string) string {
+	return at.UTC().Format(time.RFC3339Nano) + "," + rowID
+}
+
+// parseCursor reads formatCursor's output.
+func parseCursor(s string) (paygate.PageCursor, bool) {
+	ts, rowID, ok := strings.Cut(s, ",")
+	if !ok || !id.Valid(rowID) {
+		return paygate.PageCursor{}, false
+	}
+	at, err := time.Parse(time.RFC3339Nano, ts)
+	if err != nil {
+		return paygate.PageCursor{}, false
+	}
+	return paygate.PageCursor{CreatedAt: at.UTC(), ID: strings.ToLower(rowID)}, true
+}
+
+// pageLinks returns the links of a keyset-paginated list at base: rows is
+// what the store returned for a limit of pageSize+1, so a row beyond
+// pageSize means there is an older page. It returns the rows to show.
+func pageLinks[T any](base string, filter url.Values, after string, rows []T, key func(T) (time.Time, string)) (shown []T, older, newest string) {
+	shown = rows
+	if len(rows) > pageSize {
+		shown = rows[:pageSize]
+		at, rowID := key(shown[pageSize-1])
+		v := url.Values{}
+		for k, vs := range filter {
+			v[k] = vs
+		}
+		v.Set("after", formatCursor(at, rowID))
+		older = base + "?" + v.Encode()
+	}
+	if after != "" {
+		newest = base
+		if len(filter) > 0 {
+			newest += "?" + filter.Encode()
+		}
+	}
+	return shown, older, newest
+}
+
+// modePath is the path of a page of the viewer's mode.
+func modePath(v *viewer, rest string) string {
+	return "/dashboard/" + string(v.Mode) + rest
+}
+
+// paymentsPage serves GET /payments: the list with its filters.
+func (d *Dashboard) paymentsPage(w http.ResponseWriter, r *http.Request, v *viewer, _ []string) {
+	f, pq, errs := readPaymentFilter(r.URL.Query(), v.Loc)
+	data := paymentsData{Filter: f, Errors: errs, Filtered: f.filtered()}
+	for _, s := range paymentStatuses {
+		o := statusOption{Value: string(s)}
+		for _, c := range f.Statuses {
+			o.Checked = o.Checked || c == string(s)
+		}
+		data.Options = append(data.Options, o)
+	}
+	if len(errs) > 0 {
+		d.render(w, r, v, http.StatusBadRequest, "payments", data)
+		return
+	}
+	pq.MerchantID, pq.Mode, pq.Limit = v.User.MerchantID, v.Mode, pageSize+1
+	rows, err := d.store.ListPayments(r.Context(), pq)
+	if err != nil {
+		d.fail(w, r, v, err)
+		return
+	}
+	data.Payments, data.Older, data.Newest = pageLinks(modePath(v, "/payments"), f.values(), r.URL.Query().Get("after"), rows,
+		func(p paygate.Payment) (time.Time, string) { return p.CreatedAt, p.ID })
+	d.render(w, r, v, http.StatusOK, "payments", data)
+}
+
+// refundKeyPrefix marks the idempotency keys of dashboard refunds. They live
+// in the (merchant, mode) scope of the API's keys; the prefix and the random
+// UUID after it keep them from meeting a key an API client chose.
+const refundKeyPrefix = "dashboard:"
+
+// paymentData is the payment detail page.
+type paymentData struct {
+	P paygate.Payment
+	// Customer is the payment's customer; nil if it could not be found.
+	Customer *paygate.Customer
+	Refunds  []paygate.Refund
+	Timeline []timelineEntry
+	Events   []eventRow
+	ThreeDS  string
+	Metadata []metaEntry
+	// Remaining is what can still be refunded, in minor units.
+	Remaining int64
+	CanRefund bool
+	Form      refundForm
+	// Error is why the last refund attempt was refused; Notice says what
+	// the last action did.
+	Error, Notice string
+}
+
+// timelineEntry is one step of a payment's history.
+type timelineEntry struct {
+	At     time.Time
+	Label  string
+	Status string // a badge; "" for none
+}
+
+// eventRow is an event with its webhook deliveries.
+type eventRow struct {
+	Event      paygate.Event
+	Deliveries []paygate.Delivery
+}
+
+// metaEntry is one key of a metadata object, its value as JSON text (a
+// string without its quotes).
+type metaEntry struct {
+	Key, Value string
+}
+
+// refundForm is the refund form's fields.
+type refundForm struct {
+	Amount, Reason string
+	// Key is the idempotency key minted when the page was rendered, so
+	// that a double submit refunds once.
+	Key string
+}
+
+// paymentPage serves GET /payments/{id}.
+func (d *Dashboard) paymentPage(w http.ResponseWriter, r *http.Request, v *viewer, params []string) {
+	data, err := d.loadPayment(r.Context(), v, params[0])
+	if err != nil {
+		d.fail(w, r, v, err)
+		return
+	}
+	if rid := r.URL.Query().Get("refunded"); rid != "" {
+		for _, rf := range data.Refunds {
+			if rf.ID == rid {
+				data.Notice = "Refund of " + formatSubmitted(rf.AmountText, rf.Amount.Currency) +
+					" created. It goes to the provider in the background; its status below follows."
+			}
+		}
+	}
+	d.render(w, r, v, http.StatusOK, "payment", data)
+}
+
+// loadPayment reads everything the payment page shows, each read filtered
+// by the viewer's merchant and mode. NOT_FOUND when the payment is not
+// theirs.
+func (d *Dashboard) loadPayment(ctx context.Context, v *viewer, paymentID string) (paymentData, error) {
+	mid, mode := v.User.MerchantID, v.Mode
+	if !id.Valid(paymentID) {
+		return paymentData{}, paygate.Errorf(paygate.CodeNotFound, "", "no such payment")
+	}
+	p, err := d.store.PaymentByID(ctx, mid, mode, strings.ToLower(paymentID))
+	if err != nil {
+		return paymentData{}, fmt.Errorf("read payment: %w", err)
+	}
+	challenges, err := d.store.ThreeDSChallengesByPayment(ctx, mid, mode, p.ID)
+	if err != nil {
+		return paymentData{}, fmt.Errorf("read 3-D Secure challenges: %w", err)
+	}
+	data := paymentData{P: p, ThreeDS: threeDSSummary(p, challenges)}
+	if c, err := d.store.CustomerByID(ctx, mid, mode, p.CustomerID); err == nil {
+		data.Customer = &c
+	} else if !paygate.IsNotFound(err) {
+		return paymentData{}, fmt.Errorf("read customer: %w", err)
+	}
+	if data.Refunds, err = d.store.RefundsByPayment(ctx, mid, mode, p.ID); err != nil {
+		return paymentData{}, fmt.Errorf("read refunds: %w", err)
+	}
+	events, err := d.store.EventsByPayment(ctx, mid, mode, p.ID)
+	if err != nil {
+		return paymentData{}, fmt.Errorf("read events: %w", err)
+	}
+	for _, ev := range events {
+		ds, err := d.store.DeliveriesByMerchant(ctx, paygate.DeliveryQuery{MerchantID: mid, Mode: mode, EventID: ev.ID})
+		if err != nil {
+			return paymentData{}, fmt.Errorf("read deliveries: %w", err)
+		}
+		data.Events = append(data.Events, eventRow{Event: ev, Deliveries: ds})
+	}
+	data.Timeline = timeline(p, events, data.Refunds, challenges)
+	data.Metadata = metadataEntries(p.Metadata)
+	if p.Status == paygate.PaymentCaptured {
+		data.Remaining = max(p.AmountCaptured-p.AmountRefunded, 0)
+		data.CanRefund = data.Remaining > 0
+	}
+	data.Form = refundForm{Amount: money.Format(data.Remaining, p.Amount.Currency), Key: id.New()}
+	return data, nil
+}
+
+// eventLabels name the events in a payment's history.
+var eventLabels = map[paygate.EventType]string{
+	paygate.EventPaymentCaptured:   "Captured",
+	paygate.EventPaymentFailed:     "Failed",
+	paygate.EventPaymentAuthorized: "Authorized",
+	paygate.EventPaymentVoided:     "Voided",
+	paygate.EventRefundCreated:     "Refund created",
+	paygate.EventRefundSucceeded:   "Refund succeeded",
+	paygate.EventRefundFailed:      "Refund failed",
+}
+
+// timeline is the payment's history: its creation, then each of its events
+// (refund events name their amount), then where it waits, if it does.
+func timeline(p paygate.Payment, events []paygate.Event, refunds []paygate.Refund, challenges []paygate.ThreeDSChallenge) []timelineEntry {
+	amounts := map[string]string{}
+	for _, rf := range refunds {
+		amounts[rf.ID] = formatSubmitted(rf.AmountText, rf.Amount.Currency)
+	}
+	out := []timelineEntry{{At: p.CreatedAt, Label: "Payment created", Status: string(paygate.PaymentCreated)}}
+	for _, c := range challenges {
+		out = append(out, timelineEntry{At: c.CreatedAt, Label: "3-D Secure challenge sent to the customer", Status: string(paygate.PaymentPending3DS)})
+		if c.ConsumedAt != nil {
+			out = append(out, timelineEntry{At: *c.ConsumedAt, Label: "3-D Secure challenge " + challengeEnd(p, c)})
+		}
+	}
+	for _, ev := range events {
+		label, ok := eventLabels[ev.Type]
+		if !ok {
+			label = string(ev.Type)
+		}
+		if a := amounts[ev.RefundID]; ev.RefundID != "" && a != "" {
+			label += " (" + a + ")"
+		}
+		status := ""
+		if s, ok := strings.CutPrefix(string(ev.Type), "payment."); ok {
+			status = s
+		}
+		out = append(out, timelineEntry{At: ev.CreatedAt, Label: label + " · " + string(ev.Type), Status: status})
+	}
+	switch p.Status {
+	case paygate.PaymentPending3DS:
+		out = append(out, timelineEntry{At: p.UpdatedAt, Label: "Waiting for the customer's 3-D Secure challenge", Status: string(p.Status)})
+	case paygate.PaymentCreated:
+		if len(events) == 0 {
+			out = append(out, timelineEntry{At: p.UpdatedAt, Label: "Waiting for the provider's answer", Status: string(p.Status)})
+		}
+	}
+	return out
+}
+
+// threeDSSummary says how the payment went through 3-D Secure, from its
+// recorded challenges (the last one decides) and its outcome.
+func threeDSSummary(p paygate.Payment, challenges []paygate.ThreeDSChallenge) string {
+	if len(challenges) == 0 {
+		return "Not challenged."
+	}
+	c := challenges[len(challenges)-1]
+	if c.ConsumedAt == nil {
+		return "Challenged: waiting for the customer to complete the challenge."
+	}
+	return "Challenged: " + challengeEnd(p, c) + "."
+}
+
+// challengeEnd says how a consumed challenge ended, from the payment's
+// outcome.
+func challengeEnd(p paygate.Payment, c paygate.ThreeDSChallenge) string {
+	switch {
+	case p.ErrorCode == string(paygate.CodeAuthenticationExpired) || (c.ConsumedAt != nil && !c.ConsumedAt.Before(c.ExpiresAt)):
+		return "expired before the customer completed it"
+	case p.ErrorCode == string(paygate.CodeAuthenticationFailed):
+		return "failed: the customer did not authenticate"
+	case p.Status == paygate.PaymentFailed:
+		return "completed; the provider then refused the payment"
+	default:
+		return "completed: the customer authenticated"
+	}
+}
+
+// metadataEntries lists a metadata object's keys in order, values as JSON
+// text (strings shown bare). Anything that is not an object shows as one
+// entry with an empty key.
+func metadataEntries(raw []byte) []metaEntry {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return []metaEntry{{Value: string(raw)}}
+	}
+	out := make([]metaEntry, 0, len(m))
+	for k, v := range m {
+		val := string(v)
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			val = s
+		}
+		out = append(out, metaEntry{Key: k, Value: val})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+// refundPayment serves POST /payments/{id}/refund: the dashboard's refund goes
+// through the API's decoding, validation, idempotency and use case, with a
+// key minted when the form was rendered.
+func (d *Dashboard) refundPayment(w http.ResponseWriter, r *http.Request, v *viewer, params []string) {
+	ctx := r.Context()
+	if !id.Valid(params[0]) {
+		d.fail(w, r, v, paygate.Errorf(paygate.CodeNotFound, "", "no such payment"))
+		return
+	}
+	p, err := d.store.PaymentByID(ctx, v.User.MerchantID, v.Mode, strings.ToLower(params[0]))
+	if err != nil {
+		d.fail(w, r, v, fmt.Errorf("read payment: %w", err))
+		return
+	}
+	form := refundForm{
+		Amount: strings.TrimSpace(r.PostFormValue("amount")),
+		Reason: r.PostFormValue("reason"),
+		Key:    r.PostFormValue("idempotency_key"),
+	}
+	// refused shows the page again, as it is now, with the message and
+	// the submitted values under a fresh key.
+	refused := func(msg string) {
+		data, err := d.loadPayment(ctx, v, p.ID)
+		if err != nil {
+			d.fail(w, r, v, err)
+			return
+		}
+		data.Error = msg
+		data.Form = refundForm{Amount: form.Amount, Reason: form.Reason, Key: id.New()}
+		d.render(w, r, v, http.StatusBadRequest, "payment", data)
+	}
+	if !id.Valid(form.Key) {
+		refused("The form has expired; check the amount and submit it again.")
+		return
+	}
+	body, err := httpapi.RefundBody(p.ID, form.Amount, p.Amount.Currency, form.Reason)
+	if err != nil {
+		d.fail(w, r, v, err)
+		return
+	}
+	fp, err := d.payments.RequestFingerprint(http.MethodPost, "/v1/refunds", body)
+	if err != nil {
+		d.fail(w, r, v, fmt.Errorf("fingerprint refund: %w", err))
+		return
+	}
+	key := refundKeyPrefix + strings.ToLower(form.Key)
+	rec, reserved, err := d.store.ReserveIdempotency(ctx, paygate.IdempotencyReservation{
+		MerchantID: p.MerchantID, Mode: p.Mode, Key: key, Fingerprint: fp, Now: d.now(),
+	})
+	if err != nil {
+		d.fail(w, r, v, fmt.Errorf("reserve refund key: %w", err))
+		return
+	}
+	if !reserved {
+		switch {
+		case !bytes.Equal(rec.Fingerprint, fp):
+			refused("This form was already submitted with other values. Check the refunds below before refunding again.")
+		case rec.State != paygate.IdempotencyComplete:
+			refused("This refund is still being processed. Reload the page in a moment to see it.")
+		default:
+			// A second submit of the same form: the refund exists once.
+			http.Redirect(w, r, refundedURL(v, p.ID, refundIDOf(rec.Body)), http.StatusSeeOther)
+		}
+		return
+	}
+	ans, err := func() (payment.Answer, error) {
+		in, _, e := httpapi.ParseRefund(body)
+		if e != nil {
+			return payment.Answer{}, e
+		}
+		return d.payments.Refund(ctx, payment.Request{MerchantID: p.MerchantID, Mode: p.Mode, IdempotencyKey: key}, in)
+	}()
+	if err != nil {
+		// Nothing was stored under the key: free it, as the API does.
+		if rerr := d.store.ReleaseIdempotency(context.WithoutCancel(ctx), p.MerchantID, p.Mode, key); rerr != nil {
+			d.fail(w, r, v, errors.Join(err, fmt.Errorf("release refund key: %w", rerr)))
+			return
+		}
+		var pe *paygate.Error
+		if errors.As(err, &pe) && pe.Code != paygate.CodeInternal && pe.Code != paygate.CodeServiceUnavailable {
+			refused(refundMessage(pe))
+			return
+		}
+		d.fail(w, r, v, fmt.Errorf("refund: %w", err))
+		return
+	}
+	refundID := refundIDOf(ans.Body)
+	d.audit(ctx, r, v, v.Mode, paygate.AuditRefundIssued, refundID, form.Amount+" "+p.Amount.Currency+" of payment "+p.ID)
+	http.Redirect(w, r, refundedURL(v, p.ID, refundID), http.StatusSeeOther)
+}
+
+// refundMessage words an API error of a refund for the page.
+func refundMessage(e *paygate.Error) string {
+	switch e.Param {
+	case "amount":
+		return "Amount: " + e.Message
+	case "reason":
+		return "Reason: " + e.Message
+	case "":
+		return e.Message
+	default:
+		return e.Message + " (" + e.Param + ")"
+	}
+}
+
+// refundIDOf reads the refund id from a stored POST /v1/refunds answer; ""
+// when there is none.
+func refundIDOf(body []byte) string {
+	var env struct {
+		Data struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if json.Unmarshal(body, &env) != nil {
+		return ""
+	}
+	return env.Data.ID
+}
+
+// refundedURL is the payment page announcing the refund.
+func refundedURL(v *viewer, paymentID, refundID string) string {
+	u := modePath(v, "/payments/"+paymentID)
+	if refundID != "" {
+		u += "?" + url.Values{"refunded": {refundID}}.Encode()
+	}
+	return u
+}

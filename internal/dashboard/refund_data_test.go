@@ -1,0 +1,314 @@
+package dashboard
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/paygate/paygate/internal/httpapi"
+	"github.com/paygate/paygate/internal/paygate"
+)
+
+// refundForm reads the refund form of a payment page: its idempotency key
+// and default amount.
+func (f *dataFixture) refundFormOf(t *testing.T, v *viewer, paymentID string) url.Values {
+	t.Helper()
+	pg := f.get(v, "/payments/"+paymentID)
+	if pg.code != http.StatusOK {
+		t.Fatalf("payment page: %d", pg.code)
+	}
+	return url.Values{
+		"csrf":            {"csrf"},
+		"idempotency_key": {formValue(t, pg.body, "idempotency_key")},
+		"amount":          {formValue(t, pg.body, "amount")},
+	}
+}
+
+func (f *dataFixture) refunds(t *testing.T, tn tenant, paymentID string) []paygate.Refund {
+	t.Helper()
+	rs, err := f.st.RefundsByPayment(context.Background(), tn.merchantID, tn.mode, paymentID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+func (f *dataFixture) audits(t *testing.T, mid, action string) []paygate.AuditEntry {
+	t.Helper()
+	es, err := f.st.AuditLog(context.Background(), paygate.AuditQuery{MerchantID: mid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []paygate.AuditEntry
+	for _, e := range es {
+		if e.Action == action {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func TestRefundFromDashboard(t *testing.T) {
+	t.Parallel()
+	t.Run("OK_FullThenDoubleSubmit", func(t *testing.T) {
+		t.Parallel()
+		f := newDataFixture(t)
+		pid := f.pay(f.a, cardOK, "10.50", "EUR", "cust-1", "")
+		form := f.refundFormOf(t, f.a.viewer, pid)
+		if form.Get("amount") != "10.50" {
+			t.Errorf("default amount %q, want the whole 10.50", form.Get("amount"))
+		}
+		first := f.post(f.a.viewer, "/payments/"+pid+"/refund", form)
+		if first.code != http.StatusSeeOther || !strings.HasPrefix(first.location, "/dashboard/test/payments/"+pid+"?refunded=") {
+			t.Fatalf("refund: %d %q\n%s", first.code, first.location, first.body)
+		}
+		// The same form again (a double click, a reload): the same answer,
+		// and still one refund.
+		second := f.post(f.a.viewer, "/payments/"+pid+"/refund", form)
+		if second.code != http.StatusSeeOther || second.location != first.location {
+			t.Fatalf("second submit: %d %q, want %q", second.code, second.location, first.location)
+		}
+		rs := f.refunds(t, f.a, pid)
+		if len(rs) != 1 || rs[0].Amount.Amount != 1050 || rs[0].AmountText != "10.50" || rs[0].Status != paygate.RefundCreated {
+			t.Fatalf("refunds %+v", rs)
+		}
+		if first.location != "/dashboard/test/payments/"+pid+"?refunded="+rs[0].ID {
+			t.Errorf("location %q does not name refund %s", first.location, rs[0].ID)
+		}
+		// The page announces it, and the form is gone: nothing is left.
+		pg := f.get(f.a.viewer, strings.TrimPrefix(first.location, "/dashboard/test"))
+		if !strings.Contains(pg.body, "Refund of €10.50 created.") || strings.Contains(pg.body, `name="idempotency_key"`) {
+			t.Errorf("payment page after the refund:\n%s", pg.body)
+		}
+		au := f.audits(t, f.a.merchantID, paygate.AuditRefundIssued)
+		if len(au) != 1 || au[0].Target != rs[0].ID || au[0].Detail != "10.50 EUR of payment "+pid || au[0].Mode != paygate.ModeTest || au[0].UserID != f.a.viewer.User.ID {
+			t.Errorf("audit %+v", au)
+		}
+		// The API sees the refund, and the refund worker takes it to the
+		// sandbox like any other.
+		if n := f.svc.NewRefundWorker(time.Hour, time.Minute).RunOnce(context.Background()); n < 1 {
+			t.Errorf("refund worker processed %d refunds", n)
+		}
+		status, data := f.call(f.a, http.MethodGet, "/v1/refunds/"+rs[0].ID, nil)
+		if status != http.StatusOK || data["status"] != "succeeded" || data["amount"] != "10.50" {
+			t.Errorf("GET /v1/refunds/%s: %d %v", rs[0].ID, status, data)
+		}
+		status, data = f.call(f.a, http.MethodGet, "/v1/payments/"+pid, nil)
+		if status != http.StatusOK || data["amountRefunded"] != "10.50" {
+			t.Errorf("payment after refund: %d %v", status, data)
+		}
+	})
+	t.Run("OK_Partial", func(t *testing.T) {
+		t.Parallel()
+		f := newDataFixture(t)
+		pid := f.pay(f.a, cardOK, "10.00", "EUR", "cust-1", "")
+		form := f.refundFormOf(t, f.a.viewer, pid)
+		form.Set("amount", "3.5")
+		form.Set("reason", "one book returned")
+		if pg := f.post(f.a.viewer, "/payments/"+pid+"/refund", form); pg.code != http.StatusSeeOther {
+			t.Fatalf("partial refund: %d\n%s", pg.code, pg.body)
+		}
+		// The next form offers what is left.
+		next := f.refundFormOf(t, f.a.viewer, pid)
+		if next.Get("amount") != "6.50" || next.Get("idempotency_key") == form.Get("idempotency_key") {
+			t.Errorf("next form %v", next)
+		}
+		if pg := f.post(f.a.viewer, "/payments/"+pid+"/refund", next); pg.code != http.StatusSeeOther {
+			t.Fatalf("second partial refund: %d\n%s", pg.code, pg.body)
+		}
+		rs := f.refunds(t, f.a, pid)
+		if len(rs) != 2 || rs[1].AmountText != "3.5" || rs[1].Reason != "one book returned" || rs[0].Amount.Amount != 650 {
+			t.Fatalf("refunds %+v", rs)
+		}
+	})
+	t.Run("ErrOverRemaining", func(t *testing.T) {
+		t.Parallel()
+		f := newDataFixture(t)
+		pid := f.pay(f.a, cardOK, "10.00", "EUR", "cust-1", "")
+		form := f.refundFormOf(t, f.a.viewer, pid)
+		form.Set("amount", "10.01")
+		pg := f.post(f.a.viewer, "/payments/"+pid+"/refund", form)
+		if pg.code != http.StatusBadRequest || !strings.Contains(pg.body, "Amount: ") || !strings.Contains(pg.body, "The refund was not made.") {
+			t.Fatalf("over-refund: %d\n%s", pg.code, pg.body)
+		}
+		if !strings.Contains(pg.body, `value="10.01"`) {
+			t.Errorf("the form lost the amount typed")
+		}
+		if rs := f.refunds(t, f.a, pid); len(rs) != 0 {
+			t.Fatalf("refunds stored: %+v", rs)
+		}
+		if au := f.audits(t, f.a.merchantID, paygate.AuditRefundIssued); len(au) != 0 {
+			t.Errorf("audit of a refused refund: %+v", au)
+		}
+		// The key was released: the same form with a valid amount works.
+		form.Set("amount", "10")
+		if pg := f.post(f.a.viewer, "/payments/"+pid+"/refund", form); pg.code != http.StatusSeeOther {
+			t.Fatalf("retry with the same key: %d\n%s", pg.code, pg.body)
+		}
+	})
+	for name, amount := range map[string]string{
+		"ErrAmountSyntax":    "ten",
+		"ErrAmountPrecision": "1.234",
+		"ErrAmountZero":      "0",
+		"ErrAmountEmpty":     "",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f := newDataFixture(t)
+			pid := f.pay(f.a, cardOK, "10.00", "EUR", "cust-1", "")
+			form := f.refundFormOf(t, f.a.viewer, pid)
+			form.Set("amount", amount)
+			if pg := f.post(f.a.viewer, "/payments/"+pid+"/refund", form); pg.code != http.StatusBadRequest || !strings.Contains(pg.body, "Amount: ") {
+				t.Fatalf("amount %q: %d\n%s", amount, pg.code, pg.body)
+			}
+			if rs := f.refunds(t, f.a, pid); len(rs) != 0 {
+				t.Fatalf("refunds stored: %+v", rs)
+			}
+		})
+	}
+	t.Run("ErrOtherFormValues", func(t *testing.T) {
+		t.Parallel()
+		f := newDataFixture(t)
+		pid := f.pay(f.a, cardOK, "10.00", "EUR", "cust-1", "")
+		form := f.refundFormOf(t, f.a.viewer, pid)
+		form.Set("amount", "1")
+		if pg := f.post(f.a.viewer, "/payments/"+pid+"/refund", form); pg.code != http.StatusSeeOther {
+			t.Fatalf("refund: %d", pg.code)
+		}
+		form.Set("amount", "2")
+		pg := f.post(f.a.viewer, "/payments/"+pid+"/refund", form)
+		if pg.code != http.StatusBadRequest || !strings.Contains(pg.body, "already submitted with other values") {
+			t.Fatalf("reused key with another amount: %d\n%s", pg.code, pg.body)
+		}
+		if rs := f.refunds(t, f.a, pid); len(rs) != 1 {
+			t.Fatalf("refunds %+v", rs)
+		}
+	})
+	t.Run("ErrInFlight", func(t *testing.T) {
+		t.Parallel()
+		f := newDataFixture(t)
+		pid := f.pay(f.a, cardOK, "10.00", "EUR", "cust-1", "")
+		form := f.refundFormOf(t, f.a.viewer, pid)
+		// Another submit of the same form is still being processed.
+		body, err := httpapi.RefundBody(pid, "10.00", "EUR", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		fp, err := f.svc.RequestFingerprint(http.MethodPost, "/v1/refunds", body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, reserved, err := f.st.ReserveIdempotency(context.Background(), paygate.IdempotencyReservation{
+			MerchantID: f.a.merchantID, Mode: paygate.ModeTest, Key: refundKeyPrefix + form.Get("idempotency_key"),
+			Fingerprint: fp, Now: f.clock.Now(),
+		}); err != nil || !reserved {
+			t.Fatalf("reserve: %v %v", reserved, err)
+		}
+		pg := f.post(f.a.viewer, "/payments/"+pid+"/refund", form)
+		if pg.code != http.StatusBadRequest || !strings.Contains(pg.body, "This refund is still being processed.") {
+			t.Fatalf("submit while in flight: %d\n%s", pg.code, pg.body)
+		}
+		if rs := f.refunds(t, f.a, pid); len(rs) != 0 {
+			t.Fatalf("refunds %+v", rs)
+		}
+	})
+	t.Run("ErrNotCaptured", func(t *testing.T) {
+		t.Parallel()
+		f := newDataFixture(t)
+		pid := f.pay(f.a, cardDeclined, "10.00", "EUR", "cust-1", "")
+		pg := f.get(f.a.viewer, "/payments/"+pid)
+		if strings.Contains(pg.body, `name="idempotency_key"`) || !strings.Contains(pg.body, "Only a captured payment can be refunded.") {
+			t.Errorf("a failed payment offers a refund")
+		}
+		pg = f.post(f.a.viewer, "/payments/"+pid+"/refund", url.Values{"idempotency_key": {"0190c8e4-7b1a-7c3d-8e2f-123456789abc"}, "amount": {"1"}})
+		if pg.code != http.StatusBadRequest {
+			t.Fatalf("refund of a failed payment: %d", pg.code)
+		}
+		if rs := f.refunds(t, f.a, pid); len(rs) != 0 {
+			t.Fatalf("refunds %+v", rs)
+		}
+	})
+	t.Run("ErrNoKey", func(t *testing.T) {
+		t.Parallel()
+		f := newDataFixture(t)
+		pid := f.pay(f.a, cardOK, "10.00", "EUR", "cust-1", "")
+		pg := f.post(f.a.viewer, "/payments/"+pid+"/refund", url.Values{"amount": {"1"}})
+		if pg.code != http.StatusBadRequest || len(f.refunds(t, f.a, pid)) != 0 {
+			t.Fatalf("refund without a key: %d", pg.code)
+		}
+	})
+}
+
+func TestPaymentDetail(t *testing.T) {
+	t.Parallel()
+	f := newDataFixture(t)
+	if status, data := f.call(f.a, http.MethodPost, "/v1/customers", map[string]any{"externalId": "cust-9", "email": "nine@example.com"}); status != http.StatusCreated {
+		t.Fatalf("create customer: %d %v", status, data)
+	}
+	// An endpoint, so that the payment's events have deliveries.
+	now := f.clock.Now()
+	if _, err := f.st.ConfigureWebhookEndpoint(context.Background(), paygate.WebhookEndpoint{
+		MerchantID: f.a.merchantID, Mode: paygate.ModeTest, URL: "http://127.0.0.1:9/hooks", Secret: "whsec_dGVzdC1zZWNyZXQtdGVzdC1zZWNyZXQ=",
+		CreatedAt: now, UpdatedAt: now,
+	}, false, now); err != nil {
+		t.Fatal(err)
+	}
+	pid := f.pay(f.a, cardOK, "10.5", "EUR", "cust-9", "order-9")
+	form := f.refundFormOf(t, f.a.viewer, pid)
+	form.Set("amount", "2.50")
+	f.post(f.a.viewer, "/payments/"+pid+"/refund", form)
+	pg := f.get(f.a.viewer, "/payments/"+pid)
+	if pg.code != http.StatusOK {
+		t.Fatalf("detail: %d", pg.code)
+	}
+	for _, want := range []string{
+		"€10.5", "€2.50", "€8.00", // amount as submitted, refunded, left
+		"sandbox-eu", "Visa •••• 4242", "expires 12/", "order-9", "cust-9", "nine@example.com",
+		"Captured · payment.captured", "Refund created (€2.50) · refund.created",
+		`class="badge badge-created"`, "Not challenged.",
+	} {
+		if !strings.Contains(pg.body, want) {
+			t.Errorf("detail does not show %q", want)
+		}
+	}
+	ds, err := f.st.DeliveriesByMerchant(context.Background(), paygate.DeliveryQuery{MerchantID: f.a.merchantID, Mode: paygate.ModeTest})
+	if err != nil || len(ds) != 2 { // payment.captured and refund.created
+		t.Fatalf("deliveries %v %v", ds, err)
+	}
+	for _, dl := range ds {
+		if !strings.Contains(pg.body, `href="/dashboard/test/webhook/deliveries/`+dl.ID+`"`) {
+			t.Errorf("no link to delivery %s of %s", dl.ID, dl.EventType)
+		}
+	}
+	if !strings.Contains(pg.body, `<span class="badge badge-pending">pending</span></a> 0 attempts`) {
+		t.Errorf("deliveries do not show their status and attempts")
+	}
+	for _, never := range []string{"4242424242424242", "123"} {
+		if strings.Contains(pg.body, ">"+never+"<") {
+			t.Errorf("detail shows %q", never)
+		}
+	}
+}
+
+func TestPaymentDetailThreeDS(t *testing.T) {
+	t.Parallel()
+	f := newDataFixture(t)
+	pending := f.pay(f.a, "4000000000003220", "15.00", "GBP", "cust-3ds", "")
+	pg := f.get(f.a.viewer, "/payments/"+pending)
+	for _, want := range []string{`class="badge badge-pending-3ds"`, "Waiting for the customer&#39;s 3-D Secure challenge",
+		"Challenged: waiting for the customer to complete the challenge.", "Only a captured payment can be refunded."} {
+		if !strings.Contains(pg.body, want) {
+			t.Errorf("pending 3-D Secure payment does not show %q", want)
+		}
+	}
+	declined := f.pay(f.a, cardDeclined, "15.00", "GBP", "cust-3ds", "")
+	pg = f.get(f.a.viewer, "/payments/"+declined)
+	for _, want := range []string{"<code>CARD_DECLINED</code> (<code>generic_decline</code>)", "Failed · payment.failed"} {
+		if !strings.Contains(pg.body, want) {
+			t.Errorf("declined payment does not show %q", want)
+		}
+	}
+}
