@@ -29,6 +29,9 @@ type serveConfig struct {
 	ThreeDSChallengeTTL      time.Duration   // --3ds-challenge-ttl 30m
 	RecoveryInterval         time.Duration   // --recovery-interval 5s
 	LogLevel                 string          // --log-level info (debug|info|warn|error)
+	DashboardSessionIdle     time.Duration   // --dashboard-session-idle 30m
+	DashboardSessionMax      time.Duration   // --dashboard-session-max 12h
+	PprofAddr                string          // --pprof, default "" (off); loopback host:port only
 }
 
 // Defaults of serve's flags (decisions.md sections 6, 8, 9, 11, 14).
@@ -40,6 +43,8 @@ const (
 	defaultThreeDSChallengeTTL      = 30 * time.Minute
 	defaultRecoveryInterval         = 5 * time.Second
 	defaultLogLevel                 = "info"
+	defaultDashboardSessionIdle     = 30 * time.Minute
+	defaultDashboardSessionMax      = 12 * time.Hour
 	// maxRetrySchedule bounds the number of delivery attempts.
 	maxRetrySchedule = 50
 )
@@ -54,7 +59,8 @@ func defaultWebhookRetrySchedule() []time.Duration {
 const serveSynopsis = "[--database-url URL] [--addr 127.0.0.1:8080] [--base-url URL] [--redis-url URL] [--config FILE]\n" +
 	"        [--webhook-retry-schedule 0s,5s,5m,...] [--rate-limit-test 100] [--rate-limit-live 1000]\n" +
 	"        [--rate-limit-unauthenticated 60] [--vault-key KEY[,KEY...]]\n" +
-	"        [--3ds-challenge-ttl 30m] [--recovery-interval 5s] [--log-level info]"
+	"        [--3ds-challenge-ttl 30m] [--recovery-interval 5s] [--log-level info] [--pprof 127.0.0.1:6060]\n" +
+	"        [--dashboard-session-idle 30m] [--dashboard-session-max 12h]"
 
 // serveNotes closes the help of serve and demo.
 const serveNotes = "Every flag also reads the environment variable PAYGATE_<FLAG> (PAYGATE_ADDR,\n" +
@@ -79,6 +85,11 @@ func serveFlags(fs *flagSet, c *serveConfig) (finish func() error) {
 	fs.DurationVar(&c.ThreeDSChallengeTTL, "3ds-challenge-ttl", defaultThreeDSChallengeTTL, "lifetime of a 3-D Secure challenge")
 	fs.DurationVar(&c.RecoveryInterval, "recovery-interval", defaultRecoveryInterval, "how often unfinished payments are recovered")
 	fs.StringVar(&c.LogLevel, "log-level", defaultLogLevel, "log `level`: debug, info, warn or error")
+	fs.DurationVar(&c.DashboardSessionIdle, "dashboard-session-idle", defaultDashboardSessionIdle, "a dashboard session ends after this long without a request")
+	fs.DurationVar(&c.DashboardSessionMax, "dashboard-session-max", defaultDashboardSessionMax, "a dashboard session ends this long after sign-in, whatever the activity")
+	fs.envFlags = append(fs.envFlags, "dashboard-session-idle", "dashboard-session-max")
+	fs.StringVar(&c.PprofAddr, "pprof", "", "loopback `host:port` serving net/http/pprof on a separate listener (default: off)")
+	fs.envFlags = append(fs.envFlags, "pprof")
 	fs.envFlags = append(fs.envFlags, "addr", "base-url", "redis-url", "config", "webhook-retry-schedule",
 		"rate-limit-test", "rate-limit-live", "rate-limit-unauthenticated", "vault-key",
 		"3ds-challenge-ttl", "recovery-interval", "log-level")
@@ -151,10 +162,21 @@ func (c *serveConfig) Validate() error {
 	if c.RecoveryInterval <= 0 {
 		return errors.New("--recovery-interval must be positive")
 	}
+	if c.DashboardSessionIdle <= 0 || c.DashboardSessionMax <= 0 {
+		return errors.New("--dashboard-session-idle and --dashboard-session-max must be positive")
+	}
+	if c.DashboardSessionIdle > c.DashboardSessionMax {
+		return errors.New("--dashboard-session-idle must not exceed --dashboard-session-max")
+	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
 		return fmt.Errorf("--log-level %q must be debug, info, warn or error", c.LogLevel)
+	}
+	if c.PprofAddr != "" {
+		if err := checkLoopbackAddr(c.PprofAddr); err != nil {
+			return fmt.Errorf("--pprof: %v", err)
+		}
 	}
 	return nil
 }
@@ -180,6 +202,9 @@ func (c serveConfig) LogValue() slog.Value {
 		slog.String("threeDSChallengeTTL", shortDuration(c.ThreeDSChallengeTTL)),
 		slog.String("recoveryInterval", shortDuration(c.RecoveryInterval)),
 		slog.String("logLevel", c.LogLevel),
+		slog.String("dashboardSessionIdle", shortDuration(c.DashboardSessionIdle)),
+		slog.String("dashboardSessionMax", shortDuration(c.DashboardSessionMax)),
+		slog.String("pprof", c.PprofAddr),
 	)
 }
 

@@ -46,6 +46,7 @@ type serveFunc func(ctx context.Context, cfg serveConfig, stdout, stderr io.Writ
 // the server entry point.
 type cli struct {
 	env    func(string) string
+	stdin  io.Reader // read only by commands that say so (--password-stdin)
 	stdout io.Writer
 	stderr io.Writer
 	serve  serveFunc
@@ -77,10 +78,17 @@ func init() {
 		{"webhook test", "send a signed ping event to a merchant's endpoint", cmdWebhookTest},
 		{"providers", "print the routing table and each provider's state; drain|restore --provider ID", cmdProviders},
 		{"vault rewrap", "re-encrypt every stored card under the first --vault-key", cmdVaultRewrap},
+		{"user create", "create a dashboard user of a merchant; the password is read from stdin", cmdUserCreate},
+		{"bench", "load test: drive concurrent merchant clients against a gateway and report throughput and latency", cmdBench},
 	}
 }
 
-func runWith(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer, srv serveFunc) (code int) {
+func runWith(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer, srv serveFunc) int {
+	return runWithStdin(ctx, args, env, os.Stdin, stdout, stderr, srv)
+}
+
+// runWithStdin is runWith reading standard input from stdin.
+func runWithStdin(ctx context.Context, args []string, env func(string) string, stdin io.Reader, stdout, stderr io.Writer, srv serveFunc) (code int) {
 	if env == nil {
 		env = func(string) string { return "" }
 	}
@@ -91,7 +99,7 @@ func runWith(ctx context.Context, args []string, env func(string) string, stdout
 			code = exitFailure
 		}
 	}()
-	c := &cli{env: env, stdout: stdout, stderr: stderr, serve: srv}
+	c := &cli{env: env, stdin: stdin, stdout: stdout, stderr: stderr, serve: srv}
 	cmd, rest, err := lookup(args, stdout)
 	if cmd != nil {
 		name = cmd.name

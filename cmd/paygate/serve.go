@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/dashboard"
 	"github.com/paygate/paygate/internal/httpapi"
 	"github.com/paygate/paygate/internal/idempotency"
 	"github.com/paygate/paygate/internal/paygate"
@@ -136,17 +137,46 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		return fmt.Errorf("start webhook dispatcher: %w", err)
 	}
 	defer dispatcher.Stop()
+	// When API keys were last used: noted in memory, written every minute,
+	// and once more on shutdown (after HTTP has drained, before the store
+	// closes).
+	usage := auth.NewUsageRecorder(st, log)
+	usageCtx, stopUsage := context.WithCancel(context.WithoutCancel(ctx))
+	usageDone := make(chan struct{})
+	go func() {
+		defer close(usageDone)
+		usage.Run(usageCtx)
+	}()
+	defer func() {
+		stopUsage()
+		<-usageDone
+	}()
+
+	// The merchant dashboard under /dashboard/ (issue 8): the same store,
+	// payment service and limiter as the API.
+	dash := dashboard.New(dashboard.Config{
+		Store:       st,
+		Payments:    payments,
+		Limiter:     limiter,
+		Clock:       clock,
+		Logger:      log,
+		BaseURL:     cfg.BaseURL,
+		SessionIdle: cfg.DashboardSessionIdle,
+		SessionMax:  cfg.DashboardSessionMax,
+		Wake:        dispatcher.Wake,
+	})
 
 	api := httpapi.New(httpapi.Config{
 		Store:                    st,
 		Payments:                 payments,
-		Auth:                     &auth.Authenticator{Store: st, Clock: clock},
+		Auth:                     &auth.Authenticator{Store: st, Clock: clock, Usage: usage},
 		Limiter:                  limiter,
 		Clock:                    clock,
 		Logger:                   log,
 		RateLimitTest:            cfg.RateLimitTest,
 		RateLimitLive:            cfg.RateLimitLive,
 		RateLimitUnauthenticated: cfg.RateLimitUnauthenticated,
+		Dashboard:                dash,
 	})
 
 	srv := &http.Server{
@@ -157,6 +187,14 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	if cfg.PprofAddr != "" {
+		addr, stopPprof, err := startPprof(ctx, cfg.PprofAddr, log)
+		if err != nil {
+			return fmt.Errorf("pprof: %w", err)
+		}
+		defer stopPprof()
+		log.Info("pprof listening", "addr", addr)
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
