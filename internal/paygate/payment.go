@@ -101,6 +101,12 @@ type NewPayment struct {
 	// customer of this external id.
 	CustomerExternalID string
 	NewCustomerID      string
+	// DeferFlush lets the insert commit without waiting for its own
+	// durable flush, because every provider the payment may be sent to
+	// records the charge in this database after it (see GatewayLedger).
+	// The insert is visible to other transactions at commit either way. A
+	// store whose every commit is durable and grouped (SQLite) ignores it.
+	DeferFlush bool
 }
 
 // PaymentTransition moves a payment from one of From to To, conditionally:

@@ -58,10 +58,14 @@ func (s *Service) Create(ctx context.Context, req Request, in CreateInput) (Answ
 		CreatedAt:         now,
 		UpdatedAt:         now,
 	}
+	// The route is chosen once, before the insert: whether the insert may
+	// skip its own durable flush depends on where the charge can go.
+	route := s.router.Route(p.Mode, p.Amount.Currency)
 	p, err := s.store.CreatePayment(ctx, paygate.NewPayment{
 		Payment:            p,
 		CustomerExternalID: in.CustomerExternalID,
 		NewCustomerID:      id.New(),
+		DeferFlush:         paygate.LedgerInGateway(route),
 	})
 	if err != nil {
 		return Answer{}, fmt.Errorf("insert payment: %w", err)
@@ -71,7 +75,7 @@ func (s *Service) Create(ctx context.Context, req Request, in CreateInput) (Answ
 	// provider that redirects the customer itself (Stripe) knows where to
 	// send them back; it is stored only when the answer is pending_3ds.
 	token := newCallbackToken()
-	res, provID, perr := s.charge(ctx, p, in, token)
+	res, provID, perr := s.charge(ctx, p, in, route, token)
 	if in.SaveCard {
 		p.StoredCardID = s.saveCard(ctx, p, *in.Card, res, perr)
 	}
@@ -80,8 +84,7 @@ func (s *Service) Create(ctx context.Context, req Request, in CreateInput) (Answ
 
 // charge tries the providers of the route in order. It moves to the next
 // provider only when the previous one provably processed nothing.
-func (s *Service) charge(ctx context.Context, p paygate.Payment, in CreateInput, token string) (paygate.ChargeResult, string, *paygate.ProviderError) {
-	providers := s.router.Route(p.Mode, p.Amount.Currency)
+func (s *Service) charge(ctx context.Context, p paygate.Payment, in CreateInput, providers []paygate.Provider, token string) (paygate.ChargeResult, string, *paygate.ProviderError) {
 	if len(providers) == 0 {
 		return paygate.ChargeResult{}, "", &paygate.ProviderError{
 			Kind:    paygate.ProviderUnavailable,

@@ -51,10 +51,11 @@ var (
 )
 
 type fixture struct {
-	st    *sqlite.Store
-	svc   *payment.Service
-	req   payment.Request
-	keyID string
+	st     *sqlite.Store
+	router paygate.Router
+	svc    *payment.Service
+	req    payment.Request
+	keyID  string
 }
 
 // reserve reserves an idempotency key as httpapi does before a use case.
@@ -94,7 +95,7 @@ func newFixture(t *testing.T, timeout time.Duration, route ...paygate.Provider) 
 	svc := payment.New(payment.Config{
 		Store: st, Router: table, Answers: httpapi.Answers{}, FingerprintKey: []byte("k"), ProviderTimeout: timeout,
 	})
-	return fixture{st: st, svc: svc, keyID: key.ID, req: payment.Request{MerchantID: "m1", Mode: paygate.ModeTest, IdempotencyKey: "ik-1"}}
+	return fixture{st: st, router: table, svc: svc, keyID: key.ID, req: payment.Request{MerchantID: "m1", Mode: paygate.ModeTest, IdempotencyKey: "ik-1"}}
 }
 
 // create reserves the key, as httpapi does, and runs Create.
@@ -204,5 +205,54 @@ func TestRefundWorkerRetriesProviderErrors(t *testing.T) {
 	r, _ := f.st.RefundByID(ctx, "m1", paygate.ModeTest, refunds[0].ID)
 	if r.Status != paygate.RefundSucceeded {
 		t.Fatalf("status %s", r.Status)
+	}
+}
+
+// ledgerProvider is a fakeProvider that keeps its ledger in the gateway's
+// database, as the sandboxes do.
+type ledgerProvider struct{ *fakeProvider }
+
+func (ledgerProvider) LedgerInGateway() bool { return true }
+
+// deferStore records the DeferFlush of every payment insert.
+type deferStore struct {
+	*sqlite.Store
+	deferred []bool
+}
+
+func (d *deferStore) CreatePayment(ctx context.Context, np paygate.NewPayment) (paygate.Payment, error) {
+	d.deferred = append(d.deferred, np.DeferFlush)
+	return d.Store.CreatePayment(ctx, np)
+}
+
+// The insert before the charge skips its own flush only when every provider
+// of the route records the charge in the gateway's database after it; a
+// remote provider anywhere in the route keeps it durable before the call.
+func TestCreateDeferFlush(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		route []paygate.Provider
+		want  bool
+	}{
+		{"OK_AllLedgersInGateway", []paygate.Provider{ledgerProvider{&fakeProvider{id: "a", res: captured}}, ledgerProvider{&fakeProvider{id: "b", res: captured}}}, true},
+		{"OK_RemoteProvider", []paygate.Provider{&fakeProvider{id: "a", res: captured}}, false},
+		{"OK_RemoteAfterLedger", []paygate.Provider{ledgerProvider{&fakeProvider{id: "a", err: unavailable}}, &fakeProvider{id: "b", res: captured}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, time.Second, tc.route...)
+			ds := &deferStore{Store: f.st}
+			f.svc = payment.New(payment.Config{
+				Store: ds, Router: f.router, Answers: httpapi.Answers{}, FingerprintKey: []byte("k"), ProviderTimeout: time.Second,
+			})
+			ans, p := f.create(t)
+			if ans.Status != 201 || p.Status != paygate.PaymentCaptured {
+				t.Fatalf("answer %d, payment %s", ans.Status, p.Status)
+			}
+			if len(ds.deferred) != 1 || ds.deferred[0] != tc.want {
+				t.Fatalf("DeferFlush of the inserts: %v, want [%v]", ds.deferred, tc.want)
+			}
+		})
 	}
 }

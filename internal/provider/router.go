@@ -341,6 +341,13 @@ type routed struct {
 
 func (r *routed) ID() string { return r.g.id }
 
+// LedgerInGateway says what the provider behind the breaker says
+// (paygate.GatewayLedger).
+func (r *routed) LedgerInGateway() bool {
+	l, ok := r.g.p.(paygate.GatewayLedger)
+	return ok && l.LedgerInGateway()
+}
+
 // Charge charges through the breaker, within the provider's timeout and the
 // payment's ChargeBudget. A refused, broken-open or over-budget call is
 // ProviderUnavailable with nothing sent.

@@ -472,3 +472,21 @@ func TestTimeoutCardDoesNotFeedBreaker(t *testing.T) {
 		t.Fatalf("breaker after 0705: %s", s.Breaker)
 	}
 }
+
+// A route hands out providers behind breakers; whether the payment's insert
+// may skip its own flush depends on what the providers behind them say
+// (paygate.GatewayLedger), so the wrapper must pass it on.
+func TestRouteLedgerInGateway(t *testing.T) {
+	t.Parallel()
+	global := sandbox.New(SandboxGlobal, nil)
+	remote := &flaky{id: "remote"}
+	if r := newRouter(t, DefaultBreaker(), time.Second, sandbox.New(SandboxEU, nil), global); !paygate.LedgerInGateway(r.Route(paygate.ModeTest, "EUR")) {
+		t.Fatal("a route of sandboxes: want ledger in gateway")
+	}
+	if r := newRouter(t, DefaultBreaker(), time.Second, global, remote); paygate.LedgerInGateway(r.Route(paygate.ModeTest, "EUR")) {
+		t.Fatal("a route with a remote provider after a sandbox: want no ledger in gateway")
+	}
+	if paygate.LedgerInGateway(nil) {
+		t.Fatal("an empty route: want no ledger in gateway")
+	}
+}

@@ -112,6 +112,12 @@ func New(id string, currencies []string, opts ...Option) *Provider {
 // ID returns the provider id shown to merchants.
 func (p *Provider) ID() string { return p.id }
 
+// LedgerInGateway is true: a sandbox charges nothing outside the gateway,
+// and what it processed is recorded in its ledger during Charge, after the
+// payment's insert (in the gateway's database, or in memory in unit tests,
+// where a crash forgets the charge with everything else).
+func (p *Provider) LedgerInGateway() bool { return true }
+
 // Serves reports whether the provider accepts payments in the currency.
 func (p *Provider) Serves(currency string) bool {
 	return p.currencies == nil || p.currencies[currency]

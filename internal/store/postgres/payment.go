@@ -154,7 +154,19 @@ func (s *Store) CreatePayment(ctx context.Context, np paygate.NewPayment) (payga
 		return paygate.Payment{}, err
 	}
 	for range 3 {
-		err := s.pool.QueryRow(ctx, createPayment, args).Scan(&p.CustomerID)
+		var err error
+		if np.DeferFlush {
+			// Committed without waiting for its WAL flush (see
+			// paygate.GatewayLedger): the provider's ledger entry and the
+			// outcome are written after it, and the outcome's synchronous
+			// commit flushes all earlier WAL, this insert included.
+			b := &pgx.Batch{}
+			b.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
+			b.Queue(createPayment, args).QueryRow(func(row pgx.Row) error { return row.Scan(&p.CustomerID) })
+			err = s.pool.SendBatch(ctx, b).Close()
+		} else {
+			err = s.pool.QueryRow(ctx, createPayment, args).Scan(&p.CustomerID)
+		}
 		if errors.Is(err, pgx.ErrNoRows) {
 			continue // the customer appeared concurrently: see createPayment
 		}

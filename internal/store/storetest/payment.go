@@ -131,6 +131,33 @@ func paymentCases() []testCase {
 				t.Errorf("idempotency record's payment: got %q, want %s", rec.PaymentID, p.ID)
 			}
 		}},
+		{"CreateDeferFlush", func(t *testing.T, s paygate.Store) {
+			// An insert that may skip its own flush is stored, linked and
+			// visible exactly as a durable one.
+			f := newMerchant(t, s, base)
+			p := f.paymentValue(paygate.ModeTest, at(time.Hour))
+			f.reserve(t, p.Mode, p.IdempotencyKey, p.CreatedAt)
+			newCustomer := newID()
+			got, err := s.CreatePayment(ctx(t), paygate.NewPayment{Payment: p, CustomerExternalID: "cust-d", NewCustomerID: newCustomer, DeferFlush: true})
+			must(t, err)
+			want := p
+			want.CustomerID = newCustomer
+			equal(t, "created payment", want, got)
+			stored, err := s.PaymentByID(ctx(t), f.merchant.ID, paygate.ModeTest, p.ID)
+			must(t, err)
+			equal(t, "stored payment", want, stored)
+			if rec := f.lookup(t, paygate.ModeTest, p.IdempotencyKey, at(time.Hour+time.Second)); rec.PaymentID != p.ID {
+				t.Errorf("idempotency record's payment: got %q, want %s", rec.PaymentID, p.ID)
+			}
+			// The customer resolved by external id is reused.
+			again := f.paymentValue(paygate.ModeTest, at(2*time.Hour))
+			f.reserve(t, again.Mode, again.IdempotencyKey, again.CreatedAt)
+			got, err = s.CreatePayment(ctx(t), paygate.NewPayment{Payment: again, CustomerExternalID: "cust-d", NewCustomerID: newID(), DeferFlush: true})
+			must(t, err)
+			if got.CustomerID != newCustomer {
+				t.Errorf("second payment's customer: got %s, want %s", got.CustomerID, newCustomer)
+			}
+		}},
 		{"MinimalRoundTrip", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			p := f.paymentValue(paygate.ModeTest, at(time.Hour))
