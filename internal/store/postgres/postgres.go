@@ -36,10 +36,15 @@ import (
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// defaultMaxConns is the pool size when the URL sets none: enough for a few
-// dozen concurrent requests, well under PostgreSQL's default
-// max_connections (100) for two nodes.
-const defaultMaxConns = 32
+// defaultMaxConns is the pool size when the URL sets none. No connection is
+// held across a provider call, so a payment holds one for a few short
+// statements only: eight sustain well over a thousand payments a second on
+// a local database, and every node's pool adds up against PostgreSQL's
+// max_connections (100 by default). Measured with paygate bench on two
+// shared cores (BENCHMARKS.md): 32 connections gave the same throughput as
+// 6 to 8 with a p99 half again as long (the database's backends and the
+// gateway competing for the cores); 4 lost a sixth of the throughput.
+const defaultMaxConns = 8
 
 // Store is the paygate.Store on PostgreSQL. It is safe for concurrent use by
 // many goroutines and many nodes sharing one database.
@@ -90,10 +95,9 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		})
 		return nil
 	}
-	// pgxpool's default is four connections (or one per CPU): 32 clients
-	// each needing a few round trips per payment then queued for a
-	// connection while the database idled, a third of its throughput. The
-	// URL's pool_max_conns still wins.
+	// pgxpool's default is four connections (or one per CPU): too few for
+	// the dozens of short statements in flight at once (defaultMaxConns).
+	// The URL's pool_max_conns still wins.
 	if !strings.Contains(url, "pool_max_conns") {
 		cfg.MaxConns = defaultMaxConns
 	}
