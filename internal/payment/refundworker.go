@@ -148,6 +148,12 @@ func (w *RefundWorker) finish(ctx context.Context, r paygate.Refund, res paygate
 	if errors.Is(err, paygate.ErrStateConflict) {
 		return false
 	}
+	if err != nil && ctx.Err() != nil {
+		// Stopping: the refund stays pending and the next start asks the
+		// provider again (the refund id is its idempotency key).
+		s.log.Info("refund outcome left for the next start", "refund", r.ID)
+		return false
+	}
 	if err != nil {
 		s.log.Error("record refund outcome", "refund", r.ID, "error", err)
 		return false
