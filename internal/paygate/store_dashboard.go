@@ -67,10 +67,16 @@ type DashboardStore interface {
 	// EventsByPayment lists the events of a payment of (merchant, mode) and
 	// of its refunds, oldest first. An unknown payment has no events.
 	EventsByPayment(ctx context.Context, merchantID string, mode Mode, paymentID string) ([]Event, error)
+	// DeliveriesByPayment lists the webhook deliveries, of (merchant, mode),
+	// of the events EventsByPayment lists (the payment's and its refunds'),
+	// newest first (CreatedAt, then insertion). An unknown payment, or one
+	// of another merchant or mode, has none. One read, however many events.
+	DeliveriesByPayment(ctx context.Context, merchantID string, mode Mode, paymentID string) ([]Delivery, error)
 	// PaymentStats returns, for payments of (merchant, mode) created in
-	// [from, to), one row per UTC day and currency that has payments,
-	// ordered by day then currency.
-	PaymentStats(ctx context.Context, merchantID string, mode Mode, from, to time.Time) ([]DailyStat, error)
+	// [from, to), one row per StatPeriod and currency that has payments,
+	// ordered by period then currency. It reads the payments of the range
+	// by index, not the whole table.
+	PaymentStats(ctx context.Context, merchantID string, mode Mode, from, to time.Time) ([]PaymentStat, error)
 	// ResendMerchantEvent is ResendEvent for a merchant's user: NOT_FOUND
 	// unless the event belongs to (merchant, mode).
 	ResendMerchantEvent(ctx context.Context, merchantID string, mode Mode, eventID, deliveryID string, at time.Time) (Delivery, error)
@@ -195,16 +201,26 @@ type CustomerQuery struct {
 	Limit      int
 }
 
-// DailyStat is one UTC day and currency of PaymentStats. Amounts are minor
-// units.
-type DailyStat struct {
-	Day      time.Time // midnight UTC
+// StatPeriod is the length of the periods of PaymentStats, which start at
+// multiples of it since the Unix epoch. Every UTC offset in use is a
+// multiple of 15 minutes (India +5:30, Nepal +5:45, Chatham +12:45), and so
+// is every daylight-saving shift, so no period straddles a midnight of any
+// zone: the dashboard adds periods up into the days of the user's zone.
+// Hours would put up to 45 minutes of payments into the wrong day there.
+const StatPeriod = 15 * time.Minute
+
+// PaymentStat is one StatPeriod and currency of PaymentStats. Amounts are
+// minor units.
+type PaymentStat struct {
+	Start    time.Time // UTC
 	Currency string
-	// Count is every payment created that day; Succeeded those authorized,
-	// captured or voided after authorization; Declined those failed with
-	// CARD_DECLINED; Failed every failed one (declines included).
-	Count, Succeeded, Declined, Failed int64
-	// Volume is the sum of Amount of the succeeded payments.
+	// Count is every payment created in the period. Succeeded counts the
+	// captured ones; Failed the failed ones, of which Declined failed with
+	// CARD_DECLINED; Pending those not finished: created, pending_3ds,
+	// pending_consent, and authorized but not (yet) captured. Voided
+	// payments are in Count only.
+	Count, Succeeded, Failed, Declined, Pending int64
+	// Volume is the sum of AmountCaptured of the captured payments.
 	Volume int64
 }
 

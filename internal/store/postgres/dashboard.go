@@ -231,7 +231,8 @@ func (b *sqlBuilder) arg(v any) string {
 }
 
 // ListPayments lists the payments of (q.MerchantID, q.Mode) matching q,
-// newest first, after q.After, at most paygate.PageLimit(q.Limit).
+// newest first, after q.After, at most paygate.PageLimit(q.Limit), along
+// the index paymentListIndex picks.
 func (s *Store) ListPayments(ctx context.Context, q paygate.PaymentQuery) ([]paygate.Payment, error) {
 	query, args := paymentListQuery(q)
 	rows, err := s.pool.Query(ctx, query, args...)
@@ -245,54 +246,113 @@ func (s *Store) ListPayments(ctx context.Context, q paygate.PaymentQuery) ([]pay
 	return out, translate(err)
 }
 
+// The indexes of the payment list (migration 00006), each in list order
+// (created_at DESC, id DESC) behind its equality columns.
+const (
+	paymentsByRef      = "payments_merchant_ref_idx"
+	paymentsByCustomer = "payments_customer_idx"
+	paymentsByCurrency = "payments_currency_idx"
+	paymentsByStatus   = "payments_list_status_idx"
+	paymentsList       = "payments_list_idx"
+)
+
+// paymentListIndex returns the index ListPayments reads for q: the first of
+// reference, customer, currency, status and the plain list that q filters
+// by. The order is by how few rows a value usually has (a reference names a
+// payment or a few, a customer a few hundred at most, a currency or a
+// status any share of them), so the choice does not depend on statistics,
+// which a generic plan averages: a rare currency looks as common as any.
+func paymentListIndex(q paygate.PaymentQuery, statuses []paygate.PaymentStatus) string {
+	switch {
+	case q.MerchantRef != "":
+		return paymentsByRef
+	case q.CustomerID != "" || q.CustomerExternalID != "":
+		return paymentsByCustomer
+	case q.Currency != "":
+		return paymentsByCurrency
+	case len(statuses) > 0:
+		return paymentsByStatus
+	}
+	return paymentsList
+}
+
 // paymentListQuery returns the SQL and arguments of ListPayments. Only the
-// filters that are set appear in it, so that each combination gets its own
-// plan (a generic plan of a prepared statement stays an index range scan).
-// Each status of a multi-status filter is read as its own range of
-// payments_list_status_idx and the ranges are merged: no rows that do not
-// match are scanned.
+// filters that are set appear in it, every value is a parameter, and each
+// combination gets its own plan (a generic plan of a prepared statement
+// stays an index range scan).
+//
+// PostgreSQL takes no index hints, so the query leaves the planner one
+// index to seek with: a filter the index of paymentListIndex does not lead
+// with is written as "(condition) IS TRUE", which no index matches but
+// which is estimated as the condition itself. It is a residual condition on
+// the rows of the index's range, read in list order (or, when the planner
+// expects fewer matches than a page, all read and sorted: the range of one
+// reference or customer is small). When the index is the status one and
+// several statuses are wanted, each status is read as its own range and
+// the ranges are merged.
 func paymentListQuery(q paygate.PaymentQuery) (string, []any) {
+	statuses := distinctStatuses(q.Statuses)
+	index := paymentListIndex(q, statuses)
 	var b sqlBuilder
 	where := `merchant_id = ` + b.arg(q.MerchantID) + ` AND mode = ` + b.arg(string(q.Mode))
 	if !q.CreatedFrom.IsZero() {
 		where += ` AND created_at >= ` + b.arg(q.CreatedFrom)
 	}
-	if !q.CreatedBefore.IsZero() {
+	// One upper bound, the tighter, so that the index is entered at the
+	// cursor whatever the estimates.
+	switch cursor := q.After != nil; {
+	case cursor && (q.CreatedBefore.IsZero() ||
+		q.After.CreatedAt.Truncate(time.Microsecond).Before(q.CreatedBefore.Truncate(time.Microsecond))):
+		// The cursor implies created_at < CreatedBefore.
+		where += ` AND (created_at, id) < (` + b.arg(q.After.CreatedAt) + `, ` + b.arg(q.After.ID) + `)`
+	case !q.CreatedBefore.IsZero():
+		// Every row before CreatedBefore is before the cursor too.
 		where += ` AND created_at < ` + b.arg(q.CreatedBefore)
-	}
-	if q.Currency != "" {
-		where += ` AND currency = ` + b.arg(q.Currency)
 	}
 	if q.MerchantRef != "" {
 		where += ` AND merchant_ref = ` + b.arg(q.MerchantRef)
 	}
+	// filter adds a condition, as a residual one unless the index leads
+	// with it.
+	filter := func(cond string, indexed bool) {
+		if indexed {
+			where += ` AND ` + cond
+		} else {
+			where += ` AND (` + cond + `) IS TRUE`
+		}
+	}
 	if q.CustomerID != "" {
-		where += ` AND customer_id = ` + b.arg(q.CustomerID)
+		filter(`customer_id = `+b.arg(q.CustomerID), index == paymentsByCustomer)
 	}
 	if q.CustomerExternalID != "" {
 		// $1 and $2 are the merchant and the mode.
-		where += ` AND customer_id = (SELECT id FROM customers WHERE merchant_id = $1 AND mode = $2 AND external_id = ` +
-			b.arg(q.CustomerExternalID) + `)`
+		filter(`customer_id = (SELECT id FROM customers WHERE merchant_id = $1 AND mode = $2 AND external_id = `+
+			b.arg(q.CustomerExternalID)+`)`, index == paymentsByCustomer)
 	}
-	if q.After != nil {
-		where += ` AND (created_at, id) < (` + b.arg(q.After.CreatedAt) + `, ` + b.arg(q.After.ID) + `)`
+	if q.Currency != "" {
+		filter(`currency = `+b.arg(q.Currency), index == paymentsByCurrency)
 	}
 	order := ` ORDER BY created_at DESC, id DESC LIMIT ` + b.arg(paygate.PageLimit(q.Limit))
+	const from = `SELECT ` + paymentColumns + ` FROM payments WHERE `
 
-	statuses := distinctStatuses(q.Statuses)
-	switch len(statuses) {
-	case 0:
-		return `SELECT ` + paymentColumns + ` FROM payments WHERE ` + where + order, b.args
-	case 1:
-		return `SELECT ` + paymentColumns + ` FROM payments WHERE ` + where +
-			` AND status = ` + b.arg(string(statuses[0])) + order, b.args
+	switch {
+	case len(statuses) == 0:
+		return from + where + order, b.args
+	case index == paymentsByStatus && len(statuses) == 1:
+		return from + where + ` AND status = ` + b.arg(string(statuses[0])) + order, b.args
+	case index == paymentsByStatus:
+		parts := make([]string, len(statuses))
+		for i, st := range statuses {
+			parts[i] = `(` + from + where + ` AND status = ` + b.arg(string(st)) + order + `)`
+		}
+		return strings.Join(parts, ` UNION ALL `) + order, b.args
 	}
-	parts := make([]string, len(statuses))
+	in := make([]string, len(statuses))
 	for i, st := range statuses {
-		parts[i] = `(SELECT ` + paymentColumns + ` FROM payments WHERE ` + where +
-			` AND status = ` + b.arg(string(st)) + order + `)`
+		in[i] = b.arg(string(st))
 	}
-	return strings.Join(parts, ` UNION ALL `) + order, b.args
+	filter(`status IN (`+strings.Join(in, `, `)+`)`, false)
+	return from + where + order, b.args
 }
 
 // distinctStatuses returns the statuses without repeats, in order.
@@ -375,34 +435,61 @@ func (s *Store) EventsByPayment(ctx context.Context, merchantID string, mode pay
 	return events, translate(err)
 }
 
+// deliveriesByPaymentQuery reads the payment's events by events_payment_idx
+// and their deliveries by webhook_deliveries_event_idx, merchant and mode
+// filtered on both.
+const deliveriesByPaymentQuery = `SELECT ` + deliveryColumns + ` FROM webhook_deliveries
+	WHERE event_id IN (SELECT id FROM events WHERE payment_id = $1 AND merchant_id = $2 AND mode = $3)
+		AND merchant_id = $2 AND mode = $3
+	ORDER BY created_at DESC, seq DESC`
+
+// DeliveriesByPayment lists the webhook deliveries of the events of a
+// payment of (merchant, mode) and of its refunds, newest first.
+func (s *Store) DeliveriesByPayment(ctx context.Context, merchantID string, mode paygate.Mode, paymentID string) ([]paygate.Delivery, error) {
+	return s.queryDeliveries(ctx, deliveriesByPaymentQuery, paymentID, merchantID, string(mode))
+}
+
+// paymentStatsQuery groups the payments of the range (a range of
+// payments_list_idx) per period and currency. The period is the number of
+// whole periods since the Unix epoch: plain arithmetic, which every
+// PostgreSQL-compatible database has (date_bin is PostgreSQL 14 and later).
+const paymentStatsQuery = `
+	SELECT floor(extract(epoch FROM created_at) / $1::bigint)::bigint AS period, currency,
+		count(*),
+		count(*) FILTER (WHERE status = 'captured'),
+		count(*) FILTER (WHERE status = 'failed'),
+		count(*) FILTER (WHERE status = 'failed' AND error_code = $2),
+		count(*) FILTER (WHERE status IN ('created', 'pending_3ds', 'pending_consent', 'authorized')),
+		COALESCE(sum(amount_captured) FILTER (WHERE status = 'captured'), 0)::bigint
+	FROM payments
+	WHERE merchant_id = $3 AND mode = $4 AND created_at >= $5 AND created_at < $6
+	GROUP BY 1, 2
+	ORDER BY 1, 2`
+
+// paymentStatsArgs are the arguments of paymentStatsQuery.
+func paymentStatsArgs(merchantID string, mode paygate.Mode, from, to time.Time) []any {
+	return []any{int64(paygate.StatPeriod / time.Second), string(paygate.CodeCardDeclined), merchantID, string(mode), from, to}
+}
+
 // PaymentStats counts the payments of (merchant, mode) created in [from,
-// to) per UTC day and currency, ordered by day then currency.
-func (s *Store) PaymentStats(ctx context.Context, merchantID string, mode paygate.Mode, from, to time.Time) ([]paygate.DailyStat, error) {
-	rows, err := s.pool.Query(ctx, `
-		SELECT date_trunc('day', created_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day, currency,
-			count(*),
-			count(*) FILTER (WHERE status IN ('authorized', 'captured', 'voided')),
-			count(*) FILTER (WHERE status = 'failed' AND error_code = @declined),
-			count(*) FILTER (WHERE status = 'failed'),
-			COALESCE(sum(amount) FILTER (WHERE status IN ('authorized', 'captured', 'voided')), 0)::bigint
-		FROM payments
-		WHERE merchant_id = @merchant_id AND mode = @mode AND created_at >= @from AND created_at < @to
-		GROUP BY 1, 2
-		ORDER BY 1, 2`,
-		pgx.NamedArgs{
-			"declined": string(paygate.CodeCardDeclined), "merchant_id": merchantID, "mode": mode,
-			"from": from, "to": to,
-		})
+// to) per paygate.StatPeriod and currency, ordered by period then currency.
+func (s *Store) PaymentStats(ctx context.Context, merchantID string, mode paygate.Mode, from, to time.Time) ([]paygate.PaymentStat, error) {
+	period := int64(paygate.StatPeriod / time.Second)
+	rows, err := s.pool.Query(ctx, paymentStatsQuery, paymentStatsArgs(merchantID, mode, from, to)...)
 	if err != nil {
 		return nil, translate(err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (paygate.DailyStat, error) {
-		var d paygate.DailyStat
-		err := r.Scan(&d.Day, &d.Currency, &d.Count, &d.Succeeded, &d.Declined, &d.Failed, &d.Volume)
-		return d, err
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (paygate.PaymentStat, error) {
+		var (
+			st paygate.PaymentStat
+			n  int64
+		)
+		err := r.Scan(&n, &st.Currency, &st.Count, &st.Succeeded, &st.Failed, &st.Declined, &st.Pending, &st.Volume)
+		st.Start = time.Unix(n*period, 0).UTC()
+		return st, err
 	})
 	if out == nil && err == nil {
-		out = []paygate.DailyStat{}
+		out = []paygate.PaymentStat{}
 	}
 	return out, translate(err)
 }

@@ -241,18 +241,43 @@ func (s *Store) FinishDelivery(ctx context.Context, f paygate.DeliveryFinish) er
 
 // DeliveriesByMerchant lists a merchant's deliveries, newest first.
 func (s *Store) DeliveriesByMerchant(ctx context.Context, q paygate.DeliveryQuery) ([]paygate.Delivery, error) {
-	rows, err := s.pool.Query(ctx, `
-		SELECT `+deliveryColumns+` FROM webhook_deliveries
-		WHERE merchant_id = @merchant_id
-			AND (@mode::text = '' OR mode = @mode::text)
-			AND (@status::text = '' OR status = @status::text)
-			AND (@event_id::text = '' OR event_id = @event_id::text)
-		ORDER BY created_at DESC, seq DESC
-		LIMIT @limit`,
-		pgx.NamedArgs{
-			"merchant_id": q.MerchantID, "mode": string(q.Mode), "status": string(q.Status),
-			"event_id": q.EventID, "limit": nullLimit(q.Limit),
-		})
+	query, args := deliveryListQuery(q)
+	return s.queryDeliveries(ctx, query, args...)
+}
+
+// deliveryListQuery returns the SQL and arguments of DeliveriesByMerchant.
+// Only the filters that are set appear in it, every value a parameter, so
+// that each combination gets its own plan: an event is the few rows of
+// webhook_deliveries_event_idx, a mode a range of
+// webhook_deliveries_merchant_idx read newest first and stopped at the
+// limit. Without either, each mode is read as its own range and the two
+// are merged.
+func deliveryListQuery(q paygate.DeliveryQuery) (string, []any) {
+	var b sqlBuilder
+	where := `merchant_id = ` + b.arg(q.MerchantID)
+	if q.Status != "" {
+		where += ` AND status = ` + b.arg(string(q.Status))
+	}
+	if q.EventID != "" {
+		where += ` AND event_id = ` + b.arg(q.EventID)
+	}
+	if q.Mode != "" {
+		where += ` AND mode = ` + b.arg(string(q.Mode))
+	}
+	order := ` ORDER BY created_at DESC, seq DESC LIMIT ` + b.arg(nullLimit(q.Limit))
+	if q.Mode != "" || q.EventID != "" {
+		return `SELECT ` + deliveryColumns + ` FROM webhook_deliveries WHERE ` + where + order, b.args
+	}
+	test := `(SELECT ` + deliveryColumns + `, seq FROM webhook_deliveries WHERE ` + where +
+		` AND mode = ` + b.arg(string(paygate.ModeTest)) + order + `)`
+	live := `(SELECT ` + deliveryColumns + `, seq FROM webhook_deliveries WHERE ` + where +
+		` AND mode = ` + b.arg(string(paygate.ModeLive)) + order + `)`
+	return `SELECT ` + deliveryColumns + ` FROM (` + test + ` UNION ALL ` + live + `) AS d` + order, b.args
+}
+
+// queryDeliveries runs a query of deliveryColumns.
+func (s *Store) queryDeliveries(ctx context.Context, query string, args ...any) ([]paygate.Delivery, error) {
+	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, translate(err)
 	}

@@ -241,10 +241,9 @@ func sortedKeys(m map[string]time.Time) []string {
 }
 
 // ListPayments lists the payments of (q.MerchantID, q.Mode) matching q,
-// newest first, after q.After, at most paygate.PageLimit(q.Limit). Each
-// status of a multi-status filter is read as its own range of
-// payments_list_status, and the ranges are merged: no scan of rows that do
-// not match.
+// newest first, after q.After, at most paygate.PageLimit(q.Limit), along
+// the index paymentListIndex picks: no scan of rows that do not match the
+// index's own filter, and no sort of more than a page per status.
 func (s *Store) ListPayments(ctx context.Context, q paygate.PaymentQuery) ([]paygate.Payment, error) {
 	query, args := paymentListQuery(q)
 	rows, err := s.read.QueryContext(ctx, query, args...)
@@ -263,10 +262,48 @@ func (s *Store) ListPayments(ctx context.Context, q paygate.PaymentQuery) ([]pay
 	return out, translate(rows.Err())
 }
 
+// The indexes of the payment list (migration 00006), each in list order
+// (created_at DESC, id DESC) behind its equality columns.
+const (
+	paymentsByRef      = "payments_merchant_ref"
+	paymentsByCustomer = "payments_customer"
+	paymentsByCurrency = "payments_currency"
+	paymentsByStatus   = "payments_list_status"
+	paymentsList       = "payments_list"
+)
+
+// paymentListIndex returns the index ListPayments reads for q: the first of
+// reference, customer, currency, status and the plain list that q filters
+// by. The order is by how few rows a value usually has (a reference names a
+// payment or a few, a customer a few hundred at most, a currency or a
+// status any share of them), so the choice does not depend on statistics,
+// which SQLite has only after ANALYZE: left to itself, it read
+// payments_list_status for a reference and a status, every payment of the
+// status to find one reference.
+func paymentListIndex(q paygate.PaymentQuery, statuses []paygate.PaymentStatus) string {
+	switch {
+	case q.MerchantRef != "":
+		return paymentsByRef
+	case q.CustomerID != "" || q.CustomerExternalID != "":
+		return paymentsByCustomer
+	case q.Currency != "":
+		return paymentsByCurrency
+	case len(statuses) > 0:
+		return paymentsByStatus
+	}
+	return paymentsList
+}
+
 // paymentListQuery returns the SQL and arguments of ListPayments. Only the
-// filters that are set appear in it, so that each combination gets its own
-// plan, and every value is a parameter.
+// filters that are set appear in it, every value is a parameter, and
+// INDEXED BY names the index of paymentListIndex (a query the index cannot
+// serve fails instead of scanning). Filters the index does not lead with
+// are residual conditions. When the index is the status one and several
+// statuses are wanted, each status is read as its own range and the ranges
+// are merged.
 func paymentListQuery(q paygate.PaymentQuery) (string, []any) {
+	statuses := distinctStatuses(q.Statuses)
+	index := paymentListIndex(q, statuses)
 	limit := paygate.PageLimit(q.Limit)
 	where := `merchant_id = ? AND mode = ?`
 	args := []any{q.MerchantID, string(q.Mode)}
@@ -274,7 +311,15 @@ func paymentListQuery(q paygate.PaymentQuery) (string, []any) {
 		where += ` AND created_at >= ?`
 		args = append(args, micros(q.CreatedFrom))
 	}
-	if !q.CreatedBefore.IsZero() {
+	// One upper bound, the tighter: with both, SQLite seeks to the end of
+	// the dates and skips the pages before the cursor one row at a time.
+	switch cursor := q.After != nil; {
+	case cursor && (q.CreatedBefore.IsZero() || micros(q.After.CreatedAt) < micros(q.CreatedBefore)):
+		// The cursor implies created_at < CreatedBefore.
+		where += ` AND (created_at, id) < (?, ?)`
+		args = append(args, micros(q.After.CreatedAt), q.After.ID)
+	case !q.CreatedBefore.IsZero():
+		// Every row before CreatedBefore is before the cursor too.
 		where += ` AND created_at < ?`
 		args = append(args, micros(q.CreatedBefore))
 	}
@@ -294,34 +339,32 @@ func paymentListQuery(q paygate.PaymentQuery) (string, []any) {
 		where += ` AND customer_id = (SELECT id FROM customers WHERE merchant_id = ? AND mode = ? AND external_id = ?)`
 		args = append(args, q.MerchantID, string(q.Mode), q.CustomerExternalID)
 	}
-	if q.After != nil {
-		where += ` AND (created_at, id) < (?, ?)`
-		args = append(args, micros(q.After.CreatedAt), q.After.ID)
-	}
 	const order = ` ORDER BY created_at DESC, id DESC LIMIT ?`
+	from := ` FROM payments INDEXED BY ` + index + ` WHERE `
 
-	statuses := distinctStatuses(q.Statuses)
-	var (
-		query string
-		all   []any
-	)
-	switch len(statuses) {
-	case 0:
-		query = `SELECT ` + paymentColumns + ` FROM payments WHERE ` + where + order
-		all = append(args, limit)
-	case 1:
-		query = `SELECT ` + paymentColumns + ` FROM payments WHERE ` + where + ` AND status = ?` + order
-		all = append(append(args, string(statuses[0])), limit)
-	default:
-		parts := make([]string, len(statuses))
-		for i, st := range statuses {
-			parts[i] = `SELECT * FROM (SELECT ` + paymentColumns + ` FROM payments WHERE ` + where + ` AND status = ?` + order + `)`
+	if index == paymentsByStatus && len(statuses) > 1 {
+		var (
+			parts []string
+			all   []any
+		)
+		for _, st := range statuses {
+			parts = append(parts, `SELECT * FROM (SELECT `+paymentColumns+from+where+` AND status = ?`+order+`)`)
 			all = append(append(append(all, args...), string(st)), limit)
 		}
-		query = `SELECT * FROM (` + strings.Join(parts, ` UNION ALL `) + `)` + order
-		all = append(all, limit)
+		return `SELECT * FROM (` + strings.Join(parts, ` UNION ALL `) + `)` + order, append(all, limit)
 	}
-	return query, all
+	switch len(statuses) {
+	case 0:
+	case 1:
+		where += ` AND status = ?`
+		args = append(args, string(statuses[0]))
+	default:
+		where += ` AND status IN (?` + strings.Repeat(`, ?`, len(statuses)-1) + `)`
+		for _, st := range statuses {
+			args = append(args, string(st))
+		}
+	}
+	return `SELECT ` + paymentColumns + from + where + order, append(args, limit)
 }
 
 // distinctStatuses returns the statuses without repeats, in order.
@@ -433,40 +476,68 @@ func (s *Store) EventsByPayment(ctx context.Context, merchantID string, mode pay
 	return events, translate(rows.Err())
 }
 
-// microsPerDay is the length of a UTC day in stored time units.
-const microsPerDay = int64(24 * time.Hour / time.Microsecond)
+// deliveriesByPaymentQuery reads the payment's events by events_payment
+// (as eventsByPaymentQuery) and their deliveries by
+// webhook_deliveries_event; the unary + keeps SQLite from walking
+// webhook_deliveries_merchant instead, which would read every delivery of
+// the merchant. Merchant and mode are still filtered on both tables.
+const deliveriesByPaymentQuery = `SELECT ` + deliveryColumns + ` FROM webhook_deliveries
+	WHERE event_id IN (SELECT id FROM events
+			WHERE payment_id = ?1 AND payment_id <> '' AND +merchant_id = ?2 AND +mode = ?3)
+		AND +merchant_id = ?2 AND +mode = ?3
+	ORDER BY created_at DESC, seq DESC`
+
+// DeliveriesByPayment lists the webhook deliveries of the events of a
+// payment of (merchant, mode) and of its refunds, newest first.
+func (s *Store) DeliveriesByPayment(ctx context.Context, merchantID string, mode paygate.Mode, paymentID string) ([]paygate.Delivery, error) {
+	if paymentID == "" {
+		return []paygate.Delivery{}, nil
+	}
+	return s.queryDeliveries(ctx, deliveriesByPaymentQuery, paymentID, merchantID, string(mode))
+}
+
+// microsPerPeriod is paygate.StatPeriod in stored time units.
+const microsPerPeriod = int64(paygate.StatPeriod / time.Microsecond)
+
+// paymentStatsQuery reads the payments of the range along payments_list
+// (named: it is the one index with the range behind merchant and mode) and
+// groups them per period and currency.
+const paymentStatsQuery = `
+	SELECT period, currency, count(*),
+		sum(status = 'captured'),
+		sum(status = 'failed'),
+		sum(status = 'failed' AND error_code = ?2),
+		sum(status IN ('created', 'pending_3ds', 'pending_consent', 'authorized')),
+		sum(CASE WHEN status = 'captured' THEN amount_captured ELSE 0 END)
+	FROM (
+		SELECT created_at - (((created_at % ?1) + ?1) % ?1) AS period, currency, status, error_code, amount_captured
+		FROM payments INDEXED BY payments_list
+		WHERE merchant_id = ?3 AND mode = ?4 AND created_at >= ?5 AND created_at < ?6
+	)
+	GROUP BY period, currency
+	ORDER BY period, currency`
 
 // PaymentStats counts the payments of (merchant, mode) created in [from,
-// to) per UTC day and currency, ordered by day then currency.
-func (s *Store) PaymentStats(ctx context.Context, merchantID string, mode paygate.Mode, from, to time.Time) ([]paygate.DailyStat, error) {
-	rows, err := s.read.QueryContext(ctx, `
-		SELECT day, currency, count(*), sum(ok), sum(declined), sum(failed), sum(CASE WHEN ok THEN amount ELSE 0 END)
-		FROM (
-			SELECT created_at - (((created_at % ?1) + ?1) % ?1) AS day, currency, amount,
-				status IN ('authorized', 'captured', 'voided') AS ok,
-				status = 'failed' AND error_code = ?2 AS declined,
-				status = 'failed' AS failed
-			FROM payments
-			WHERE merchant_id = ?3 AND mode = ?4 AND created_at >= ?5 AND created_at < ?6
-		)
-		GROUP BY day, currency
-		ORDER BY day, currency`,
-		microsPerDay, string(paygate.CodeCardDeclined), merchantID, string(mode), micros(from), micros(to))
+// to) per paygate.StatPeriod and currency, ordered by period then currency.
+func (s *Store) PaymentStats(ctx context.Context, merchantID string, mode paygate.Mode, from, to time.Time) ([]paygate.PaymentStat, error) {
+	rows, err := s.read.QueryContext(ctx, paymentStatsQuery,
+		microsPerPeriod, string(paygate.CodeCardDeclined), merchantID, string(mode), micros(from), micros(to))
 	if err != nil {
 		return nil, translate(err)
 	}
 	defer rows.Close()
-	out := []paygate.DailyStat{}
+	out := []paygate.PaymentStat{}
 	for rows.Next() {
 		var (
-			d   paygate.DailyStat
-			day int64
+			st     paygate.PaymentStat
+			period int64
 		)
-		if err := rows.Scan(&day, &d.Currency, &d.Count, &d.Succeeded, &d.Declined, &d.Failed, &d.Volume); err != nil {
+		if err := rows.Scan(&period, &st.Currency, &st.Count, &st.Succeeded, &st.Failed, &st.Declined, &st.Pending,
+			&st.Volume); err != nil {
 			return nil, translate(err)
 		}
-		d.Day = fromMicros(day)
-		out = append(out, d)
+		st.Start = fromMicros(period)
+		out = append(out, st)
 	}
 	return out, translate(rows.Err())
 }

@@ -272,11 +272,50 @@ const disabledError = "the endpoint was disabled: the receiver answered 410 Gone
 
 // DeliveriesByMerchant lists a merchant's deliveries, newest first.
 func (s *Store) DeliveriesByMerchant(ctx context.Context, q paygate.DeliveryQuery) ([]paygate.Delivery, error) {
-	rows, err := s.read.QueryContext(ctx, `
-		SELECT `+deliveryColumns+` FROM webhook_deliveries
-		WHERE merchant_id = ?1 AND (?2 = '' OR mode = ?2) AND (?3 = '' OR status = ?3) AND (?4 = '' OR event_id = ?4)
-		ORDER BY created_at DESC, seq DESC LIMIT ?5`,
-		q.MerchantID, string(q.Mode), string(q.Status), q.EventID, sqlLimit(q.Limit))
+	query, args := deliveryListQuery(q)
+	return s.queryDeliveries(ctx, query, args...)
+}
+
+// deliveryListQuery returns the SQL and arguments of DeliveriesByMerchant.
+// Only the filters that are set appear in it, every value a parameter, so
+// that each combination gets its own plan: an event is the few rows of
+// webhook_deliveries_event (named, as SQLite would rather walk the
+// merchant's deliveries in order), a mode a range of
+// webhook_deliveries_merchant read newest first and stopped at the limit.
+// Without either, each mode is read as its own range and the two are
+// merged.
+func deliveryListQuery(q paygate.DeliveryQuery) (string, []any) {
+	const order = ` ORDER BY created_at DESC, seq DESC LIMIT ?`
+	limit := sqlLimit(q.Limit)
+	where := `merchant_id = ?`
+	args := []any{q.MerchantID}
+	if q.Status != "" {
+		where += ` AND status = ?`
+		args = append(args, string(q.Status))
+	}
+	if q.EventID != "" || q.Mode != "" {
+		from := ` FROM webhook_deliveries WHERE `
+		if q.EventID != "" {
+			from = ` FROM webhook_deliveries INDEXED BY webhook_deliveries_event WHERE event_id = ? AND `
+			args = append([]any{q.EventID}, args...)
+		}
+		if q.Mode != "" {
+			where += ` AND mode = ?`
+			args = append(args, string(q.Mode))
+		}
+		return `SELECT ` + deliveryColumns + from + where + order, append(args, limit)
+	}
+	var all []any
+	for _, m := range []paygate.Mode{paygate.ModeTest, paygate.ModeLive} {
+		all = append(append(all, args...), string(m), limit)
+	}
+	branch := `SELECT * FROM (SELECT ` + deliveryColumns + `, seq FROM webhook_deliveries WHERE ` + where + ` AND mode = ?` + order + `)`
+	return `SELECT ` + deliveryColumns + ` FROM (` + branch + ` UNION ALL ` + branch + `)` + order, append(all, limit)
+}
+
+// queryDeliveries runs a query of deliveryColumns.
+func (s *Store) queryDeliveries(ctx context.Context, query string, args ...any) ([]paygate.Delivery, error) {
+	rows, err := s.read.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, translate(err)
 	}

@@ -233,6 +233,16 @@ func dashboardCases() []testCase {
 			for _, p := range plan {
 				mine = append(mine, f.listed(t, paygate.ModeTest, at(p.when*time.Minute), p.currency, p.customer, p.status))
 			}
+			// A reference reused by three payments (and by one in the
+			// other mode), older than the others.
+			for _, p := range []struct {
+				when     time.Duration
+				currency string
+				status   paygate.PaymentStatus
+			}{{-3, "EUR", paygate.PaymentCaptured}, {-2, "JPY", paygate.PaymentFailed}, {-1, "EUR", paygate.PaymentCaptured}} {
+				mine = append(mine, f.listedRef(t, paygate.ModeTest, at(p.when*time.Minute), p.currency, "reuser", p.status, "order-reused"))
+			}
+			f.listedRef(t, paygate.ModeLive, at(time.Minute), "EUR", "reuser", paygate.PaymentCaptured, "order-reused")
 			sortNewestFirst(mine, func(p paygate.Payment) (time.Time, string) { return p.CreatedAt, p.ID })
 			q := paygate.PaymentQuery{MerchantID: f.merchant.ID, Mode: paygate.ModeTest}
 			where := func(keep func(p paygate.Payment) bool) []paygate.Payment {
@@ -282,6 +292,74 @@ func dashboardCases() []testCase {
 			byExternal.CustomerExternalID = "nobody"
 			listPages(t, s, byExternal, nil, 0)
 
+			// Combinations: the most selective filter leads, the others
+			// must still hold.
+			reused := q
+			reused.MerchantRef = "order-reused"
+			isReused := func(p paygate.Payment) bool { return p.MerchantRef == "order-reused" }
+			listPages(t, s, reused, where(isReused), 1)
+			reused.Statuses = []paygate.PaymentStatus{paygate.PaymentCaptured}
+			listPages(t, s, reused, where(func(p paygate.Payment) bool {
+				return isReused(p) && p.Status == paygate.PaymentCaptured
+			}), 1)
+			reused.Statuses = []paygate.PaymentStatus{paygate.PaymentFailed, paygate.PaymentAuthorized}
+			listPages(t, s, reused, where(func(p paygate.Payment) bool {
+				return isReused(p) && p.Status == paygate.PaymentFailed
+			}), 1)
+			reused.Statuses = nil
+			reused.Currency = "EUR"
+			listPages(t, s, reused, where(func(p paygate.Payment) bool { return isReused(p) && p.Amount.Currency == "EUR" }), 1)
+			reused.Currency = ""
+			reused.CustomerExternalID = "reuser"
+			listPages(t, s, reused, where(isReused), 2)
+			reused.CustomerExternalID = "shared"
+			listPages(t, s, reused, nil, 0)
+			reused.CustomerExternalID = ""
+			reused.CreatedFrom, reused.CreatedBefore = at(-2*time.Minute), at(-time.Minute)
+			listPages(t, s, reused, where(func(p paygate.Payment) bool {
+				return isReused(p) && p.CreatedAt.Equal(at(-2*time.Minute))
+			}), 1)
+
+			rare := q
+			rare.Currency = "JPY"
+			listPages(t, s, rare, where(func(p paygate.Payment) bool { return p.Amount.Currency == "JPY" }), 1)
+			rare.Statuses = []paygate.PaymentStatus{paygate.PaymentCaptured}
+			listPages(t, s, rare, nil, 1)
+			usdFailed := q
+			usdFailed.Currency = "USD"
+			usdFailed.Statuses = []paygate.PaymentStatus{paygate.PaymentFailed, paygate.PaymentCreated}
+			listPages(t, s, usdFailed, where(func(p paygate.Payment) bool {
+				return p.Amount.Currency == "USD" && (p.Status == paygate.PaymentFailed || p.Status == paygate.PaymentCreated)
+			}), 1)
+			customerStatus := q
+			customerStatus.CustomerExternalID = "shared"
+			customerStatus.Statuses = []paygate.PaymentStatus{paygate.PaymentCaptured}
+			listPages(t, s, customerStatus, where(func(p paygate.Payment) bool {
+				return p.CustomerID == mine[0].CustomerID && p.Status == paygate.PaymentCaptured
+			}), 1)
+
+			// A cursor past the end of the dates: every payment of the
+			// dates is before it.
+			pastEnd := byTime
+			pastEnd.After = &paygate.PageCursor{CreatedAt: at(10 * time.Minute), ID: mine[0].ID}
+			got, err := s.ListPayments(ctx(t), pastEnd)
+			must(t, err)
+			if want := where(func(p paygate.Payment) bool {
+				return !p.CreatedAt.Before(at(2*time.Minute)) && p.CreatedAt.Before(at(4*time.Minute))
+			}); !samePayments(want, got) {
+				t.Errorf("dates with a cursor past their end:\n\tgot  %s\n\twant %s", paymentIDs(got), paymentIDs(want))
+			}
+			// A cursor inside the dates, on the first page.
+			inside := byTime
+			inside.After = &paygate.PageCursor{CreatedAt: at(3 * time.Minute), ID: ""}
+			got, err = s.ListPayments(ctx(t), inside)
+			must(t, err)
+			if want := where(func(p paygate.Payment) bool {
+				return !p.CreatedAt.Before(at(2*time.Minute)) && p.CreatedAt.Before(at(3*time.Minute))
+			}); !samePayments(want, got) {
+				t.Errorf("dates with a cursor inside them:\n\tgot  %s\n\twant %s", paymentIDs(got), paymentIDs(want))
+			}
+
 			combined := q
 			combined.Statuses = []paygate.PaymentStatus{paygate.PaymentCaptured, paygate.PaymentFailed}
 			combined.Currency = "EUR"
@@ -294,7 +372,7 @@ func dashboardCases() []testCase {
 			// Isolation: another merchant's, or the other mode's, see only theirs.
 			foreign := q
 			foreign.MerchantID = other.merchant.ID
-			got, err := s.ListPayments(ctx(t), foreign)
+			got, err = s.ListPayments(ctx(t), foreign)
 			must(t, err)
 			if len(got) != 1 || got[0].MerchantID != other.merchant.ID {
 				t.Errorf("other merchant's list: %d payments", len(got))
@@ -398,44 +476,95 @@ func dashboardCases() []testCase {
 				}
 			}
 		}},
+		{"DeliveriesByPayment", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			other := newMerchant(t, s, base)
+			f.endpoint(t, paygate.ModeTest)
+			f.endpoint(t, paygate.ModeLive)
+			other.endpoint(t, paygate.ModeTest)
+			p := f.newPayment(t, paygate.ModeTest, at(time.Minute))
+			captured := f.capture(t, p, at(2*time.Minute))
+			refund := refundValue(p, 200, at(3*time.Minute))
+			created := eventValue(p, paygate.EventRefundCreated, refund.ID, at(3*time.Minute))
+			must(t, s.CreateRefund(ctx(t), refund, []paygate.Event{created}, nil))
+			resent, err := s.ResendMerchantEvent(ctx(t), f.merchant.ID, paygate.ModeTest, captured.ID, newID(), at(5*time.Minute))
+			must(t, err)
+			// Noise: another payment's, the other mode's, another
+			// merchant's, and a ping.
+			f.capture(t, f.newPayment(t, paygate.ModeTest, at(time.Minute)), at(4*time.Minute))
+			f.capture(t, f.newPayment(t, paygate.ModeLive, at(time.Minute)), at(4*time.Minute))
+			other.capture(t, other.newPayment(t, paygate.ModeTest, at(time.Minute)), at(4*time.Minute))
+			_, err = s.CreatePing(ctx(t), pingValue(f, paygate.ModeTest, at(4*time.Minute)), newID())
+			must(t, err)
+
+			got, err := s.DeliveriesByPayment(ctx(t), f.merchant.ID, paygate.ModeTest, p.ID)
+			must(t, err)
+			var events []string
+			for _, d := range got {
+				events = append(events, d.EventID)
+				if d.MerchantID != f.merchant.ID || d.Mode != paygate.ModeTest {
+					t.Errorf("delivery of another merchant or mode: %+v", d)
+				}
+			}
+			if want := []string{captured.ID, created.ID, captured.ID}; !slices.Equal(events, want) {
+				t.Errorf("deliveries of the payment are of events %v, want %v (newest first)", events, want)
+			}
+			if len(got) > 0 {
+				equal(t, "newest delivery", resent, got[0])
+			}
+			for _, probe := range []struct {
+				merchantID string
+				mode       paygate.Mode
+				paymentID  string
+			}{
+				{other.merchant.ID, paygate.ModeTest, p.ID},
+				{f.merchant.ID, paygate.ModeLive, p.ID},
+				{f.merchant.ID, paygate.ModeTest, newID()},
+				{f.merchant.ID, paygate.ModeTest, ""},
+			} {
+				got, err := s.DeliveriesByPayment(ctx(t), probe.merchantID, probe.mode, probe.paymentID)
+				must(t, err)
+				if got == nil || len(got) != 0 {
+					t.Errorf("deliveries of %+v: %v, want none", probe, got)
+				}
+			}
+		}},
 		{"PaymentStats", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
-			day1 := time.Date(2031, time.March, 14, 0, 0, 0, 0, time.UTC)
-			day2 := day1.AddDate(0, 0, 1)
-			type spec struct {
-				when     time.Time
-				currency string
-				amount   int64
-				status   paygate.PaymentStatus
-				code     string
-			}
-			for _, p := range []spec{
-				{day1.Add(time.Hour), "EUR", 1000, paygate.PaymentCaptured, ""},
-				{day1.Add(2 * time.Hour), "EUR", 500, paygate.PaymentAuthorized, ""},
-				{day1.Add(3 * time.Hour), "EUR", 700, paygate.PaymentVoided, ""},
-				{day1.Add(4 * time.Hour), "EUR", 900, paygate.PaymentFailed, string(paygate.CodeCardDeclined)},
-				{day1.Add(5 * time.Hour), "EUR", 800, paygate.PaymentFailed, string(paygate.CodeProviderError)},
-				{day1.Add(6 * time.Hour), "EUR", 300, paygate.PaymentCreated, ""},
-				{day1.Add(23*time.Hour + 59*time.Minute), "USD", 250, paygate.PaymentCaptured, ""},
-				{day2, "EUR", 100, paygate.PaymentCaptured, ""},
-				{day2.Add(time.Hour), "EUR", 200, paygate.PaymentFailed, string(paygate.CodeCardDeclined)},
-				{day2.Add(24 * time.Hour), "EUR", 999, paygate.PaymentCaptured, ""},    // after to
-				{day1.Add(-time.Microsecond), "EUR", 999, paygate.PaymentCaptured, ""}, // before from
+			day := time.Date(2031, time.March, 14, 0, 0, 0, 0, time.UTC)
+			h := day.Add(time.Hour)
+			for _, p := range []statSpec{
+				{when: h, currency: "EUR", amount: 1000, status: paygate.PaymentCaptured, captured: 1000},
+				{when: h.Add(15*time.Minute - time.Microsecond), currency: "EUR", amount: 500, status: paygate.PaymentAuthorized},
+				{when: h.Add(5 * time.Minute), currency: "USD", amount: 250, status: paygate.PaymentCaptured, captured: 250},
+				{when: h.Add(15 * time.Minute), currency: "EUR", amount: 700, status: paygate.PaymentVoided},
+				{when: h.Add(20 * time.Minute), currency: "EUR", amount: 900, status: paygate.PaymentFailed, code: string(paygate.CodeCardDeclined)},
+				{when: h.Add(29 * time.Minute), currency: "EUR", amount: 800, status: paygate.PaymentFailed, code: string(paygate.CodeProviderError)},
+				{when: h.Add(30 * time.Minute), currency: "EUR", amount: 300, status: paygate.PaymentCreated},
+				{when: h.Add(31 * time.Minute), currency: "EUR", amount: 400, status: paygate.PaymentPending3DS},
+				// Partly captured: the volume is what was captured.
+				{when: h.Add(40 * time.Minute), currency: "EUR", amount: 1000, status: paygate.PaymentCaptured, captured: 600},
+				{when: day.Add(24*time.Hour - time.Microsecond), currency: "EUR", amount: 100, status: paygate.PaymentCaptured, captured: 100},
+				{when: day.Add(24 * time.Hour), currency: "EUR", amount: 999, status: paygate.PaymentCaptured, captured: 999},    // at to
+				{when: day.Add(-time.Microsecond), currency: "EUR", amount: 999, status: paygate.PaymentCaptured, captured: 999}, // before from
 			} {
-				f.statPayment(t, paygate.ModeTest, p.when, p.currency, p.amount, p.status, p.code)
+				f.statPayment(t, paygate.ModeTest, p)
 			}
 			// Noise in the other mode and another merchant.
-			f.statPayment(t, paygate.ModeLive, day1.Add(time.Hour), "EUR", 5, paygate.PaymentCaptured, "")
-			newMerchant(t, s, base).statPayment(t, paygate.ModeTest, day1.Add(time.Hour), "EUR", 5, paygate.PaymentCaptured, "")
+			noise := statSpec{when: h, currency: "EUR", amount: 5, status: paygate.PaymentCaptured, captured: 5}
+			f.statPayment(t, paygate.ModeLive, noise)
+			newMerchant(t, s, base).statPayment(t, paygate.ModeTest, noise)
 
-			got, err := s.PaymentStats(ctx(t), f.merchant.ID, paygate.ModeTest, day1, day2.Add(24*time.Hour))
+			got, err := s.PaymentStats(ctx(t), f.merchant.ID, paygate.ModeTest, day, day.Add(24*time.Hour))
 			must(t, err)
-			equal(t, "daily stats", []paygate.DailyStat{
-				{Day: day1, Currency: "EUR", Count: 6, Succeeded: 3, Declined: 1, Failed: 2, Volume: 2200},
-				{Day: day1, Currency: "USD", Count: 1, Succeeded: 1, Volume: 250},
-				{Day: day2, Currency: "EUR", Count: 2, Succeeded: 1, Declined: 1, Failed: 1, Volume: 100},
+			equal(t, "stats per period", []paygate.PaymentStat{
+				{Start: h, Currency: "EUR", Count: 2, Succeeded: 1, Pending: 1, Volume: 1000},
+				{Start: h, Currency: "USD", Count: 1, Succeeded: 1, Volume: 250},
+				{Start: h.Add(15 * time.Minute), Currency: "EUR", Count: 3, Failed: 2, Declined: 1},
+				{Start: h.Add(30 * time.Minute), Currency: "EUR", Count: 3, Succeeded: 1, Pending: 2, Volume: 600},
+				{Start: day.Add(24*time.Hour - paygate.StatPeriod), Currency: "EUR", Count: 1, Succeeded: 1, Volume: 100},
 			}, got)
-			none, err := s.PaymentStats(ctx(t), f.merchant.ID, paygate.ModeTest, day1.AddDate(1, 0, 0), day1.AddDate(1, 1, 0))
+			none, err := s.PaymentStats(ctx(t), f.merchant.ID, paygate.ModeTest, day.AddDate(1, 0, 0), day.AddDate(1, 1, 0))
 			must(t, err)
 			if len(none) != 0 {
 				t.Errorf("stats of an empty range: %+v", none)
@@ -528,8 +657,17 @@ func sortNewestFirst[T any](rows []T, key func(T) (time.Time, string)) {
 // at the time, in the status.
 func (f fixture) listed(t *testing.T, mode paygate.Mode, created time.Time, currency, customer string, status paygate.PaymentStatus) paygate.Payment {
 	t.Helper()
+	return f.listedRef(t, mode, created, currency, customer, status, "")
+}
+
+// listedRef is listed with a merchant reference ("": a fresh one).
+func (f fixture) listedRef(t *testing.T, mode paygate.Mode, created time.Time, currency, customer string, status paygate.PaymentStatus, ref string) paygate.Payment {
+	t.Helper()
 	v := f.paymentValue(mode, created)
 	v.Amount.Currency = currency
+	if ref != "" {
+		v.MerchantRef = ref
+	}
 	p := f.createPayment(t, v, customer)
 	if status != paygate.PaymentCreated {
 		must(t, f.s.TransitionPayment(ctx(t), paygate.PaymentTransition{
@@ -542,31 +680,39 @@ func (f fixture) listed(t *testing.T, mode paygate.Mode, created time.Time, curr
 	return got
 }
 
-// statPayment creates a payment of amount, created at the time, and moves
-// it to status with the error code.
-func (f fixture) statPayment(t *testing.T, mode paygate.Mode, created time.Time, currency string, amount int64, status paygate.PaymentStatus, code string) {
+// statSpec is a payment of PaymentStats: created at when, moved to status
+// with the error code, captured amount when it is captured.
+type statSpec struct {
+	when             time.Time
+	currency         string
+	amount, captured int64
+	status           paygate.PaymentStatus
+	code             string
+}
+
+// statPayment creates the payment of the spec.
+func (f fixture) statPayment(t *testing.T, mode paygate.Mode, sp statSpec) {
 	t.Helper()
-	v := f.paymentValue(mode, created)
-	v.Amount = paygate.Money{Amount: amount, Currency: currency}
-	v.AmountText = fmt.Sprint(amount)
+	v := f.paymentValue(mode, sp.when)
+	v.Amount = paygate.Money{Amount: sp.amount, Currency: sp.currency}
+	v.AmountText = fmt.Sprint(sp.amount)
 	p := f.createPayment(t, v, "cust-"+newID())
-	switch status {
+	move := func(from, to paygate.PaymentStatus, captured *int64) {
+		t.Helper()
+		must(t, f.s.TransitionPayment(ctx(t), paygate.PaymentTransition{
+			ID: p.ID, MerchantID: p.MerchantID, Mode: p.Mode,
+			From: []paygate.PaymentStatus{from}, To: to, ErrorCode: sp.code, AmountCaptured: captured,
+		}, nil, nil))
+	}
+	switch sp.status {
 	case paygate.PaymentCreated:
-		return
 	case paygate.PaymentVoided:
-		must(t, f.s.TransitionPayment(ctx(t), paygate.PaymentTransition{
-			ID: p.ID, MerchantID: p.MerchantID, Mode: p.Mode,
-			From: []paygate.PaymentStatus{paygate.PaymentCreated}, To: paygate.PaymentAuthorized,
-		}, nil, nil))
-		must(t, f.s.TransitionPayment(ctx(t), paygate.PaymentTransition{
-			ID: p.ID, MerchantID: p.MerchantID, Mode: p.Mode,
-			From: []paygate.PaymentStatus{paygate.PaymentAuthorized}, To: paygate.PaymentVoided,
-		}, nil, nil))
+		move(paygate.PaymentCreated, paygate.PaymentAuthorized, nil)
+		move(paygate.PaymentAuthorized, paygate.PaymentVoided, nil)
+	case paygate.PaymentCaptured:
+		move(paygate.PaymentCreated, paygate.PaymentCaptured, &sp.captured)
 	default:
-		must(t, f.s.TransitionPayment(ctx(t), paygate.PaymentTransition{
-			ID: p.ID, MerchantID: p.MerchantID, Mode: p.Mode,
-			From: []paygate.PaymentStatus{paygate.PaymentCreated}, To: status, ErrorCode: code,
-		}, nil, nil))
+		move(paygate.PaymentCreated, sp.status, nil)
 	}
 }
 

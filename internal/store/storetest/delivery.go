@@ -379,6 +379,20 @@ func deliveryCases() []testCase {
 			wantDeliveries(t, s, paygate.DeliveryQuery{MerchantID: f.merchant.ID, EventID: events[1].ID}, 1)
 			wantDeliveries(t, s, paygate.DeliveryQuery{MerchantID: f.merchant.ID, EventID: foreign.ID}, 0)
 			wantDeliveries(t, s, paygate.DeliveryQuery{MerchantID: f.merchant.ID, Status: paygate.DeliveryFailed}, 0)
+			// Every combination of the filters.
+			both := wantDeliveries(t, s, paygate.DeliveryQuery{MerchantID: f.merchant.ID, Limit: 2}, 2)
+			if both[0].ID != all[0].ID || both[1].ID != all[1].ID {
+				t.Errorf("a limit over both modes does not keep the newest: %s, %s", both[0].ID, both[1].ID)
+			}
+			wantDeliveries(t, s, paygate.DeliveryQuery{MerchantID: f.merchant.ID, Status: paygate.DeliveryPending}, 4)
+			wantDeliveries(t, s, paygate.DeliveryQuery{MerchantID: f.merchant.ID, Mode: paygate.ModeLive, Status: paygate.DeliveryPending}, 1)
+			wantDeliveries(t, s, paygate.DeliveryQuery{MerchantID: f.merchant.ID, Mode: paygate.ModeTest, Status: paygate.DeliveryFailed}, 0)
+			wantDeliveries(t, s, paygate.DeliveryQuery{MerchantID: f.merchant.ID, Mode: paygate.ModeTest, EventID: events[1].ID}, 1)
+			wantDeliveries(t, s, paygate.DeliveryQuery{MerchantID: f.merchant.ID, Mode: paygate.ModeLive, EventID: events[1].ID}, 0)
+			wantDeliveries(t, s, paygate.DeliveryQuery{
+				MerchantID: f.merchant.ID, Mode: paygate.ModeTest, Status: paygate.DeliveryPending, EventID: events[2].ID, Limit: 1,
+			}, 1)
+			wantDeliveries(t, s, paygate.DeliveryQuery{MerchantID: f.merchant.ID, Status: paygate.DeliveryFailed, EventID: events[2].ID}, 0)
 
 			theirs := wantDeliveries(t, s, paygate.DeliveryQuery{MerchantID: other.merchant.ID}, 1)[0]
 			_, err := s.DeliveryByID(ctx(t), f.merchant.ID, paygate.ModeTest, theirs.ID)

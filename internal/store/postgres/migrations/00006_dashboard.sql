@@ -6,11 +6,13 @@
 -- The lists page newest first by (created_at, id) with keyset cursors, so
 -- every list has an index in that order behind its equality filters: with a
 -- million payments per merchant and mode a page stays an index range scan.
--- Every index slows the insert of a payment, so there are three on
--- payments: the plain list, the list by status, and a customer's payments
--- (by customer_id, which names one merchant and mode). The other filters
--- (dates, currency) are ranges or residual conditions on the plain list;
--- merchant_ref has payments_merchant_ref_idx already.
+-- Every index slows the insert and update of a payment, so the payment list
+-- has one index per filter, not per combination: the plain list, by status,
+-- by currency, a customer's payments (by customer_id, which names one
+-- merchant and mode), and payments_merchant_ref_idx, rebuilt here in list
+-- order. ListPayments reads the most selective one a query allows
+-- (reference, customer, currency, status, plain list); the other filters
+-- are residual conditions, and dates are a range of every one of them.
 
 -- +goose Up
 CREATE TABLE users (
@@ -60,7 +62,13 @@ ALTER TABLE api_keys ADD COLUMN last_used_at timestamptz;
 
 CREATE INDEX payments_list_idx ON payments (merchant_id, mode, created_at DESC, id DESC);
 CREATE INDEX payments_list_status_idx ON payments (merchant_id, mode, status, created_at DESC, id DESC);
+CREATE INDEX payments_currency_idx ON payments (merchant_id, mode, currency, created_at DESC, id DESC);
 CREATE INDEX payments_customer_idx ON payments (customer_id, created_at DESC, id DESC);
+-- In list order, keyset included; PaymentByMerchantRef reads it too (its
+-- few rows of one reference are sorted by seq after created_at).
+DROP INDEX payments_merchant_ref_idx;
+CREATE INDEX payments_merchant_ref_idx ON payments (merchant_id, mode, merchant_ref, created_at DESC, id DESC)
+    WHERE merchant_ref IS NOT NULL;
 
 -- A payment's events and its refunds' events (they carry its id too).
 CREATE INDEX events_payment_idx ON events (payment_id, created_at, seq) WHERE payment_id IS NOT NULL;
@@ -76,7 +84,11 @@ DROP INDEX customers_external_prefix_idx;
 DROP INDEX customers_email_idx;
 DROP INDEX customers_list_idx;
 DROP INDEX events_payment_idx;
+DROP INDEX payments_merchant_ref_idx;
+CREATE INDEX payments_merchant_ref_idx ON payments (merchant_id, mode, merchant_ref, created_at DESC, seq DESC)
+    WHERE merchant_ref IS NOT NULL;
 DROP INDEX payments_customer_idx;
+DROP INDEX payments_currency_idx;
 DROP INDEX payments_list_status_idx;
 DROP INDEX payments_list_idx;
 ALTER TABLE api_keys DROP COLUMN last_used_at;

@@ -6,11 +6,13 @@
 -- The lists page newest first by (created_at, id) with keyset cursors, so
 -- every list has an index in that order behind its equality filters: with a
 -- million payments per merchant and mode a page stays an index range scan.
--- Every index slows the insert of a payment, so there are three on
--- payments: the plain list, the list by status, and a customer's payments
--- (by customer_id, which names one merchant and mode). The other filters
--- (dates, currency) are ranges or residual conditions on the plain list;
--- merchant_ref has payments_merchant_ref already.
+-- Every index slows the insert and update of a payment, so the payment list
+-- has one index per filter, not per combination: the plain list, by status,
+-- by currency, a customer's payments (by customer_id, which names one
+-- merchant and mode), and payments_merchant_ref, rebuilt here in list
+-- order. ListPayments reads the most selective one a query allows
+-- (reference, customer, currency, status, plain list); the other filters
+-- are residual conditions, and dates are a range of every one of them.
 
 -- +goose Up
 CREATE TABLE users (
@@ -58,7 +60,12 @@ ALTER TABLE api_keys ADD COLUMN last_used_at INTEGER;
 
 CREATE INDEX payments_list ON payments (merchant_id, mode, created_at DESC, id DESC);
 CREATE INDEX payments_list_status ON payments (merchant_id, mode, status, created_at DESC, id DESC);
+CREATE INDEX payments_currency ON payments (merchant_id, mode, currency, created_at DESC, id DESC);
 CREATE INDEX payments_customer ON payments (customer_id, created_at DESC, id DESC);
+-- In list order, keyset included; PaymentByMerchantRef reads it too (its
+-- few rows of one reference are sorted by insertion after created_at).
+DROP INDEX payments_merchant_ref;
+CREATE INDEX payments_merchant_ref ON payments (merchant_id, mode, merchant_ref, created_at DESC, id DESC);
 
 -- A payment's events and its refunds' events (they carry its id too).
 CREATE INDEX events_payment ON events (payment_id, created_at, seq) WHERE payment_id <> '';
@@ -72,7 +79,10 @@ CREATE INDEX customers_email ON customers (merchant_id, mode, lower(email)) WHER
 DROP INDEX customers_email;
 DROP INDEX customers_list;
 DROP INDEX events_payment;
+DROP INDEX payments_merchant_ref;
+CREATE INDEX payments_merchant_ref ON payments (merchant_id, mode, merchant_ref, created_at);
 DROP INDEX payments_customer;
+DROP INDEX payments_currency;
 DROP INDEX payments_list_status;
 DROP INDEX payments_list;
 ALTER TABLE api_keys DROP COLUMN last_used_at;
