@@ -99,7 +99,7 @@ func dashboardDataPages(t *testing.T, e engine) {
 			t.Fatalf("overview: %v", err)
 		}
 		text := mainText(t, ctx)
-		for _, want := range []string{"UTC days", "EUR", "JPY", "Success rate", "Daily volume and declines in EUR"} {
+		for _, want := range []string{"The last 30 days in your time zone", "EUR", "JPY", "Success rate", "Daily volume and declines in EUR"} {
 			if !strings.Contains(text, want) {
 				t.Errorf("overview does not say %q:\n%s", want, text)
 			}

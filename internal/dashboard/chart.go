@@ -16,13 +16,15 @@ import (
 // <title> and a <desc> for screen readers; the page shows the same numbers
 // as a table too.
 
-// chartDay is one UTC day of a chart.
+// chartDay is one day of a chart, in the chart's zone.
 type chartDay struct {
+	// Day is the date, as midnight UTC of it.
 	Day time.Time
-	// Volume is the day's succeeded volume in minor units of the chart's
+	// Volume is the day's captured volume in minor units of the chart's
 	// currency.
 	Volume int64
-	// Declined counts the day's declined payments.
+	// Declined counts the day's declined payments (failed with
+	// CARD_DECLINED).
 	Declined int64
 }
 
@@ -32,7 +34,17 @@ type dailyChart struct {
 	// ID prefixes the ids of the SVG's elements; unique on the page.
 	ID       string
 	Currency string
-	Days     []chartDay
+	// Zone names the time zone of the days; "" is UTC.
+	Zone string
+	Days []chartDay
+}
+
+// zone returns the name of the chart's time zone.
+func (c dailyChart) zone() string {
+	if c.Zone == "" {
+		return "UTC"
+	}
+	return c.Zone
 }
 
 // The chart's geometry, in SVG user units.
@@ -111,7 +123,7 @@ func renderChart(c dailyChart) template.HTML {
 			esc(d.Day.UTC().Format("2 Jan")) + `</text>`)
 	}
 	b.WriteString(`<text x="` + itoa(chartLeft+chartPlotW/2) + `" y="` + itoa(chartHeight-6) +
-		`" text-anchor="middle">Day (UTC)</text>`)
+		`" text-anchor="middle">Day (` + esc(c.zone()) + `)</text>`)
 	b.WriteString(`</g>`)
 
 	// Bars.
@@ -160,7 +172,7 @@ func chartSummary(c dailyChart) string {
 		}
 	}
 	first, last := c.Days[0].Day.UTC(), c.Days[len(c.Days)-1].Day.UTC()
-	return "From " + first.Format("2 Jan 2006") + " to " + last.Format("2 Jan 2006") + " (UTC days): volume " +
+	return "From " + first.Format("2 Jan 2006") + " to " + last.Format("2 Jan 2006") + " (days in " + c.zone() + "): volume " +
 		formatMinor(total, c.Currency) + " in total, highest on " + best.Day.UTC().Format("2 Jan") + " with " +
 		formatMinor(best.Volume, c.Currency) + "; " + declines(decl) + " in total."
 }

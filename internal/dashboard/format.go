@@ -175,7 +175,8 @@ func timePtrHTML(loc *time.Location, t *time.Time) template.HTML {
 	return timeHTML(loc, *t)
 }
 
-// dateHTML is a <time> element for a UTC day, as the overview counts days.
+// dateHTML is a <time> element for a date, given as midnight UTC of it (the
+// form of the overview's days, which are days of the viewer's zone).
 func dateHTML(day time.Time) template.HTML {
 	d := day.UTC()
 	return template.HTML(`<time datetime="` + d.Format(time.DateOnly) + `">` + d.Format("2 Jan") + `</time>`)

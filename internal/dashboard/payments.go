@@ -336,12 +336,16 @@ func (d *Dashboard) loadPayment(ctx context.Context, v *viewer, paymentID string
 	if err != nil {
 		return paymentData{}, fmt.Errorf("read events: %w", err)
 	}
+	deliveries, err := d.store.DeliveriesByPayment(ctx, mid, mode, p.ID)
+	if err != nil {
+		return paymentData{}, fmt.Errorf("read deliveries: %w", err)
+	}
+	byEvent := map[string][]paygate.Delivery{}
+	for _, dl := range deliveries {
+		byEvent[dl.EventID] = append(byEvent[dl.EventID], dl)
+	}
 	for _, ev := range events {
-		ds, err := d.store.DeliveriesByMerchant(ctx, paygate.DeliveryQuery{MerchantID: mid, Mode: mode, EventID: ev.ID})
-		if err != nil {
-			return paymentData{}, fmt.Errorf("read deliveries: %w", err)
-		}
-		data.Events = append(data.Events, eventRow{Event: ev, Deliveries: ds})
+		data.Events = append(data.Events, eventRow{Event: ev, Deliveries: byEvent[ev.ID]})
 	}
 	data.Timeline = timeline(p, events, data.Refunds, challenges)
 	data.Metadata = metadataEntries(p.Metadata)

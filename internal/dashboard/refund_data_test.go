@@ -5,11 +5,13 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/paygate/paygate/internal/httpapi"
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/ratelimit"
 )
 
 // refundForm reads the refund form of a payment page: its idempotency key
@@ -286,6 +288,19 @@ func TestPaymentDetail(t *testing.T) {
 	if !strings.Contains(pg.body, `<span class="badge badge-pending">pending</span></a> 0 attempts`) {
 		t.Errorf("deliveries do not show their status and attempts")
 	}
+	// The deliveries of all the payment's events are one read, not one
+	// per event.
+	counted := &deliveryReads{Store: f.st}
+	f.d = New(Config{Store: counted, Payments: f.svc, Limiter: ratelimit.NewMemory(), Clock: f.clock})
+	again := f.get(f.a.viewer, "/payments/"+pid)
+	for _, dl := range ds {
+		if !strings.Contains(again.body, `href="/dashboard/test/webhook/deliveries/`+dl.ID+`"`) {
+			t.Errorf("no link to delivery %s of %s", dl.ID, dl.EventType)
+		}
+	}
+	if n, m := counted.byPayment.Load(), counted.byMerchant.Load(); n != 1 || m != 0 {
+		t.Errorf("the payment page read deliveries %d times by payment and %d times by merchant; want once by payment", n, m)
+	}
 	for _, never := range []string{"4242424242424242", "123"} {
 		if strings.Contains(pg.body, ">"+never+"<") {
 			t.Errorf("detail shows %q", never)
@@ -311,4 +326,20 @@ func TestPaymentDetailThreeDS(t *testing.T) {
 			t.Errorf("declined payment does not show %q", want)
 		}
 	}
+}
+
+// deliveryReads counts the delivery reads of a Store.
+type deliveryReads struct {
+	Store
+	byPayment, byMerchant atomic.Int64
+}
+
+func (s *deliveryReads) DeliveriesByPayment(ctx context.Context, merchantID string, mode paygate.Mode, paymentID string) ([]paygate.Delivery, error) {
+	s.byPayment.Add(1)
+	return s.Store.DeliveriesByPayment(ctx, merchantID, mode, paymentID)
+}
+
+func (s *deliveryReads) DeliveriesByMerchant(ctx context.Context, q paygate.DeliveryQuery) ([]paygate.Delivery, error) {
+	s.byMerchant.Add(1)
+	return s.Store.DeliveriesByMerchant(ctx, q)
 }
