@@ -155,7 +155,7 @@ var (
 	timeRE     = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$`)
 	secretRE   = regexp.MustCompile(`^smtgw_(sk|pk)_(test|live)_[0-9A-Za-z]{32,}$`)
 	webhookRE  = regexp.MustCompile(`^whsec_[A-Za-z0-9+/]+=*$`)
-	listedKeys = []string{"id", "mode", "type", "hint", "createdAt", "expiresAt", "revokedAt", "lastUsedAt"}
+	listedKeys = []string{"id", "mode", "type", "hint", "createdAt", "expiresAt", "revokedAt"}
 )
 
 // newMerchant creates a merchant and returns the JSON output.

@@ -139,17 +139,33 @@ func TestUserCreateRefusals(t *testing.T) {
 	}
 }
 
+// When a key was last used is in key list's table; its JSON stays exactly
+// the fields of decisions.md section 14.
 func TestKeyListLastUsed(t *testing.T) {
 	t.Parallel()
 	db := sqliteURL(t)
 	m := newMerchant(t, db, "Usage")
-	raw := listKeys(t, db, m.MerchantID)
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw[0], &fields); err != nil {
-		t.Fatal(err)
+	table := func() string {
+		t.Helper()
+		r := cliRun(t, nil, "key", "list", "--merchant", m.MerchantID, "--database-url", db)
+		if r.code != 0 {
+			t.Fatalf("key list: exit %d, %s", r.code, r.stderr)
+		}
+		return r.stdout
 	}
-	if string(fields["lastUsedAt"]) != "null" {
-		t.Fatalf("lastUsedAt of an unused key = %s, want null", fields["lastUsedAt"])
+	line := func(out string) string {
+		t.Helper()
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, m.TestSecretKeyID) {
+				return l
+			}
+		}
+		t.Fatalf("key %s not in the table:\n%s", m.TestSecretKeyID, out)
+		return ""
+	}
+	out := table()
+	if !strings.Contains(strings.SplitN(out, "\n", 2)[0], "LAST USED") || !strings.Contains(line(out), "never") {
+		t.Fatalf("an unused key's row should say never:\n%s", out)
 	}
 	used := time.Date(2030, 1, 2, 3, 4, 5, 678000000, time.UTC)
 	st, err := store.Open(t.Context(), db)
@@ -161,8 +177,14 @@ func TestKeyListLastUsed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := listedKey(t, listKeys(t, db, m.MerchantID), m.TestSecretKeyID)
-	if k.LastUsedAt == nil || *k.LastUsedAt != "2030-01-02T03:04:05.678Z" {
-		t.Fatalf("lastUsedAt = %v, want 2030-01-02T03:04:05.678Z", k.LastUsedAt)
+	if l := line(table()); !strings.Contains(l, "2030-01-02T03:04:05.678Z") {
+		t.Fatalf("a used key's row: %q, want it to name 2030-01-02T03:04:05.678Z", l)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(listKeys(t, db, m.MerchantID)[0], &fields); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := fields["lastUsedAt"]; ok || len(fields) != 7 {
+		t.Fatalf("key list --json fields %v, want exactly the 7 of decisions.md section 14", fields)
 	}
 }
