@@ -272,27 +272,14 @@ const (
 	paymentsList       = "payments_list"
 )
 
-// paymentListIndex returns the index ListPayments reads for q: the first of
-// reference, customer, currency, status and the plain list that q filters
-// by. The order is by how few rows a value usually has (a reference names a
-// payment or a few, a customer a few hundred at most, a currency or a
-// status any share of them), so the choice does not depend on statistics,
-// which SQLite has only after ANALYZE: left to itself, it read
-// payments_list_status for a reference and a status, every payment of the
-// status to find one reference.
-func paymentListIndex(q paygate.PaymentQuery, statuses []paygate.PaymentStatus) string {
-	switch {
-	case q.MerchantRef != "":
-		return paymentsByRef
-	case q.CustomerID != "" || q.CustomerExternalID != "":
-		return paymentsByCustomer
-	case q.Currency != "":
-		return paymentsByCurrency
-	case len(statuses) > 0:
-		return paymentsByStatus
-	}
-	return paymentsList
+// paymentListIndexes are the indexes of PaymentQuery.ListKey.
+var paymentListIndexes = map[paygate.PaymentListKey]string{
+	paygate.ListAll: paymentsList, paygate.ListByReference: paymentsByRef, paygate.ListByCustomer: paymentsByCustomer,
+	paygate.ListByCurrency: paymentsByCurrency, paygate.ListByStatus: paymentsByStatus,
 }
+
+// paymentListIndex returns the index ListPayments reads for q.
+func paymentListIndex(q paygate.PaymentQuery) string { return paymentListIndexes[q.ListKey()] }
 
 // paymentListQuery returns the SQL and arguments of ListPayments. Only the
 // filters that are set appear in it, every value is a parameter, and
@@ -303,7 +290,7 @@ func paymentListIndex(q paygate.PaymentQuery, statuses []paygate.PaymentStatus) 
 // are merged.
 func paymentListQuery(q paygate.PaymentQuery) (string, []any) {
 	statuses := distinctStatuses(q.Statuses)
-	index := paymentListIndex(q, statuses)
+	index := paymentListIndex(q)
 	limit := paygate.PageLimit(q.Limit)
 	where := `merchant_id = ? AND mode = ?`
 	args := []any{q.MerchantID, string(q.Mode)}
