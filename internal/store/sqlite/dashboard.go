@@ -439,28 +439,14 @@ const eventsByPaymentQuery = `SELECT ` + eventColumns + ` FROM events
 // EventsByPayment lists the events of a payment of (merchant, mode) and of
 // its refunds (which carry the payment's id), oldest first.
 func (s *Store) EventsByPayment(ctx context.Context, merchantID string, mode paygate.Mode, paymentID string) ([]paygate.Event, error) {
-	events := []paygate.Event{}
 	if paymentID == "" {
-		return events, nil
+		return []paygate.Event{}, nil
 	}
 	rows, err := s.read.QueryContext(ctx, eventsByPaymentQuery, paymentID, merchantID, string(mode))
 	if err != nil {
 		return nil, translate(err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			e       paygate.Event
-			em, typ string
-			created int64
-		)
-		if err := rows.Scan(&e.ID, &e.MerchantID, &em, &typ, &e.PaymentID, &e.RefundID, &e.Payload, &created); err != nil {
-			return nil, translate(err)
-		}
-		e.Mode, e.Type, e.CreatedAt = paygate.Mode(em), paygate.EventType(typ), fromMicros(created)
-		events = append(events, e)
-	}
-	return events, translate(rows.Err())
+	return scanEvents(rows)
 }
 
 // deliveriesByPaymentQuery reads the payment's events by events_payment

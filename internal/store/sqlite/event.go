@@ -37,6 +37,12 @@ func (s *Store) EventsByMerchant(ctx context.Context, merchantID string, mode pa
 	if err != nil {
 		return nil, translate(err)
 	}
+	return scanEvents(rows)
+}
+
+// scanEvents reads rows of eventColumns and closes them; an empty result
+// is an empty slice.
+func scanEvents(rows *sql.Rows) ([]paygate.Event, error) {
 	defer rows.Close()
 	events := []paygate.Event{}
 	for rows.Next() {
