@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/account"
+	"github.com/paygate/paygate/internal/id"
 	"github.com/paygate/paygate/internal/paygate"
 )
 
@@ -33,6 +35,10 @@ type developersData struct {
 	Webhook        *paygate.WebhookEndpointState
 	// Notice says what was just done ("revoked").
 	Notice string
+	// CreateKey is the idempotency key of the create form, minted when the
+	// page is rendered, so that submitting the form again (a reload of the
+	// page that showed the secret) creates no second key.
+	CreateKey string
 }
 
 // keyStatus is a key's state at t, as a badge word.
@@ -77,9 +83,13 @@ func (d *Dashboard) developers(w http.ResponseWriter, r *http.Request, v *viewer
 		d.fail(w, r, v, err)
 		return
 	}
-	if id := r.URL.Query().Get("revoked"); id != "" {
+	if rid := r.URL.Query().Get("revoked"); rid != "" {
 		data.Notice = "The key was revoked: requests made with it now get 401."
 	}
+	if r.URL.Query().Get("created") != "" {
+		data.Notice = "This form already created a key (listed below). Its secret was shown only once: if it was not copied, revoke that key and create another."
+	}
+	data.CreateKey = id.New()
 	d.render(w, r, v, http.StatusOK, "developers", data)
 }
 
@@ -112,15 +122,57 @@ type newKeyData struct {
 }
 
 // createKey serves POST /keys: a new secret key of the mode, shown once.
+// keyCreateKeyPrefix marks the idempotency keys of the create-key form, in
+// the (merchant, mode) scope of the API's keys (see refundKeyPrefix).
+const keyCreateKeyPrefix = "dashboard-key:"
+
+// keyCreateFingerprint is the fingerprint of every create-key form: the
+// form has no fields besides its key.
+var keyCreateFingerprint = []byte("dashboard: create a secret key")
+
+// createKey serves POST /keys. The form's idempotency key makes a second
+// submission of one form (the browser's reload of the page that showed the
+// secret) lead back to the developers page instead of creating another
+// key. The stored answer names the key, never its secret: only the secret's
+// hash is kept anywhere.
 func (d *Dashboard) createKey(w http.ResponseWriter, r *http.Request, v *viewer, _ []string) {
 	ctx := r.Context()
-	secret, key, err := account.CreateKey(ctx, d.store, v.User.MerchantID, v.Mode, d.now())
+	form := r.PostFormValue("idempotency_key")
+	if !id.Valid(form) {
+		d.fail(w, r, v, paygate.Errorf(paygate.CodeInvalidRequest, "idempotency_key", "The form has expired; reload the page and create the key again."))
+		return
+	}
+	key := keyCreateKeyPrefix + strings.ToLower(form)
+	rec, reserved, err := d.store.ReserveIdempotency(ctx, paygate.IdempotencyReservation{
+		MerchantID: v.User.MerchantID, Mode: v.Mode, Key: key, Fingerprint: keyCreateFingerprint, Now: d.now(),
+	})
 	if err != nil {
+		d.fail(w, r, v, fmt.Errorf("reserve the create-key form: %w", err))
+		return
+	}
+	if !reserved {
+		// Complete or still in flight, the form made (or is making) its
+		// key: the list shows it.
+		http.Redirect(w, r, modePath(v, "/developers")+"?created="+url.QueryEscape(string(rec.Body)), http.StatusSeeOther)
+		return
+	}
+	secret, created, err := account.CreateKey(ctx, d.store, v.User.MerchantID, v.Mode, d.now())
+	if err != nil {
+		if rerr := d.store.ReleaseIdempotency(context.WithoutCancel(ctx), v.User.MerchantID, v.Mode, key); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("release the create-key form: %w", rerr))
+		}
 		d.fail(w, r, v, err)
 		return
 	}
-	d.audit(ctx, r, v, v.Mode, paygate.AuditKeyCreated, key.ID, "secret key "+key.Hint)
-	d.render(w, r, v, http.StatusOK, "key_new", newKeyData{Key: key, Secret: secret})
+	if err := d.store.CompleteIdempotency(ctx, paygate.IdempotencyCompletion{
+		MerchantID: v.User.MerchantID, Mode: v.Mode, Key: key, StatusCode: http.StatusCreated, Body: []byte(created.ID),
+	}); err != nil {
+		// The key exists and its secret is about to be shown: a failure
+		// here only loses the protection against a second submission.
+		d.log.Warn("complete the create-key form", "key", created.ID, "error", err)
+	}
+	d.audit(ctx, r, v, v.Mode, paygate.AuditKeyCreated, created.ID, "secret key "+created.Hint)
+	d.render(w, r, v, http.StatusOK, "key_new", newKeyData{Key: created, Secret: secret})
 }
 
 // rotateData is the rotate form.

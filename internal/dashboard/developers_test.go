@@ -314,3 +314,71 @@ func TestOtherMerchantsIDs(t *testing.T) {
 		t.Error("A's webhook page shows B's endpoint or delivery")
 	}
 }
+
+// Submitting one create-key form twice (the browser's reload of the page
+// that showed the secret) creates one key: the second submission leads to
+// the list, which says so, and no stored answer holds the secret. A form
+// without its key creates nothing.
+func TestCreateKeyOnce(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	b := s.browser()
+	b.mustSignIn(s.a.email)
+	ctx := context.Background()
+	secretKeys := func() int {
+		t.Helper()
+		keys, err := s.st.APIKeysByMerchantMode(ctx, s.a.id, paygate.ModeTest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, k := range keys {
+			if k.Type == paygate.KeySecret {
+				n++
+			}
+		}
+		return n
+	}
+	before := secretKeys()
+
+	dev := b.get("/dashboard/test/developers")
+	form := url.Values{"csrf": {csrfOf(t, dev)}, "idempotency_key": {formValue(t, dev.body, "idempotency_key")}}
+	first := b.do(http.MethodPost, "/dashboard/test/keys", form)
+	m := newSecret.FindStringSubmatch(first.body)
+	if first.code != http.StatusOK || m == nil {
+		t.Fatalf("create key: %d\n%s", first.code, first.body)
+	}
+	again := b.do(http.MethodPost, "/dashboard/test/keys", form)
+	if again.code != http.StatusSeeOther || !strings.HasPrefix(again.location, "/dashboard/test/developers?created=") {
+		t.Fatalf("the same form again: %d to %q, want 303 to the developers page", again.code, again.location)
+	}
+	if n := secretKeys(); n != before+1 {
+		t.Fatalf("secret keys after one form submitted twice: %d, want %d", n, before+1)
+	}
+	if list := b.get(again.location); !strings.Contains(list.body, "This form already created a key") || strings.Contains(list.body, m[1]) {
+		t.Fatalf("the page after a second submission should say the key exists, without its secret:\n%s", list.body)
+	}
+	rec, reserved, err := s.st.ReserveIdempotency(ctx, paygate.IdempotencyReservation{
+		MerchantID: s.a.id, Mode: paygate.ModeTest, Key: keyCreateKeyPrefix + form.Get("idempotency_key"),
+		Fingerprint: keyCreateFingerprint, Now: s.clock.Now(),
+	})
+	if err != nil || reserved || rec.State != paygate.IdempotencyComplete || strings.Contains(string(rec.Body), "smtgw_") {
+		t.Fatalf("the form's stored answer: %+v reserved %v, %v", rec, reserved, err)
+	}
+
+	// A new page is a new form: it creates another key.
+	if p := b.post("/dashboard/test/developers", "/dashboard/test/keys", nil); p.code != http.StatusOK || newSecret.FindStringSubmatch(p.body) == nil {
+		t.Fatalf("a new form: %d", p.code)
+	}
+	// Without its key (or with a malformed one) the form creates nothing.
+	for _, bad := range []string{"", "not-a-uuid"} {
+		dev := b.get("/dashboard/test/developers")
+		p := b.do(http.MethodPost, "/dashboard/test/keys", url.Values{"csrf": {csrfOf(t, dev)}, "idempotency_key": {bad}})
+		if p.code != http.StatusBadRequest {
+			t.Errorf("idempotency_key %q: %d, want 400", bad, p.code)
+		}
+	}
+	if n := secretKeys(); n != before+2 {
+		t.Fatalf("secret keys: %d, want %d", n, before+2)
+	}
+}

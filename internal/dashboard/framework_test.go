@@ -216,6 +216,11 @@ func (b *browser) post(formPath, action string, form url.Values) reply {
 		form = url.Values{}
 	}
 	form.Set("csrf", csrfOf(b.s.t, p))
+	// A form's idempotency key, minted with the page, goes with it as a
+	// browser would send it (the create-key and refund forms).
+	if form.Get("idempotency_key") == "" && strings.Contains(p.body, `name="idempotency_key"`) {
+		form.Set("idempotency_key", formValue(b.s.t, p.body, "idempotency_key"))
+	}
 	return b.do(http.MethodPost, action, form)
 }
 
