@@ -59,6 +59,30 @@ func (c *testClock) Add(d time.Duration) {
 	c.mu.Unlock()
 }
 
+// newStoreAndService opens a fresh SQLite store and the real payment
+// service over it, with the sandbox providers and a card vault, on clock.
+func newStoreAndService(t *testing.T, clock paygate.Clock) (*sqlite.Store, *payment.Service) {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "dashboard.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	master := make([]byte, 32)
+	if _, err := rand.Read(master); err != nil {
+		t.Fatal(err)
+	}
+	v, err := vault.New(master)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := payment.New(payment.Config{
+		Store: st, Router: provider.Default(), Clock: clock, Answers: httpapi.Answers{},
+		FingerprintKey: []byte("dashboard-test-fingerprint-key"), Vault: v,
+	})
+	return st, svc
+}
+
 // tenant is a merchant's mode: its API key and a dashboard viewer of it.
 type tenant struct {
 	merchantID string
@@ -80,26 +104,9 @@ type dataFixture struct {
 
 func newDataFixture(t *testing.T) *dataFixture {
 	t.Helper()
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "dash.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
 	clock := &testClock{}
 	clock.Set(time.Now())
-	master := make([]byte, 32)
-	if _, err := rand.Read(master); err != nil {
-		t.Fatal(err)
-	}
-	v, err := vault.New(master)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := payment.New(payment.Config{
-		Store: st, Router: provider.Default(), Clock: clock, Answers: httpapi.Answers{},
-		FingerprintKey: []byte("dashboard-test-fingerprint-key"), Vault: v,
-	})
+	st, svc := newStoreAndService(t, clock)
 	api := httpapi.New(httpapi.Config{
 		Store: st, Payments: svc, Auth: &auth.Authenticator{Store: st, Clock: clock}, Limiter: ratelimit.NewMemory(),
 		Clock: clock, RateLimitTest: 100000, RateLimitLive: 100000, RateLimitUnauthenticated: 100000,

@@ -2,49 +2,24 @@ package dashboard
 
 import (
 	"context"
-	"crypto/rand"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/paygate/paygate/internal/auth"
-	"github.com/paygate/paygate/internal/httpapi"
 	"github.com/paygate/paygate/internal/id"
 	"github.com/paygate/paygate/internal/paygate"
-	"github.com/paygate/paygate/internal/payment"
-	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/ratelimit"
 	"github.com/paygate/paygate/internal/store/sqlite"
-	"github.com/paygate/paygate/internal/vault"
 )
 
 // The framework's tests go through ServeHTTP like a browser: sign-in with
 // the form and its cookies, sessions, CSRF, and the Developers, webhook and
 // audit pages, on a real SQLite store.
-
-// manualClock is a clock the tests move by hand.
-type manualClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *manualClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // site is a dashboard over a fresh store with two merchants, each with a
 // user whose password is password.
@@ -52,7 +27,7 @@ type site struct {
 	t     *testing.T
 	st    *sqlite.Store
 	d     *Dashboard
-	clock *manualClock
+	clock *testClock
 	// Merchants A and B: their ids, a test secret key id each, and their
 	// users' emails.
 	a, b siteMerchant
@@ -66,25 +41,9 @@ const password = "correct horse battery"
 
 func newSite(t *testing.T, mutate ...func(*Config)) *site {
 	t.Helper()
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "site.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	clock := &manualClock{t: time.Now().UTC().Truncate(time.Microsecond)}
-	master := make([]byte, 32)
-	if _, err := rand.Read(master); err != nil {
-		t.Fatal(err)
-	}
-	v, err := vault.New(master)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := payment.New(payment.Config{
-		Store: st, Router: provider.Default(), Clock: clock, Answers: httpapi.Answers{},
-		FingerprintKey: []byte("framework-test-fingerprint-key"), Vault: v,
-	})
+	clock := &testClock{}
+	clock.Set(time.Now())
+	st, svc := newStoreAndService(t, clock)
 	cfg := Config{Store: st, Payments: svc, Limiter: ratelimit.NewMemory(), Clock: clock, BaseURL: "http://127.0.0.1:8080"}
 	for _, m := range mutate {
 		m(&cfg)
@@ -510,12 +469,12 @@ func TestSessionExpiry(t *testing.T) {
 		b.mustSignIn(s.a.email)
 		// Activity keeps the session: 20 minutes apart, three times.
 		for i := range 3 {
-			s.clock.Advance(20 * time.Minute)
+			s.clock.Add(20 * time.Minute)
 			if p := b.get("/dashboard/test/developers"); p.code != http.StatusOK {
 				t.Fatalf("request %d, 20 minutes after the last: %d %q", i+1, p.code, p.location)
 			}
 		}
-		s.clock.Advance(31 * time.Minute)
+		s.clock.Add(31 * time.Minute)
 		p := b.get("/dashboard/test/developers")
 		if p.code != http.StatusSeeOther || !strings.HasPrefix(p.location, "/dashboard/login") {
 			t.Fatalf("after 31 idle minutes: %d %q", p.code, p.location)
@@ -531,12 +490,12 @@ func TestSessionExpiry(t *testing.T) {
 		b := s.browser()
 		b.mustSignIn(s.a.email)
 		for range 2 {
-			s.clock.Advance(25 * time.Minute)
+			s.clock.Add(25 * time.Minute)
 			if p := b.get("/dashboard/test/audit"); p.code != http.StatusOK {
 				t.Fatalf("within the hour: %d", p.code)
 			}
 		}
-		s.clock.Advance(11 * time.Minute) // 61 minutes after sign-in, 11 idle
+		s.clock.Add(11 * time.Minute) // 61 minutes after sign-in, 11 idle
 		if p := b.get("/dashboard/test/audit"); p.code != http.StatusSeeOther {
 			t.Fatalf("61 minutes after sign-in: %d, want a redirect to sign in", p.code)
 		}

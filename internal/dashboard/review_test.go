@@ -86,7 +86,7 @@ func TestChangePasswordRenewsSession(t *testing.T) {
 		t.Fatal("a refused change replaced the session")
 	}
 
-	s.clock.Advance(30 * time.Minute)
+	s.clock.Add(30 * time.Minute)
 	if p := change(password); p.code != http.StatusSeeOther {
 		t.Fatalf("change password: %d\n%s", p.code, p.body)
 	}
@@ -104,12 +104,12 @@ func TestChangePasswordRenewsSession(t *testing.T) {
 	}
 	// Still two hours after sign-in at most: 119 minutes works, 121 not.
 	for _, d := range []time.Duration{50 * time.Minute, 39 * time.Minute} {
-		s.clock.Advance(d)
+		s.clock.Add(d)
 		if p := b.get("/dashboard/test/developers"); p.code != http.StatusOK {
 			t.Fatalf("%s later: %d", d, p.code)
 		}
 	}
-	s.clock.Advance(2 * time.Minute)
+	s.clock.Add(2 * time.Minute)
 	if p := b.get("/dashboard/test/developers"); p.code != http.StatusSeeOther {
 		t.Errorf("121 minutes after sign-in, the renewed session still works: %d", p.code)
 	}
