@@ -117,7 +117,6 @@ func testDashboardDevelopers(t *testing.T, e engine) {
 		chromedp.WaitVisible(chromedp.CSS("#developers-notice")),
 	)
 	expect(t, g.call(http.MethodPost, "/v1/payments", rotated, paymentBody("4242424242424242", "4.00", "EUR")), http.StatusUnauthorized)
-	// The merchant's original key paid nothing yet; it shows as never used.
 	if shots {
 		browserDo(t, ctx, g, "show the keys", chromedp.Navigate(g.url+"/dashboard/test/developers"), chromedp.WaitVisible(chromedp.CSS("#secret-keys")))
 		shot(ctx, "dashboard-developers")

@@ -382,3 +382,33 @@ func TestCreateKeyOnce(t *testing.T) {
 		t.Fatalf("secret keys: %d, want %d", n, before+2)
 	}
 }
+
+// The keys list says when each key was last used, in the viewer's zone,
+// and "never" for a key not used yet.
+func TestKeysLastUsed(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	b := s.browser()
+	b.mustSignIn(s.a.email)
+	row := func(keyID string) string {
+		t.Helper()
+		body := b.get("/dashboard/test/developers").body
+		i := strings.Index(body, keyID)
+		if i < 0 {
+			t.Fatalf("key %s not listed", keyID)
+		}
+		end := strings.Index(body[i:], "</tr>")
+		return body[i : i+end]
+	}
+	if r := row(s.a.testKeyID); !strings.Contains(r, "never") {
+		t.Fatalf("an unused key's row: %s", r)
+	}
+	used := time.Date(2030, 1, 2, 3, 4, 0, 0, time.UTC)
+	if err := s.st.TouchAPIKeys(context.Background(), map[string]time.Time{s.a.testKeyID: used}); err != nil {
+		t.Fatal(err)
+	}
+	r := row(s.a.testKeyID)
+	if strings.Contains(r, "never") || !strings.Contains(r, "2030") {
+		t.Fatalf("a used key's row should show 2 Jan 2030: %s", r)
+	}
+}
