@@ -26,6 +26,18 @@ type IdempotencyRecord struct {
 	CreatedAt   time.Time
 }
 
+// KeyTakenError is the answer of a write that was to reserve an
+// idempotency key (NewPayment.Reservation) when the key already has a live
+// record: nothing was written, and Record is that live record, for a replay
+// or a 409.
+type KeyTakenError struct {
+	Record IdempotencyRecord
+}
+
+func (e *KeyTakenError) Error() string {
+	return "the idempotency key " + e.Record.Key + " is taken"
+}
+
 // Expired reports whether the key may be used for a new request at now.
 func (r IdempotencyRecord) Expired(now time.Time) bool {
 	return !now.Before(r.CreatedAt.Add(IdempotencyTTL))

@@ -107,6 +107,13 @@ type NewPayment struct {
 	// The insert is visible to other transactions at commit either way. A
 	// store whose every commit is durable and grouped (SQLite) ignores it.
 	DeferFlush bool
+	// Reservation, when set, reserves the payment's idempotency key (its
+	// Key is Payment.IdempotencyKey) in the transaction that inserts the
+	// payment, as ReserveIdempotency would, with the record linked to the
+	// payment from the start. When the key has a live record, nothing is
+	// written and the error is a *KeyTakenError; UNAUTHORIZED when the API
+	// key is no longer active. Saves the reservation's own transaction.
+	Reservation *IdempotencyReservation
 }
 
 // PaymentTransition moves a payment from one of From to To, conditionally:

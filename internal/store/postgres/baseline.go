@@ -15,42 +15,30 @@ var _ paygate.BaselineStore = (*Store)(nil)
 
 // BaselinePayment performs the writes of one successful card payment
 // (paygate.BaselineWrites) in one transaction: the statements the gateway
-// sends for them (the idempotency reservation, createPayment,
+// sends for them (the idempotency reservation, createReservedPayment,
 // transitionPayment), pipelined in one batch, which PostgreSQL runs as one
 // implicit transaction in one round trip. That is the fewest round trips and
 // commits these writes can take, so the gateway's rate over this one is its
 // share of the database's limit.
 func (s *Store) BaselinePayment(ctx context.Context, merchantID string, mode paygate.Mode, n int64) error {
 	w := paygate.NewBaselineWrites(merchantID, mode, n, id.New(), id.New(), id.New(), time.Now())
-	r := w.Reservation
-	reserveArgs := pgx.NamedArgs{
-		"merchant_id": r.MerchantID, "mode": r.Mode, "key": r.Key, "fingerprint": r.Fingerprint,
-		"api_key_id": "", "now": r.Now,
-		"expired_before":   r.Now.Add(-paygate.IdempotencyTTL),
-		"abandoned_before": r.Now.Add(-paygate.PaymentLease),
-	}
 	_, createArgs, err := createPaymentArgs(w.Payment)
 	if err != nil {
 		return err
 	}
 	moveArgs := transitionArgs(w.Transition, []paygate.Event{w.Event}, &w.Done)
-	// A first payment of a customer that a concurrent one created after
-	// this batch's snapshot inserts nothing (see createPayment): the
-	// reservation is then already there and the batch runs again.
-	for range 3 {
-		var moved, exists bool
-		b := &pgx.Batch{}
-		b.Queue(reserveIdempotency, reserveArgs)
-		b.Queue(createPayment, createArgs)
-		b.Queue(transitionPayment, moveArgs).QueryRow(func(row pgx.Row) error {
-			return row.Scan(&moved, &exists)
-		})
-		if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
-			return translate(err)
-		}
-		if moved {
-			return nil
-		}
+	var moved, exists bool
+	b := &pgx.Batch{}
+	b.Queue(reserveIdempotency, reserveArgs(w.Reservation, w.Payment.Payment.ID))
+	b.Queue(createReservedPayment, createArgs)
+	b.Queue(transitionPayment, moveArgs).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&moved, &exists)
+	})
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return translate(err)
 	}
-	return fmt.Errorf("postgres: baseline payment %d: the customer could not be resolved", n)
+	if !moved {
+		return fmt.Errorf("postgres: baseline payment %d was not inserted", n)
+	}
+	return nil
 }

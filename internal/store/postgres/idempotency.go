@@ -40,8 +40,8 @@ const reserveIdempotency = `
 			AND (revoked_at IS NULL OR revoked_at > @now)
 			AND (expires_at IS NULL OR expires_at > @now)
 	), reserved AS (
-		INSERT INTO idempotency_keys AS i (merchant_id, mode, key, fingerprint, state, created_at)
-		SELECT @merchant_id, @mode, @key, @fingerprint, 'in_flight', @now FROM api_key
+		INSERT INTO idempotency_keys AS i (merchant_id, mode, key, fingerprint, state, payment_id, created_at)
+		SELECT @merchant_id, @mode, @key, @fingerprint, 'in_flight', @payment_id, @now FROM api_key
 		-- A live record (the replay of a request, or one in flight) is
 		-- left alone without trying the insert: ON CONFLICT DO UPDATE
 		-- would lock its row even when its WHERE is false, which makes
@@ -59,7 +59,7 @@ const reserveIdempotency = `
 			state = 'in_flight',
 			status_code = 0,
 			body = NULL,
-			payment_id = NULL,
+			payment_id = EXCLUDED.payment_id,
 			created_at = EXCLUDED.created_at
 		WHERE i.created_at <= @expired_before
 			OR (i.state = 'in_flight' AND i.payment_id IS NULL AND i.created_at < @abandoned_before)
@@ -79,12 +79,7 @@ const reserveIdempotency = `
 // after the reservation statement began (and our own record when we
 // reserved).
 func (s *Store) ReserveIdempotency(ctx context.Context, r paygate.IdempotencyReservation) (paygate.IdempotencyRecord, bool, error) {
-	args := pgx.NamedArgs{
-		"merchant_id": r.MerchantID, "mode": r.Mode, "key": r.Key, "fingerprint": r.Fingerprint,
-		"api_key_id": r.APIKeyID, "now": r.Now,
-		"expired_before":   r.Now.Add(-paygate.IdempotencyTTL),
-		"abandoned_before": r.Now.Add(-paygate.PaymentLease),
-	}
+	args := reserveArgs(r, "")
 	// A record read as missing was released or purged between the two
 	// statements: try again, a few times.
 	for range 5 {
@@ -129,6 +124,18 @@ func (s *Store) ReserveIdempotency(ctx context.Context, r paygate.IdempotencyRes
 		}
 	}
 	return paygate.IdempotencyRecord{}, false, paygate.ErrStateConflict
+}
+
+// reserveArgs returns the arguments of reserveIdempotency. paymentID, when
+// not "", is written into the new record: the payment inserted in the same
+// transaction (reserveAndCreatePayment).
+func reserveArgs(r paygate.IdempotencyReservation, paymentID string) pgx.NamedArgs {
+	return pgx.NamedArgs{
+		"merchant_id": r.MerchantID, "mode": r.Mode, "key": r.Key, "fingerprint": r.Fingerprint,
+		"api_key_id": r.APIKeyID, "now": r.Now, "payment_id": nullText(paymentID),
+		"expired_before":   r.Now.Add(-paygate.IdempotencyTTL),
+		"abandoned_before": r.Now.Add(-paygate.PaymentLease),
+	}
 }
 
 // CompleteIdempotency stores the answer of an in-flight key. The first

@@ -102,21 +102,22 @@ func scanPayment(row pgx.Row) (paygate.Payment, error) {
 	return p, nil
 }
 
-// createPayment resolves the customer, inserts the payment and links it to
-// its idempotency record in one statement. When the customer is missing it
-// is inserted with ON CONFLICT DO NOTHING; if a concurrent request inserted
-// the same customer after this statement's snapshot was taken, the
-// statement inserts nothing and CreatePayment runs it again (a new snapshot
-// then sees that customer).
-const createPayment = `
+// createPaymentSQL returns the statement that resolves the customer and
+// inserts the payment, both only when guard (an SQL condition) holds. A
+// missing customer is inserted with ON CONFLICT DO UPDATE, a no-op update
+// that only serves to return the row: if a concurrent request inserted the
+// same customer after this statement's snapshot was taken, the insert waits
+// for it and returns its id, so the statement always resolves the customer.
+func createPaymentSQL(guard, tail string) string {
+	return `
 	WITH existing AS (
 		SELECT id FROM customers
 		WHERE merchant_id = @merchant_id AND mode = @mode AND external_id = @customer_external_id
 	), inserted AS (
 		INSERT INTO customers (id, merchant_id, mode, external_id, metadata, created_at, updated_at)
 		SELECT @new_customer_id, @merchant_id, @mode, @customer_external_id, '{}', @created_at, @created_at
-		WHERE NOT EXISTS (SELECT 1 FROM existing)
-		ON CONFLICT (merchant_id, mode, external_id) DO NOTHING
+		WHERE NOT EXISTS (SELECT 1 FROM existing) AND ` + guard + `
+		ON CONFLICT (merchant_id, mode, external_id) DO UPDATE SET external_id = EXCLUDED.external_id
 		RETURNING id
 	), customer AS (
 		SELECT id FROM existing UNION ALL SELECT id FROM inserted
@@ -133,49 +134,129 @@ const createPayment = `
 			@card_brand, @card_last4, @card_exp_month, @card_exp_year, @card_holder_name, @card_fingerprint,
 			@billing, @return_url, @device_fingerprint, @metadata, @idempotency_key, @lease_until,
 			@created_at, @updated_at
-		FROM customer LIMIT 1
+		FROM customer WHERE ` + guard + ` LIMIT 1
 		RETURNING customer_id
-	), linked AS (
+	)` + tail + `
+	SELECT customer_id FROM payment`
+}
+
+// createPayment inserts the payment and links it to its idempotency record
+// (reserved earlier, by another statement).
+var createPayment = createPaymentSQL("TRUE", `, linked AS (
 		UPDATE idempotency_keys SET payment_id = @id
 		WHERE merchant_id = @merchant_id AND mode = @mode AND key = @idempotency_key
 			AND EXISTS (SELECT 1 FROM payment)
-	)
-	SELECT customer_id FROM payment`
+	)`)
+
+// createReservedPayment inserts the payment only when its idempotency
+// record names it: the reservation statement before it in the same
+// transaction reserved the key for this payment id (a fresh UUID, so no
+// other request's record can name it).
+var createReservedPayment = createPaymentSQL(`EXISTS (
+		SELECT 1 FROM idempotency_keys
+		WHERE merchant_id = @merchant_id AND mode = @mode AND key = @idempotency_key AND payment_id = @id)`, "")
 
 // CreatePayment, in one statement, resolves the customer by external id
 // (creating it with no email and empty metadata when missing), inserts the
 // payment in status created, and links the payment to the idempotency record
 // of p.Payment.IdempotencyKey. Returns the payment with CustomerID set (its
 // status is created and nothing is refunded, whatever p said). ErrConflict
-// on a duplicate payment id.
+// on a duplicate payment id. With np.Reservation, the key is reserved in the
+// same round trip and transaction (reserveAndCreatePayment).
 func (s *Store) CreatePayment(ctx context.Context, np paygate.NewPayment) (paygate.Payment, error) {
 	p, args, err := createPaymentArgs(np)
 	if err != nil {
 		return paygate.Payment{}, err
 	}
-	for range 3 {
-		var err error
+	if np.Reservation != nil {
+		return s.reserveAndCreatePayment(ctx, np, p, args)
+	}
+	if np.DeferFlush {
+		// Committed without waiting for its WAL flush (see
+		// paygate.GatewayLedger): the provider's ledger entry and the
+		// outcome are written after it, and the outcome's synchronous
+		// commit flushes all earlier WAL, this insert included.
+		b := &pgx.Batch{}
+		b.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
+		b.Queue(createPayment, args).QueryRow(func(row pgx.Row) error { return row.Scan(&p.CustomerID) })
+		err = s.pool.SendBatch(ctx, b).Close()
+	} else {
+		err = s.pool.QueryRow(ctx, createPayment, args).Scan(&p.CustomerID)
+	}
+	if err != nil {
+		return paygate.Payment{}, translate(err)
+	}
+	return p, nil
+}
+
+// reserveAndCreatePayment reserves the payment's idempotency key and
+// inserts the payment in one pipelined batch: one round trip and one
+// implicit transaction, instead of one of each for the reservation and
+// another for the insert. The reservation writes the payment's id into the
+// record, and the insert runs only when the record names it; the read of
+// the record between them tells a taken key's record.
+func (s *Store) reserveAndCreatePayment(ctx context.Context, np paygate.NewPayment, p paygate.Payment, args pgx.NamedArgs) (paygate.Payment, error) {
+	r := *np.Reservation
+	if r.Key != p.IdempotencyKey || r.MerchantID != p.MerchantID || r.Mode != p.Mode {
+		return paygate.Payment{}, fmt.Errorf("postgres: payment %s: the reservation is not for its idempotency key", p.ID)
+	}
+	rargs := reserveArgs(r, p.ID)
+	// A record read as missing was released or purged between the
+	// statements: try again, a few times (as ReserveIdempotency).
+	for range 5 {
+		var keyActive, reserved, inserted, found bool
+		var rec paygate.IdempotencyRecord
+		b := &pgx.Batch{}
 		if np.DeferFlush {
-			// Committed without waiting for its WAL flush (see
-			// paygate.GatewayLedger): the provider's ledger entry and the
-			// outcome are written after it, and the outcome's synchronous
-			// commit flushes all earlier WAL, this insert included.
-			b := &pgx.Batch{}
+			// See CreatePayment and ReserveIdempotency: both writes may
+			// commit without their own flush on a gateway-ledger route.
 			b.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
-			b.Queue(createPayment, args).QueryRow(func(row pgx.Row) error { return row.Scan(&p.CustomerID) })
-			err = s.pool.SendBatch(ctx, b).Close()
-		} else {
-			err = s.pool.QueryRow(ctx, createPayment, args).Scan(&p.CustomerID)
 		}
-		if errors.Is(err, pgx.ErrNoRows) {
-			continue // the customer appeared concurrently: see createPayment
-		}
-		if err != nil {
+		b.Queue(reserveIdempotency, rargs).QueryRow(func(row pgx.Row) error {
+			return row.Scan(&keyActive, &reserved)
+		})
+		b.Queue(`SELECT `+idempotencyColumns+` FROM idempotency_keys
+			WHERE merchant_id = $1 AND mode = $2 AND key = $3`, r.MerchantID, r.Mode, r.Key).
+			QueryRow(func(row pgx.Row) error {
+				var err error
+				rec, err = scanIdempotency(row)
+				if errors.Is(err, pgx.ErrNoRows) {
+					return nil
+				}
+				found = err == nil
+				return err
+			})
+		b.Queue(createReservedPayment, args).QueryRow(func(row pgx.Row) error {
+			err := row.Scan(&p.CustomerID)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
+			}
+			inserted = err == nil
+			return err
+		})
+		if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 			return paygate.Payment{}, translate(err)
 		}
-		return p, nil
+		switch {
+		case !keyActive:
+			return paygate.Payment{}, paygate.Errorf(paygate.CodeUnauthorized, "", "The API key is not active.")
+		case reserved && inserted:
+			return p, nil
+		case reserved:
+			// The statement resolves every customer (createPaymentSQL),
+			// so this does not happen; if it did, the record names a
+			// payment that does not exist: free the key rather than
+			// leave it in flight for a day.
+			_, err := s.pool.Exec(ctx, `DELETE FROM idempotency_keys
+				WHERE merchant_id = $1 AND mode = $2 AND key = $3 AND payment_id = $4`,
+				r.MerchantID, r.Mode, r.Key, p.ID)
+			return paygate.Payment{}, errors.Join(
+				fmt.Errorf("postgres: payment %s was not inserted after its key was reserved", p.ID), translate(err))
+		case found:
+			return paygate.Payment{}, &paygate.KeyTakenError{Record: rec}
+		}
 	}
-	return paygate.Payment{}, fmt.Errorf("postgres: create payment %s: the customer could not be resolved", p.ID)
+	return paygate.Payment{}, paygate.ErrStateConflict
 }
 
 // createPaymentArgs returns the payment as CreatePayment stores it and the

@@ -13,7 +13,7 @@ var _ paygate.BaselineStore = (*Store)(nil)
 
 // BaselinePayment performs the writes of one successful card payment
 // (paygate.BaselineWrites) in one write transaction on the store's single
-// writer connection: the statements ReserveIdempotency, CreatePayment and
+// writer connection: the statements CreatePayment with its reservation and
 // TransitionPayment run, with one commit (one WAL fsync at
 // synchronous=FULL) instead of their three. The transaction is never
 // grouped with others (groupcommit.go): the baseline is what the database
@@ -21,10 +21,9 @@ var _ paygate.BaselineStore = (*Store)(nil)
 func (s *Store) BaselinePayment(ctx context.Context, merchantID string, mode paygate.Mode, n int64) error {
 	w := paygate.NewBaselineWrites(merchantID, mode, n, id.New(), id.New(), id.New(), time.Now())
 	return s.soloTx(ctx, func(tx *sql.Tx) error {
-		if _, _, err := reserveIdempotency(ctx, tx, w.Reservation); err != nil {
-			return err
-		}
-		if _, err := createPayment(ctx, tx, w.Payment); err != nil {
+		np := w.Payment
+		np.Reservation = &w.Reservation
+		if _, err := createPayment(ctx, tx, np); err != nil {
 			return err
 		}
 		return transitionPayment(ctx, tx, w.Transition, []paygate.Event{w.Event}, &w.Done)

@@ -25,7 +25,7 @@ func (s *Store) ReserveIdempotency(ctx context.Context, r paygate.IdempotencyRes
 	)
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		rec, reserved, err = reserveIdempotency(ctx, tx, r)
+		rec, reserved, err = reserveIdempotency(ctx, tx, r, "")
 		return err
 	})
 	if err != nil {
@@ -35,8 +35,9 @@ func (s *Store) ReserveIdempotency(ctx context.Context, r paygate.IdempotencyRes
 }
 
 // reserveIdempotency is ReserveIdempotency inside the caller's write
-// transaction.
-func reserveIdempotency(ctx context.Context, tx *sql.Tx, r paygate.IdempotencyReservation) (paygate.IdempotencyRecord, bool, error) {
+// transaction. paymentID, when not "", is written into a new record: the
+// payment the same transaction inserts (CreatePayment with a reservation).
+func reserveIdempotency(ctx context.Context, tx *sql.Tx, r paygate.IdempotencyReservation, paymentID string) (paygate.IdempotencyRecord, bool, error) {
 	if err := checkAPIKey(ctx, tx, r); err != nil {
 		return paygate.IdempotencyRecord{}, false, err
 	}
@@ -55,18 +56,19 @@ func reserveIdempotency(ctx context.Context, tx *sql.Tx, r paygate.IdempotencyRe
 		Key:         r.Key,
 		Fingerprint: r.Fingerprint,
 		State:       paygate.IdempotencyInFlight,
+		PaymentID:   paymentID,
 		CreatedAt:   r.Now,
 	}
 	if _, err := tx.ExecContext(ctx, `
-		INSERT INTO idempotency_keys (`+idempotencyColumns+`) VALUES (?, ?, ?, ?, ?, 0, NULL, '', ?)
+		INSERT INTO idempotency_keys (`+idempotencyColumns+`) VALUES (?, ?, ?, ?, ?, 0, NULL, ?, ?)
 		ON CONFLICT (merchant_id, mode, key) DO UPDATE SET
 			fingerprint = excluded.fingerprint,
 			state = excluded.state,
 			status_code = 0,
 			body = NULL,
-			payment_id = '',
+			payment_id = excluded.payment_id,
 			created_at = excluded.created_at`,
-		r.MerchantID, string(r.Mode), r.Key, r.Fingerprint, string(paygate.IdempotencyInFlight), micros(r.Now)); err != nil {
+		r.MerchantID, string(r.Mode), r.Key, r.Fingerprint, string(paygate.IdempotencyInFlight), paymentID, micros(r.Now)); err != nil {
 		return paygate.IdempotencyRecord{}, false, err
 	}
 	return rec, true, nil

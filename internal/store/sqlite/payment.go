@@ -116,6 +116,9 @@ func scanPayment(row scanner) (paygate.Payment, error) {
 // (creating it with no email and empty metadata when missing), inserts the
 // payment in status created, and links it to the idempotency record of
 // p.Payment.IdempotencyKey. A duplicate payment id is paygate.ErrConflict.
+// With np.Reservation, the key is reserved first in the same transaction
+// (one writer transaction instead of two) and the record names the payment
+// from the start; a taken key is a *paygate.KeyTakenError.
 func (s *Store) CreatePayment(ctx context.Context, np paygate.NewPayment) (paygate.Payment, error) {
 	var p paygate.Payment
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
@@ -142,6 +145,20 @@ func createPayment(ctx context.Context, tx *sql.Tx, np paygate.NewPayment) (payg
 	if err != nil {
 		return paygate.Payment{}, err
 	}
+	linked := false
+	if r := np.Reservation; r != nil {
+		if r.Key != p.IdempotencyKey || r.MerchantID != p.MerchantID || r.Mode != p.Mode {
+			return paygate.Payment{}, fmt.Errorf("sqlite: payment %s: the reservation is not for its idempotency key", p.ID)
+		}
+		rec, reserved, err := reserveIdempotency(ctx, tx, *r, p.ID)
+		if err != nil {
+			return paygate.Payment{}, err
+		}
+		if !reserved {
+			return paygate.Payment{}, &paygate.KeyTakenError{Record: rec}
+		}
+		linked = true
+	}
 	if _, err := tx.ExecContext(ctx, `
 		INSERT INTO customers (`+customerColumns+`) VALUES (?1, ?2, ?3, ?4, NULL, '{}', ?5, ?5)
 		ON CONFLICT (merchant_id, mode, external_id) DO NOTHING`,
@@ -163,7 +180,7 @@ func createPayment(ctx context.Context, tx *sql.Tx, np paygate.NewPayment) (payg
 		micros(p.LeaseUntil), micros(p.CreatedAt), micros(p.UpdatedAt)); err != nil {
 		return paygate.Payment{}, err
 	}
-	if p.IdempotencyKey != "" {
+	if p.IdempotencyKey != "" && !linked {
 		if _, err := tx.ExecContext(ctx,
 			`UPDATE idempotency_keys SET payment_id = ? WHERE merchant_id = ? AND mode = ? AND key = ?`,
 			p.ID, p.MerchantID, string(p.Mode), p.IdempotencyKey); err != nil {

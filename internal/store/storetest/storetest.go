@@ -42,6 +42,7 @@ func Exercise(t *testing.T, newStore func(t *testing.T) paygate.Store) {
 		{"Idempotency", idempotencyCases()},
 		{"Customer", customerCases()},
 		{"Payment", paymentCases()},
+		{"ReservedCreate", reservedCreateCases()},
 		{"Refund", refundCases()},
 		{"Event", eventCases()},
 		{"Race", raceCases()},

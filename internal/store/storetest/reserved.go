@@ -1,0 +1,161 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/paygate/paygate/internal/paygate"
+)
+
+// reservedCreateCases cover CreatePayment with NewPayment.Reservation: the
+// idempotency key reserved in the payment's own transaction.
+func reservedCreateCases() []testCase {
+	const n = 12
+	return []testCase{
+		{"ReservesAndLinks", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			p := f.paymentValue(paygate.ModeTest, at(time.Hour))
+			r := f.reservation(p.Mode, p.IdempotencyKey, p.CreatedAt)
+			got, err := s.CreatePayment(ctx(t), reservedPayment(p, r, "cus-1"))
+			must(t, err)
+			stored, err := s.PaymentByID(ctx(t), p.MerchantID, p.Mode, p.ID)
+			must(t, err)
+			equal(t, "stored payment", got, stored)
+			rec := f.lookup(t, p.Mode, p.IdempotencyKey, at(time.Hour+time.Second))
+			equal(t, "in-flight record", paygate.IdempotencyRecord{
+				MerchantID: f.merchant.ID, Mode: p.Mode, Key: p.IdempotencyKey,
+				Fingerprint: r.Fingerprint, State: paygate.IdempotencyInFlight,
+				PaymentID: p.ID, CreatedAt: p.CreatedAt,
+			}, rec)
+		}},
+		{"TakenKeyWritesNothing", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			// A completed answer, then a request still in flight.
+			done := f.paymentValue(paygate.ModeTest, at(time.Hour))
+			f.reserve(t, done.Mode, done.IdempotencyKey, done.CreatedAt)
+			must(t, s.CompleteIdempotency(ctx(t), paygate.IdempotencyCompletion{
+				MerchantID: f.merchant.ID, Mode: done.Mode, Key: done.IdempotencyKey, StatusCode: 201, Body: []byte(`{"x":1}`),
+			}))
+			running := f.paymentValue(paygate.ModeTest, at(time.Hour))
+			f.reserve(t, running.Mode, running.IdempotencyKey, running.CreatedAt)
+
+			for _, c := range []struct {
+				key   string
+				state paygate.IdempotencyState
+			}{{done.IdempotencyKey, paygate.IdempotencyComplete}, {running.IdempotencyKey, paygate.IdempotencyInFlight}} {
+				// Within the lease: the in-flight request is not abandoned.
+				p := f.paymentValue(paygate.ModeTest, at(time.Hour+5*time.Second))
+				p.IdempotencyKey = c.key
+				_, err := s.CreatePayment(ctx(t), reservedPayment(p, f.reservation(p.Mode, c.key, p.CreatedAt), "cus-new"))
+				var taken *paygate.KeyTakenError
+				if !errors.As(err, &taken) {
+					t.Fatalf("key %s: got %v, want a *KeyTakenError", c.key, err)
+				}
+				if taken.Record.Key != c.key || taken.Record.State != c.state {
+					t.Errorf("key %s: taken record %+v, want state %s", c.key, taken.Record, c.state)
+				}
+				if c.state == paygate.IdempotencyComplete && string(taken.Record.Body) != `{"x":1}` {
+					t.Errorf("taken record body %q, want the stored answer", taken.Record.Body)
+				}
+				_, err = s.PaymentByID(ctx(t), p.MerchantID, p.Mode, p.ID)
+				wantNotFound(t, err)
+			}
+			// Neither refused request created its customer.
+			cs, err := s.SearchCustomers(ctx(t), paygate.CustomerQuery{MerchantID: f.merchant.ID, Mode: paygate.ModeTest, Text: "cus-new"})
+			must(t, err)
+			if len(cs) != 0 {
+				t.Errorf("a refused request created customer %+v", cs[0])
+			}
+		}},
+		{"ExpiredKeyReplaced", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			old := f.paymentValue(paygate.ModeLive, at(time.Hour))
+			f.reserve(t, old.Mode, old.IdempotencyKey, old.CreatedAt)
+			p := f.paymentValue(paygate.ModeLive, at(time.Hour+paygate.IdempotencyTTL))
+			p.IdempotencyKey = old.IdempotencyKey
+			_, err := s.CreatePayment(ctx(t), reservedPayment(p, f.reservation(p.Mode, p.IdempotencyKey, p.CreatedAt), "cus-1"))
+			must(t, err)
+			rec := f.lookup(t, p.Mode, p.IdempotencyKey, p.CreatedAt.Add(time.Second))
+			if rec.PaymentID != p.ID || rec.State != paygate.IdempotencyInFlight || !rec.CreatedAt.Equal(p.CreatedAt) {
+				t.Errorf("record after replacing an expired one: %+v", rec)
+			}
+		}},
+		{"InactiveAPIKey", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			_, err := s.RevokeAPIKey(ctx(t), f.testKey.ID, at(time.Minute))
+			must(t, err)
+			p := f.paymentValue(paygate.ModeTest, at(time.Hour))
+			_, err = s.CreatePayment(ctx(t), reservedPayment(p, f.reservation(p.Mode, p.IdempotencyKey, p.CreatedAt), "cus-1"))
+			wantCode(t, err, paygate.CodeUnauthorized, "")
+			_, err = s.PaymentByID(ctx(t), p.MerchantID, p.Mode, p.ID)
+			wantNotFound(t, err)
+		}},
+		{"OnePaymentPerKey", func(t *testing.T, s paygate.Store) {
+			// Concurrent requests with one key, for a customer that does
+			// not exist yet: one payment, and the others see the key taken.
+			f := newMerchant(t, s, base)
+			key := "idem-" + newID()
+			ids := make([]string, n)
+			wins := countSuccesses(t, n, func(i int) (bool, error) {
+				p := f.paymentValue(paygate.ModeTest, at(time.Hour))
+				p.IdempotencyKey, ids[i] = key, p.ID
+				_, err := s.CreatePayment(ctx(t), reservedPayment(p, f.reservation(p.Mode, key, p.CreatedAt), "cus-race"))
+				var taken *paygate.KeyTakenError
+				if errors.As(err, &taken) {
+					return false, nil
+				}
+				return err == nil, err
+			})
+			if wins != 1 {
+				t.Fatalf("%d of %d concurrent requests with one key created a payment, want 1", wins, n)
+			}
+			stored := 0
+			for _, id := range ids {
+				if _, err := s.PaymentByID(ctx(t), f.merchant.ID, paygate.ModeTest, id); err == nil {
+					stored++
+				}
+			}
+			if stored != 1 {
+				t.Errorf("%d payments stored, want 1", stored)
+			}
+		}},
+		{"NewCustomerRace", func(t *testing.T, s paygate.Store) {
+			// Concurrent first payments of one new customer, each with its
+			// own key: all are created, for one customer. A few rounds, so
+			// that some inserts meet a customer committed after their
+			// statement began.
+			f := newMerchant(t, s, base)
+			for round := range 5 {
+				external := fmt.Sprintf("cus-first-%d", round)
+				customers := make([]string, n)
+				wins := countSuccesses(t, n, func(i int) (bool, error) {
+					p := f.paymentValue(paygate.ModeTest, at(time.Hour))
+					got, err := s.CreatePayment(ctx(t), reservedPayment(p, f.reservation(p.Mode, p.IdempotencyKey, p.CreatedAt), external))
+					customers[i] = got.CustomerID
+					return err == nil, err
+				})
+				if wins != n {
+					t.Fatalf("%d of %d first payments of one customer were created, want all", wins, n)
+				}
+				for i, c := range customers {
+					if c == "" || c != customers[0] {
+						t.Fatalf("payment %d has customer %q, payment 0 %q: want one customer", i, c, customers[0])
+					}
+				}
+			}
+		}},
+	}
+}
+
+// reservedPayment is the NewPayment of p for the customer of the external
+// id, reserving p's idempotency key with r.
+func reservedPayment(p paygate.Payment, r paygate.IdempotencyReservation, customerExternalID string) paygate.NewPayment {
+	return paygate.NewPayment{
+		Payment:            p,
+		CustomerExternalID: customerExternalID,
+		NewCustomerID:      newID(),
+		Reservation:        &r,
+	}
+}
