@@ -59,6 +59,21 @@ func TestIdempotency(t *testing.T) {
 			expect(t, g.call(http.MethodPost, "/v1/refunds", key, rb, "Idempotency-Key", "fix-2"), 404, "NOT_FOUND")
 			expect(t, g.call(http.MethodPost, "/v1/customers", key, map[string]any{"externalId": "y"}, "Idempotency-Key", "fix-2"), 201)
 		})
+		t.Run("IdempotencyBeforeValidation", func(t *testing.T) {
+			// decisions §1: idempotency (409/replay) is checked before
+			// validation (400), although a payment is validated before its
+			// key is reserved.
+			expect(t, g.call(http.MethodPost, "/v1/payments", key, paymentBody("4242424242424242", "8.00", "EUR"), "Idempotency-Key", "order-7"), 201)
+			expect(t, g.call(http.MethodPost, "/v1/payments", key, paymentBody("4242424242424242", "8.001", "EUR"), "Idempotency-Key", "order-7"), 409, "DUPLICATE_REQUEST", "Idempotency-Key")
+			expect(t, g.call(http.MethodPost, "/v1/payments", key, `{"amount":`, "Idempotency-Key", "order-7"), 409, "DUPLICATE_REQUEST", "Idempotency-Key")
+			unknownCard := map[string]any{"amount": "8.00", "currency": "EUR", "paymentMethod": "stored_card", "customerId": "c1", "storedCardId": "00000000-0000-4000-8000-000000000000"}
+			expect(t, g.call(http.MethodPost, "/v1/payments", key, unknownCard, "Idempotency-Key", "order-7"), 409, "DUPLICATE_REQUEST", "Idempotency-Key")
+			// The same failures on a fresh key are theirs, and leave the
+			// key free.
+			expect(t, g.call(http.MethodPost, "/v1/payments", key, unknownCard, "Idempotency-Key", "order-8"), 400, "INVALID_REQUEST")
+			expect(t, g.call(http.MethodPost, "/v1/payments", key, `{"amount":`, "Idempotency-Key", "order-8"), 400, "INVALID_REQUEST")
+			expect(t, g.call(http.MethodPost, "/v1/payments", key, paymentBody("4242424242424242", "8.00", "EUR"), "Idempotency-Key", "order-8"), 201)
+		})
 		t.Run("LongKeyRefused", func(t *testing.T) {
 			long := string(bytes.Repeat([]byte("k"), 256))
 			expect(t, g.call(http.MethodPost, "/v1/customers", key, map[string]any{"externalId": "z"}, "Idempotency-Key", long), 400, "INVALID_REQUEST", "Idempotency-Key")

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"mime"
 	"net/http"
@@ -104,43 +105,17 @@ type operation func(ctx context.Context, body []byte, req payment.Request) (paym
 // and release of the key for answers that are not stored.
 func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key paygate.APIKey, op operation) {
 	ctx := r.Context()
-	ik := r.Header.Get("Idempotency-Key")
-	if !idempotency.ValidKey(ik) {
-		s.writeError(w, r, paygate.Errorf(paygate.CodeInvalidRequest, "Idempotency-Key", "the Idempotency-Key header is required: 1 to 255 characters"))
+	res, body, ok := s.readIdempotent(w, r, key)
+	if !ok {
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	if err != nil {
-		s.writeError(w, r, paygate.Errorf(paygate.CodeInvalidRequest, "", "the request body could not be read"))
-		return
-	}
-	if len(body) > maxBody {
-		s.writeError(w, r, paygate.Errorf(paygate.CodeBodyTooLarge, "", "the request body is larger than 64 KiB"))
-		return
-	}
-	fp, err := s.cfg.Payments.RequestFingerprint(r.Method, r.URL.Path, body)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	rec, reserved, err := s.cfg.Store.ReserveIdempotency(ctx, paygate.IdempotencyReservation{
-		MerchantID: key.MerchantID, Mode: key.Mode, Key: ik, Fingerprint: fp, APIKeyID: key.ID, Now: s.clock.Now(),
-	})
+	rec, reserved, err := s.cfg.Store.ReserveIdempotency(ctx, res)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	if !reserved {
-		switch {
-		case !bytes.Equal(rec.Fingerprint, fp):
-			s.writeError(w, r, paygate.Errorf(paygate.CodeDuplicateRequest, "Idempotency-Key", "this Idempotency-Key was used with different request parameters"))
-		case rec.State != paygate.IdempotencyComplete:
-			w.Header().Set("Retry-After", "1")
-			s.writeError(w, r, paygate.Errorf(paygate.CodeDuplicateRequest, "Idempotency-Key", "a request with this Idempotency-Key is still being processed"))
-		default:
-			w.Header().Set("Idempotent-Replayed", "true")
-			writeRaw(w, rec.StatusCode, rec.Body)
-		}
+		s.answerTaken(w, r, rec, res.Fingerprint)
 		return
 	}
 
@@ -148,18 +123,66 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key paygate.
 		if !isJSON(r.Header.Get("Content-Type")) {
 			return payment.Answer{}, paygate.Errorf(paygate.CodeInvalidRequest, "Content-Type", "Content-Type must be application/json")
 		}
-		return op(ctx, body, payment.Request{MerchantID: key.MerchantID, Mode: key.Mode, IdempotencyKey: ik})
+		return op(ctx, body, payment.Request{MerchantID: key.MerchantID, Mode: key.Mode, IdempotencyKey: res.Key})
 	}()
 	if err != nil {
-		// Nothing was stored for this key: free it so the client may fix
-		// the request and retry with the same key.
-		if rerr := s.cfg.Store.ReleaseIdempotency(context.WithoutCancel(ctx), key.MerchantID, key.Mode, ik); rerr != nil {
-			s.log.Error("release idempotency key", "request_id", stateOf(ctx).requestID, "error", rerr.Error())
-		}
-		s.fail(w, r, err)
+		s.releaseAndFail(w, r, res, err)
 		return
 	}
 	writeRaw(w, ans.Status, ans.Body)
+}
+
+// readIdempotent reads what every idempotent POST needs before its key is
+// looked up: a valid Idempotency-Key, a body within the limit, and the
+// request's fingerprint. It answers the request itself when one is missing.
+func (s *Server) readIdempotent(w http.ResponseWriter, r *http.Request, key paygate.APIKey) (paygate.IdempotencyReservation, []byte, bool) {
+	ik := r.Header.Get("Idempotency-Key")
+	if !idempotency.ValidKey(ik) {
+		s.writeError(w, r, paygate.Errorf(paygate.CodeInvalidRequest, "Idempotency-Key", "the Idempotency-Key header is required: 1 to 255 characters"))
+		return paygate.IdempotencyReservation{}, nil, false
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil {
+		s.writeError(w, r, paygate.Errorf(paygate.CodeInvalidRequest, "", "the request body could not be read"))
+		return paygate.IdempotencyReservation{}, nil, false
+	}
+	if len(body) > maxBody {
+		s.writeError(w, r, paygate.Errorf(paygate.CodeBodyTooLarge, "", "the request body is larger than 64 KiB"))
+		return paygate.IdempotencyReservation{}, nil, false
+	}
+	fp, err := s.cfg.Payments.RequestFingerprint(r.Method, r.URL.Path, body)
+	if err != nil {
+		s.fail(w, r, err)
+		return paygate.IdempotencyReservation{}, nil, false
+	}
+	return paygate.IdempotencyReservation{
+		MerchantID: key.MerchantID, Mode: key.Mode, Key: ik, Fingerprint: fp, APIKeyID: key.ID, Now: s.clock.Now(),
+	}, body, true
+}
+
+// answerTaken answers a request whose key has a live record: a replay of
+// the stored answer, or 409 for another body or a request still in flight.
+func (s *Server) answerTaken(w http.ResponseWriter, r *http.Request, rec paygate.IdempotencyRecord, fp []byte) {
+	switch {
+	case !bytes.Equal(rec.Fingerprint, fp):
+		s.writeError(w, r, paygate.Errorf(paygate.CodeDuplicateRequest, "Idempotency-Key", "this Idempotency-Key was used with different request parameters"))
+	case rec.State != paygate.IdempotencyComplete:
+		w.Header().Set("Retry-After", "1")
+		s.writeError(w, r, paygate.Errorf(paygate.CodeDuplicateRequest, "Idempotency-Key", "a request with this Idempotency-Key is still being processed"))
+	default:
+		w.Header().Set("Idempotent-Replayed", "true")
+		writeRaw(w, rec.StatusCode, rec.Body)
+	}
+}
+
+// releaseAndFail answers err for a request that reserved its key and
+// stored nothing under it: the key is freed so that the client may fix the
+// request and retry with the same key.
+func (s *Server) releaseAndFail(w http.ResponseWriter, r *http.Request, res paygate.IdempotencyReservation, err error) {
+	if rerr := s.cfg.Store.ReleaseIdempotency(context.WithoutCancel(r.Context()), res.MerchantID, res.Mode, res.Key); rerr != nil {
+		s.log.Error("release idempotency key", "request_id", stateOf(r.Context()).requestID, "error", rerr.Error())
+	}
+	s.fail(w, r, err)
 }
 
 func isJSON(contentType string) bool {
@@ -169,19 +192,64 @@ func isJSON(contentType string) bool {
 
 // --- handlers ---
 
+// createPayment is idempotent like the other POSTs, with one transaction
+// fewer: the request is validated first, and a valid payment's insert
+// reserves its key (payment.Request.Reservation). Validation has no effects,
+// so the order of checks of decisions §1 still holds for what the client
+// sees: a request that fails before its key is reserved (a 400, an unusable
+// stored card, a failed insert) has its key looked up as any POST's, and a
+// replay or a 409 comes before the error.
 func (s *Server) createPayment(w http.ResponseWriter, r *http.Request, key paygate.APIKey, _ []string) {
-	ip := clientIP(r)
-	s.idempotent(w, r, key, func(ctx context.Context, body []byte, req payment.Request) (payment.Answer, error) {
-		var pr paymentRequest
-		if e := decodeJSON(body, &pr); e != nil {
-			return payment.Answer{}, e
+	ctx := r.Context()
+	res, body, ok := s.readIdempotent(w, r, key)
+	if !ok {
+		return
+	}
+	in, err := s.paymentInput(r, body)
+	if err == nil {
+		var ans payment.Answer
+		ans, err = s.cfg.Payments.Create(ctx, payment.Request{
+			MerchantID: key.MerchantID, Mode: key.Mode, IdempotencyKey: res.Key, Reservation: &res,
+		}, in)
+		var taken *paygate.KeyTakenError
+		switch {
+		case err == nil:
+			writeRaw(w, ans.Status, ans.Body)
+			return
+		case errors.As(err, &taken):
+			s.answerTaken(w, r, taken.Record, res.Fingerprint)
+			return
+		case !errors.Is(err, payment.ErrNotReserved):
+			s.releaseAndFail(w, r, res, err)
+			return
 		}
-		in, e := pr.validate(s.clock.Now(), ip)
-		if e != nil {
-			return payment.Answer{}, e
-		}
-		return s.cfg.Payments.Create(ctx, req, in)
-	})
+	}
+	// Nothing reserved the key: look it up as any POST would.
+	rec, reserved, rerr := s.cfg.Store.ReserveIdempotency(ctx, res)
+	switch {
+	case rerr != nil:
+		s.fail(w, r, rerr)
+	case !reserved:
+		s.answerTaken(w, r, rec, res.Fingerprint)
+	default:
+		s.releaseAndFail(w, r, res, err)
+	}
+}
+
+// paymentInput decodes and validates the body of POST /v1/payments.
+func (s *Server) paymentInput(r *http.Request, body []byte) (payment.CreateInput, error) {
+	if !isJSON(r.Header.Get("Content-Type")) {
+		return payment.CreateInput{}, paygate.Errorf(paygate.CodeInvalidRequest, "Content-Type", "Content-Type must be application/json")
+	}
+	var pr paymentRequest
+	if e := decodeJSON(body, &pr); e != nil {
+		return payment.CreateInput{}, e
+	}
+	in, e := pr.validate(s.clock.Now(), clientIP(r))
+	if e != nil {
+		return payment.CreateInput{}, e
+	}
+	return in, nil
 }
 
 func (s *Server) capturePayment(w http.ResponseWriter, r *http.Request, key paygate.APIKey, ids []string) {

@@ -20,18 +20,29 @@ import (
 // idempotency key. An error means nothing was stored for the key (the caller
 // releases it): INVALID_REQUEST for a stored card that cannot be used, or an
 // internal or SERVICE_UNAVAILABLE failure.
+//
+// With req.Reservation, the key is reserved by the payment's insert (one
+// transaction fewer). Then a key that is taken is a *paygate.KeyTakenError,
+// and an error before the insert reserved the key wraps ErrNotReserved:
+// the key may be another request's, so the caller must not release it.
 func (s *Service) Create(ctx context.Context, req Request, in CreateInput) (Answer, error) {
+	unreserved := func(err error) error {
+		if req.Reservation == nil {
+			return err
+		}
+		return fmt.Errorf("%w: %w", ErrNotReserved, err)
+	}
 	if in.Method == paygate.MethodStoredCard {
 		// Decrypted for the provider call; dropped with in when Create
 		// returns (storedcard.go).
 		c, err := s.storedCard(ctx, req, in)
 		if err != nil {
-			return Answer{}, err
+			return Answer{}, unreserved(err)
 		}
 		in.Card, in.SaveCard = &c, false
 	}
 	if in.Card == nil {
-		return Answer{}, paygate.Errorf(paygate.CodeInvalidRequest, "card", "card is required for a card payment")
+		return Answer{}, unreserved(paygate.Errorf(paygate.CodeInvalidRequest, "card", "card is required for a card payment"))
 	}
 	now := s.clock.Now()
 	metadata := in.Metadata
@@ -66,9 +77,14 @@ func (s *Service) Create(ctx context.Context, req Request, in CreateInput) (Answ
 		CustomerExternalID: in.CustomerExternalID,
 		NewCustomerID:      id.New(),
 		DeferFlush:         paygate.LedgerInGateway(route),
+		Reservation:        req.Reservation,
 	})
+	var taken *paygate.KeyTakenError
+	if errors.As(err, &taken) {
+		return Answer{}, taken
+	}
 	if err != nil {
-		return Answer{}, fmt.Errorf("insert payment: %w", err)
+		return Answer{}, unreserved(fmt.Errorf("insert payment: %w", err))
 	}
 
 	// The 3-D Secure callback token is minted before the charge, so that a
@@ -81,6 +97,10 @@ func (s *Service) Create(ctx context.Context, req Request, in CreateInput) (Answ
 	}
 	return s.finishCharge(ctx, p, res, provID, perr, token)
 }
+
+// ErrNotReserved marks an error of Create with Request.Reservation that
+// happened before the payment's insert reserved the idempotency key.
+var ErrNotReserved = errors.New("the idempotency key was not reserved")
 
 // charge tries the providers of the route in order. It moves to the next
 // provider only when the previous one provably processed nothing.

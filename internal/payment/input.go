@@ -13,6 +13,9 @@ type Request struct {
 	MerchantID     string
 	Mode           paygate.Mode
 	IdempotencyKey string
+	// Reservation, for Create only, asks that the key be reserved with the
+	// payment's insert rather than before Create (see Create).
+	Reservation *paygate.IdempotencyReservation
 }
 
 // CreateInput is a validated payment request. httpapi produces it; every
