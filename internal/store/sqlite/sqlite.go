@@ -79,8 +79,13 @@ func open(ctx context.Context, path string, busy time.Duration) (*Store, error) 
 	// The writer never checkpoints the WAL itself (checkpoint.go). Its page
 	// cache holds a group's dirty pages (groupcommit.go): with the default
 	// 2 MB, SQLite spilled them to the WAL before the commit, which wrote
-	// them again.
-	write, err := openCached(dsn(path, true, busy) + "&_pragma=wal_autocheckpoint%280%29&_pragma=cache_size%28-32768%29")
+	// them again. Its temporary files are kept in memory: every member of
+	// a group runs in a SAVEPOINT, so the first change of a page in each
+	// member copies the page to the sub-journal, a temporary file by
+	// default, which cost the writer a pwrite per page (11% of the
+	// server's CPU at 500 payments/s).
+	write, err := openCached(dsn(path, true, busy) +
+		"&_pragma=wal_autocheckpoint%280%29&_pragma=cache_size%28-32768%29&_pragma=temp_store%28MEMORY%29")
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
