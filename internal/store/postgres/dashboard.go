@@ -71,7 +71,7 @@ func (s *Store) SetUserPassword(ctx context.Context, merchantID, userID, passwor
 			WHERE user_id IN (SELECT id FROM u) AND id <> @keep AND revoked_at IS NULL
 		)
 		SELECT EXISTS (SELECT 1 FROM u)`,
-		pgx.NamedArgs{"hash": passwordHash, "at": at, "user_id": userID, "merchant_id": merchantID, "keep": keepSessionID},
+		namedArgs{"hash": passwordHash, "at": at, "user_id": userID, "merchant_id": merchantID, "keep": keepSessionID},
 	).Scan(&found)
 	if err != nil {
 		return translate(err)
@@ -495,7 +495,7 @@ func (s *Store) ResendMerchantEvent(ctx context.Context, merchantID string, mode
 		JOIN webhook_endpoints w ON w.merchant_id = e.merchant_id AND w.mode = e.mode
 		WHERE e.id = @event_id AND e.merchant_id = @merchant_id AND e.mode = @mode AND w.disabled_at IS NULL
 		RETURNING `+deliveryColumns,
-		pgx.NamedArgs{"id": deliveryID, "event_id": eventID, "merchant_id": merchantID, "mode": mode, "at": at}))
+		namedArgs{"id": deliveryID, "event_id": eventID, "merchant_id": merchantID, "mode": mode, "at": at}))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return paygate.Delivery{}, s.whyNoDelivery(ctx, `
 			SELECT e.id IS NOT NULL, w.merchant_id IS NOT NULL, w.disabled_at

@@ -23,7 +23,7 @@ const insertEvents = `
 			WITH ORDINALITY AS e(id, merchant_id, mode, type, payment_id, refund_id, payload, created_at, ord)`
 
 // addEventArgs adds the arguments of insertEvents.
-func addEventArgs(args pgx.NamedArgs, events []paygate.Event) {
+func addEventArgs(args namedArgs, events []paygate.Event) {
 	n := len(events)
 	ids, merchants, modes, types := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	payments, refunds := make([]string, n), make([]string, n)
@@ -48,7 +48,7 @@ const completeIdempotency = `
 
 // addCompletionArgs adds the arguments of completeIdempotency; a nil done
 // matches no record.
-func addCompletionArgs(args pgx.NamedArgs, done *paygate.IdempotencyCompletion) {
+func addCompletionArgs(args namedArgs, done *paygate.IdempotencyCompletion) {
 	if done == nil {
 		args["done_merchant_id"], args["done_mode"], args["done_key"] = nil, nil, nil
 		args["done_status_code"], args["done_body"] = 0, []byte{}

@@ -129,8 +129,8 @@ func (s *Store) ReserveIdempotency(ctx context.Context, r paygate.IdempotencyRes
 // reserveArgs returns the arguments of reserveIdempotency. paymentID, when
 // not "", is written into the new record: the payment inserted in the same
 // transaction (reserveAndCreatePayment).
-func reserveArgs(r paygate.IdempotencyReservation, paymentID string) pgx.NamedArgs {
-	return pgx.NamedArgs{
+func reserveArgs(r paygate.IdempotencyReservation, paymentID string) namedArgs {
+	return namedArgs{
 		"merchant_id": r.MerchantID, "mode": r.Mode, "key": r.Key, "fingerprint": r.Fingerprint,
 		"api_key_id": r.APIKeyID, "now": r.Now, "payment_id": nullText(paymentID),
 		"expired_before":   r.Now.Add(-paygate.IdempotencyTTL),

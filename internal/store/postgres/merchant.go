@@ -160,7 +160,7 @@ func (s *Store) APIKeysByMerchantMode(ctx context.Context, merchantID string, mo
 // next.CreatedAt (the rotation time): ErrStateConflict if it is revoked or
 // expired then; NOT_FOUND if it does not exist.
 func (s *Store) RotateAPIKey(ctx context.Context, oldID string, next paygate.APIKey, oldExpiresAt time.Time) error {
-	args := pgx.NamedArgs{
+	args := namedArgs{
 		"old_id": oldID, "old_expires_at": oldExpiresAt, "now": next.CreatedAt,
 		"id": next.ID, "merchant_id": next.MerchantID, "mode": next.Mode, "type": next.Type,
 		"hash": next.Hash, "hint": next.Hint, "created_at": next.CreatedAt,

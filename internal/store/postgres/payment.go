@@ -46,7 +46,7 @@ func (s *Store) UpsertCustomer(ctx context.Context, u paygate.CustomerUpsert) (p
 			email = CASE WHEN @email_given THEN EXCLUDED.email ELSE c.email END,
 			metadata = CASE WHEN @metadata_given THEN EXCLUDED.metadata ELSE c.metadata END,
 			updated_at = EXCLUDED.updated_at
-		RETURNING `+customerColumns, pgx.NamedArgs{
+		RETURNING `+customerColumns, namedArgs{
 		"id": u.NewID, "merchant_id": u.MerchantID, "mode": u.Mode, "external_id": u.ExternalID,
 		"email": email, "email_given": u.Email != nil,
 		"metadata": metadata, "metadata_given": u.Metadata != nil,
@@ -195,7 +195,7 @@ func (s *Store) CreatePayment(ctx context.Context, np paygate.NewPayment) (payga
 // another for the insert. The reservation writes the payment's id into the
 // record, and the insert runs only when the record names it; the read of
 // the record between them tells a taken key's record.
-func (s *Store) reserveAndCreatePayment(ctx context.Context, np paygate.NewPayment, p paygate.Payment, args pgx.NamedArgs) (paygate.Payment, error) {
+func (s *Store) reserveAndCreatePayment(ctx context.Context, np paygate.NewPayment, p paygate.Payment, args namedArgs) (paygate.Payment, error) {
 	r := *np.Reservation
 	if r.Key != p.IdempotencyKey || r.MerchantID != p.MerchantID || r.Mode != p.Mode {
 		return paygate.Payment{}, fmt.Errorf("postgres: payment %s: the reservation is not for its idempotency key", p.ID)
@@ -261,7 +261,7 @@ func (s *Store) reserveAndCreatePayment(ctx context.Context, np paygate.NewPayme
 
 // createPaymentArgs returns the payment as CreatePayment stores it and the
 // arguments of createPayment.
-func createPaymentArgs(np paygate.NewPayment) (paygate.Payment, pgx.NamedArgs, error) {
+func createPaymentArgs(np paygate.NewPayment) (paygate.Payment, namedArgs, error) {
 	p := np.Payment
 	p.Status = paygate.PaymentCreated
 	p.AmountRefunded = 0
@@ -277,7 +277,7 @@ func createPaymentArgs(np paygate.NewPayment) (paygate.Payment, pgx.NamedArgs, e
 	} else if b != nil {
 		billing = b
 	}
-	args := pgx.NamedArgs{
+	args := namedArgs{
 		"id": p.ID, "merchant_id": p.MerchantID, "mode": p.Mode,
 		"customer_external_id": np.CustomerExternalID, "new_customer_id": np.NewCustomerID,
 		"provider_id": nullText(p.ProviderID), "provider_ref": nullText(p.ProviderRef), "status": p.Status,
@@ -337,12 +337,12 @@ func transitionPaymentOn(ctx context.Context, q querier, t paygate.PaymentTransi
 }
 
 // transitionArgs returns the arguments of transitionPayment.
-func transitionArgs(t paygate.PaymentTransition, events []paygate.Event, done *paygate.IdempotencyCompletion) pgx.NamedArgs {
+func transitionArgs(t paygate.PaymentTransition, events []paygate.Event, done *paygate.IdempotencyCompletion) namedArgs {
 	from := make([]string, len(t.From))
 	for i, st := range t.From {
 		from[i] = string(st)
 	}
-	args := pgx.NamedArgs{
+	args := namedArgs{
 		"id": t.ID, "merchant_id": t.MerchantID, "mode": t.Mode, "from": from, "to": t.To,
 		"provider_id": nullText(t.ProviderID), "provider_ref": nullText(t.ProviderRef),
 		"error_code": nullText(t.ErrorCode), "error_message": nullText(t.ErrorMessage),

@@ -71,7 +71,7 @@ func (s *Store) CreateRefund(ctx context.Context, r paygate.Refund, events []pay
 	if updated.IsZero() {
 		updated = r.CreatedAt
 	}
-	args := pgx.NamedArgs{
+	args := namedArgs{
 		"id": r.ID, "merchant_id": r.MerchantID, "mode": r.Mode, "payment_id": r.PaymentID,
 		"amount": r.Amount.Amount, "currency": r.Amount.Currency, "amount_text": r.AmountText,
 		"reason": nullText(r.Reason), "provider_id": nullText(r.ProviderID),
@@ -187,7 +187,7 @@ const transitionRefund = `
 // the refund is not in t.From; NOT_FOUND when it does not exist for the
 // merchant and mode.
 func (s *Store) TransitionRefund(ctx context.Context, t paygate.RefundTransition, events []paygate.Event) error {
-	args := pgx.NamedArgs{
+	args := namedArgs{
 		"id": t.ID, "merchant_id": t.MerchantID, "mode": t.Mode,
 		"from": string(t.From), "to": string(t.To),
 		"provider_ref": nullText(t.ProviderRef), "failure_reason": nullText(t.FailureReason),

@@ -121,7 +121,7 @@ const recordSandboxCharge = `
 // RecordSandboxCharge stores the entry unless the provider has one for the
 // payment already, and returns the stored entry.
 func (s *Store) RecordSandboxCharge(ctx context.Context, c paygate.SandboxCharge) (paygate.SandboxCharge, error) {
-	args := pgx.NamedArgs{
+	args := namedArgs{
 		"provider_id": c.ProviderID, "payment_id": c.PaymentID, "mode": c.Mode,
 		"amount": c.Amount.Amount, "currency": c.Amount.Currency, "outcome": c.Outcome,
 		"provider_ref": c.ProviderRef, "decline_code": c.DeclineCode, "message": c.Message,
@@ -181,7 +181,7 @@ func (s *Store) PaymentsToRecover(ctx context.Context, now time.Time, limit int)
 	rows, err := s.pool.Query(ctx, `
 		SELECT `+paymentColumns+` FROM payments
 		WHERE `+recoverable+`
-		ORDER BY created_at, seq LIMIT @limit`, pgx.NamedArgs{"now": now, "limit": nullLimit(limit)})
+		ORDER BY created_at, seq LIMIT @limit`, namedArgs{"now": now, "limit": nullLimit(limit)})
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -204,7 +204,7 @@ func (s *Store) ClaimPaymentRecovery(ctx context.Context, merchantID string, mod
 	tag, err := s.pool.Exec(ctx, `
 		UPDATE payments SET recovery_until = @until
 		WHERE id = @id AND merchant_id = @merchant_id AND mode = @mode AND `+recoverable,
-		pgx.NamedArgs{"now": now, "until": until, "id": paymentID, "merchant_id": merchantID, "mode": mode})
+		namedArgs{"now": now, "until": until, "id": paymentID, "merchant_id": merchantID, "mode": mode})
 	if err != nil {
 		return false, translate(err)
 	}

@@ -104,7 +104,7 @@ const claimChallenge = `
 func (s *Store) ClaimThreeDSChallenge(ctx context.Context, tokenHash []byte, now, until time.Time) (paygate.ThreeDSChallenge, error) {
 	var c paygate.ThreeDSChallenge
 	var claimed bool
-	err := s.pool.QueryRow(ctx, claimChallenge, pgx.NamedArgs{"token_hash": tokenHash, "now": now, "until": until}).
+	err := s.pool.QueryRow(ctx, claimChallenge, namedArgs{"token_hash": tokenHash, "now": now, "until": until}).
 		Scan(&c.TokenHash, &c.PaymentID, &c.MerchantID, &c.Mode, &c.CreatedAt, &c.ExpiresAt, &c.ClaimedUntil, &c.ConsumedAt, &claimed)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
@@ -146,7 +146,7 @@ func (s *Store) FinishThreeDSChallenge(ctx context.Context, f paygate.ThreeDSFin
 			SELECT EXISTS (SELECT 1 FROM consumed),
 				EXISTS (SELECT 1 FROM threeds_challenges WHERE token_hash = @token_hash
 					AND payment_id = @payment_id AND merchant_id = @merchant_id AND mode = @mode)`,
-			pgx.NamedArgs{
+			namedArgs{
 				"at": f.At, "token_hash": f.TokenHash, "payment_id": t.ID, "merchant_id": t.MerchantID,
 				"mode": t.Mode, "only_expired": f.OnlyExpired,
 			}).Scan(&consumed, &exists)

@@ -183,7 +183,7 @@ func (s *Store) ActivatePendingCard(ctx context.Context, merchantID string, mode
 		}
 		if ok {
 			if _, err := tx.Exec(ctx, `UPDATE stored_cards SET `+eraseCard+` WHERE id = @id`,
-				pgx.NamedArgs{"id": pending.ID, "at": at}); err != nil {
+				namedArgs{"id": pending.ID, "at": at}); err != nil {
 				return err
 			}
 			out = existing
@@ -205,7 +205,7 @@ func (s *Store) DiscardPendingCard(ctx context.Context, merchantID string, mode 
 	_, err := s.pool.Exec(ctx, `
 		UPDATE stored_cards SET `+eraseCard+`
 		WHERE payment_id = @payment_id AND merchant_id = @merchant_id AND mode = @mode AND state = 'pending'`,
-		pgx.NamedArgs{"payment_id": paymentID, "merchant_id": merchantID, "mode": mode, "at": at})
+		namedArgs{"payment_id": paymentID, "merchant_id": merchantID, "mode": mode, "at": at})
 	return translate(err)
 }
 
@@ -265,7 +265,7 @@ func (s *Store) DeleteStoredCard(ctx context.Context, merchantID string, mode pa
 	tag, err := s.pool.Exec(ctx, `
 		UPDATE stored_cards SET `+eraseCard+`
 		WHERE id = @id AND merchant_id = @merchant_id AND mode = @mode AND customer_id = @customer_id AND state = 'active'`,
-		pgx.NamedArgs{"id": id, "merchant_id": merchantID, "mode": mode, "customer_id": customerID, "at": at})
+		namedArgs{"id": id, "merchant_id": merchantID, "mode": mode, "customer_id": customerID, "at": at})
 	if err != nil {
 		return translate(err)
 	}

@@ -60,7 +60,7 @@ func (s *Store) ConfigureWebhookEndpoint(ctx context.Context, e paygate.WebhookE
 			disabled_at = NULL,
 			updated_at = EXCLUDED.updated_at
 		RETURNING `+endpointStateColumns,
-		pgx.NamedArgs{
+		namedArgs{
 			"merchant_id": e.MerchantID, "mode": e.Mode, "url": e.URL, "secret": e.Secret, "events": events,
 			"created_at": created, "updated_at": e.UpdatedAt, "rotate": rotateSecret, "previous_until": previousUntil,
 		}))
@@ -129,7 +129,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c paygate.DeliveryClaim) ([
 	if c.Limit <= 0 {
 		return nil, nil
 	}
-	rows, err := s.pool.Query(ctx, claimDeliveries, pgx.NamedArgs{
+	rows, err := s.pool.Query(ctx, claimDeliveries, namedArgs{
 		"now": c.Now, "first_due": c.FirstDue, "limit": c.Limit, "lease": c.Lease, "lease_until": c.LeaseUntil,
 	})
 	if err != nil {
@@ -213,7 +213,7 @@ func (s *Store) FinishDelivery(ctx context.Context, f paygate.DeliveryFinish) er
 	if !f.Status.Valid() {
 		return fmt.Errorf("postgres: finish delivery: invalid status %q", f.Status)
 	}
-	args := pgx.NamedArgs{
+	args := namedArgs{
 		"id": f.DeliveryID, "lease": f.Lease, "status": f.Status, "next_attempt_at": f.NextAttemptAt, "at": f.At,
 		"last_attempt_at": nil, "last_status_code": 0, "last_error": f.Error,
 		"has_attempt": f.Attempt != nil, "number": 0, "url": "", "started_at": f.At, "status_code": 0,
@@ -358,7 +358,7 @@ func (s *Store) ResendEvent(ctx context.Context, eventID, deliveryID string, at 
 		JOIN webhook_endpoints w ON w.merchant_id = e.merchant_id AND w.mode = e.mode
 		WHERE e.id = @event_id AND w.disabled_at IS NULL
 		RETURNING `+deliveryColumns,
-		pgx.NamedArgs{"id": deliveryID, "event_id": eventID, "at": at}))
+		namedArgs{"id": deliveryID, "event_id": eventID, "at": at}))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return paygate.Delivery{}, s.whyNoDelivery(ctx, `
 			SELECT e.id IS NOT NULL, w.merchant_id IS NOT NULL, w.disabled_at
@@ -383,7 +383,7 @@ func (s *Store) CreatePing(ctx context.Context, ev paygate.Event, deliveryID str
 			next_attempt_at, created_at, updated_at)
 		SELECT @id, ev.id, @merchant_id, @mode, @type, 'pending', @at, @at, @at FROM ev
 		RETURNING `+deliveryColumns,
-		pgx.NamedArgs{
+		namedArgs{
 			"id": deliveryID, "event_id": ev.ID, "merchant_id": ev.MerchantID, "mode": ev.Mode, "type": ev.Type,
 			"payment_id": ev.PaymentID, "refund_id": ev.RefundID, "payload": nonNil(ev.Payload), "at": ev.CreatedAt,
 		}))
