@@ -43,6 +43,37 @@ type Authenticator struct {
 // internal error) is returned as it is, wrapped: it is not the client's
 // fault and must not answer 401.
 func (a *Authenticator) Authenticate(ctx context.Context, header string) (paygate.APIKey, error) {
+	return a.authenticate(header, func(hash []byte) (paygate.APIKey, error) {
+		return a.Store.APIKeyByHash(ctx, hash)
+	})
+}
+
+// AuthenticatePeek is Authenticate for a request that carries the
+// Idempotency-Key idemKey: when the store can (paygate.IdempotencyPeeker),
+// it also reads that key's record within the API key's merchant and mode,
+// in the same round trip, and returns it (nil when there is none). peeked
+// is false when the store cannot; the caller then looks the key up itself.
+func (a *Authenticator) AuthenticatePeek(ctx context.Context, header, idemKey string) (key paygate.APIKey, rec *paygate.IdempotencyRecord, peeked bool, err error) {
+	p, ok := a.Store.(paygate.IdempotencyPeeker)
+	if !ok {
+		key, err = a.Authenticate(ctx, header)
+		return key, nil, false, err
+	}
+	key, err = a.authenticate(header, func(hash []byte) (paygate.APIKey, error) {
+		k, r, found, err := p.APIKeyAndIdempotency(ctx, hash, idemKey)
+		if found {
+			rec = &r
+		}
+		return k, err
+	})
+	if err != nil {
+		return paygate.APIKey{}, nil, false, err
+	}
+	return key, rec, true, nil
+}
+
+// authenticate checks header against the key lookup returns for its hash.
+func (a *Authenticator) authenticate(header string, lookup func(hash []byte) (paygate.APIKey, error)) (paygate.APIKey, error) {
 	mode, typ, ok := Parse(header)
 	if !ok || typ != paygate.KeySecret {
 		// Public keys are refused without a lookup: they never
@@ -50,7 +81,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, header string) (paygat
 		return paygate.APIKey{}, unauthorized()
 	}
 	hash := Hash(header)
-	key, err := a.Store.APIKeyByHash(ctx, hash)
+	key, err := lookup(hash)
 	if err != nil {
 		if paygate.IsNotFound(err) {
 			return paygate.APIKey{}, unauthorized()

@@ -192,17 +192,23 @@ func isJSON(contentType string) bool {
 
 // --- handlers ---
 
-// createPayment is idempotent like the other POSTs, with one transaction
-// fewer: the request is validated first, and a valid payment's insert
-// reserves its key (payment.Request.Reservation). Validation has no effects,
-// so the order of checks of decisions §1 still holds for what the client
-// sees: a request that fails before its key is reserved (a 400, an unusable
-// stored card, a failed insert) has its key looked up as any POST's, and a
-// replay or a 409 comes before the error.
+// createPayment is idempotent like the other POSTs, with fewer round trips
+// and transactions. The record of its Idempotency-Key was read with its API
+// key (serveAPI): a live record is answered at once (replay or 409), before
+// validation, as decisions §1 orders the checks. A free key is reserved by
+// the payment's insert itself (payment.Request.Reservation), which settles
+// a race with a concurrent request using the same key. Without that read
+// (a store that cannot), a request that fails validation looks its key up
+// as any POST does.
 func (s *Server) createPayment(w http.ResponseWriter, r *http.Request, key paygate.APIKey, _ []string) {
 	ctx := r.Context()
+	st := stateOf(ctx)
 	res, body, ok := s.readIdempotent(w, r, key)
 	if !ok {
+		return
+	}
+	if st.peeked && st.record != nil && st.record.Live(res.Now) {
+		s.answerTaken(w, r, *st.record, res.Fingerprint)
 		return
 	}
 	in, err := s.paymentInput(r, body)
@@ -224,7 +230,12 @@ func (s *Server) createPayment(w http.ResponseWriter, r *http.Request, key payga
 			return
 		}
 	}
-	// Nothing reserved the key: look it up as any POST would.
+	if st.peeked {
+		// The key was free when it was read: the error is the answer,
+		// and nothing is stored under the key.
+		s.fail(w, r, err)
+		return
+	}
 	rec, reserved, rerr := s.cfg.Store.ReserveIdempotency(ctx, res)
 	switch {
 	case rerr != nil:

@@ -18,6 +18,7 @@ import (
 
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/id"
+	"github.com/paygate/paygate/internal/idempotency"
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/ratelimit"
@@ -72,6 +73,11 @@ type reqState struct {
 	requestID string
 	key       paygate.APIKey
 	authed    bool
+	// peeked: the record of the request's Idempotency-Key was read with
+	// its API key (auth.AuthenticatePeek); record is that record, nil when
+	// there was none.
+	peeked bool
+	record *paygate.IdempotencyRecord
 }
 
 type ctxKey struct{}
@@ -183,7 +189,14 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	st := stateOf(ctx)
-	key, err := s.cfg.Auth.Authenticate(ctx, r.Header.Get("X-API-Key"))
+	var key paygate.APIKey
+	var err error
+	if ik := r.Header.Get("Idempotency-Key"); r.Method == http.MethodPost && r.URL.Path == "/v1/payments" && idempotency.ValidKey(ik) {
+		// A payment's key record is read with its API key (createPayment).
+		key, st.record, st.peeked, err = s.cfg.Auth.AuthenticatePeek(ctx, r.Header.Get("X-API-Key"), ik)
+	} else {
+		key, err = s.cfg.Auth.Authenticate(ctx, r.Header.Get("X-API-Key"))
+	}
 	if err != nil {
 		if paygate.ErrorCode(err) != paygate.CodeUnauthorized {
 			s.fail(w, r, err)

@@ -49,7 +49,9 @@ type benchServer struct {
 	store   paygate.Store
 }
 
-func newBenchServer(b *testing.B, engine string) benchServer {
+// newBenchServer wires the handler on a fresh store of the engine; wrap,
+// when given, wraps the store everything uses.
+func newBenchServer(b testing.TB, engine string, wrap ...func(paygate.Store) paygate.Store) benchServer {
 	b.Helper()
 	ctx := b.Context()
 	var st paygate.Store
@@ -68,6 +70,9 @@ func newBenchServer(b *testing.B, engine string) benchServer {
 		st = s
 	}
 	b.Cleanup(func() { _ = st.Close() })
+	for _, w := range wrap {
+		st = w(st)
+	}
 
 	now := time.Now()
 	m := paygate.Merchant{ID: id.New(), Name: "Bench", CreatedAt: paygate.Normalize(now)}

@@ -1,6 +1,9 @@
 package paygate
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // IdempotencyState is the state of an idempotency record.
 type IdempotencyState string
@@ -38,6 +41,18 @@ func (e *KeyTakenError) Error() string {
 	return "the idempotency key " + e.Record.Key + " is taken"
 }
 
+// Live reports whether the record still answers for its key at now: it has
+// not expired, and it is not an in-flight record that created no payment
+// and is older than PaymentLease (its request died). A key whose record is
+// not live may be reserved again.
+func (r IdempotencyRecord) Live(now time.Time) bool {
+	if r.Expired(now) {
+		return false
+	}
+	abandoned := r.State == IdempotencyInFlight && r.PaymentID == "" && now.After(r.CreatedAt.Add(PaymentLease))
+	return !abandoned
+}
+
 // Expired reports whether the key may be used for a new request at now.
 func (r IdempotencyRecord) Expired(now time.Time) bool {
 	return !now.Before(r.CreatedAt.Add(IdempotencyTTL))
@@ -64,4 +79,17 @@ type IdempotencyCompletion struct {
 	Key        string
 	StatusCode int
 	Body       []byte
+}
+
+// IdempotencyPeeker is implemented by a Store that can read a request's API
+// key and the record of its Idempotency-Key together, in one round trip, so
+// that a replay is answered with no other read and a new request learns
+// that its key is free before it is validated (decisions §1 checks
+// idempotency before validation).
+type IdempotencyPeeker interface {
+	// APIKeyAndIdempotency returns the key whose hash matches (NOT_FOUND
+	// otherwise, whether or not the key is active) and the record of the
+	// Idempotency-Key idemKey within that key's merchant and mode, live or
+	// not, with found false when there is none.
+	APIKeyAndIdempotency(ctx context.Context, hash []byte, idemKey string) (key APIKey, rec IdempotencyRecord, found bool, err error)
 }

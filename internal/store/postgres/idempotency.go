@@ -176,3 +176,44 @@ func nonNil(b []byte) []byte {
 	}
 	return b
 }
+
+var _ paygate.IdempotencyPeeker = (*Store)(nil)
+
+// APIKeyAndIdempotency reads the API key by its hash and the record of
+// idemKey within the key's merchant and mode, pipelined in one round trip.
+func (s *Store) APIKeyAndIdempotency(ctx context.Context, hash []byte, idemKey string) (paygate.APIKey, paygate.IdempotencyRecord, bool, error) {
+	var (
+		key         paygate.APIKey
+		rec         paygate.IdempotencyRecord
+		keyFound    bool
+		recordFound bool
+	)
+	b := &pgx.Batch{}
+	b.Queue(`SELECT `+apiKeyReadColumns+` FROM api_keys WHERE hash = $1`, hash).QueryRow(func(row pgx.Row) error {
+		var err error
+		key, err = scanAPIKeyUsed(row)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		keyFound = err == nil
+		return err
+	})
+	b.Queue(`SELECT `+idempotencyColumns+` FROM idempotency_keys
+		WHERE (merchant_id, mode) = (SELECT merchant_id, mode FROM api_keys WHERE hash = $1) AND key = $2`, hash, idemKey).
+		QueryRow(func(row pgx.Row) error {
+			var err error
+			rec, err = scanIdempotency(row)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
+			}
+			recordFound = err == nil
+			return err
+		})
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return paygate.APIKey{}, paygate.IdempotencyRecord{}, false, translate(err)
+	}
+	if !keyFound {
+		return paygate.APIKey{}, paygate.IdempotencyRecord{}, false, notFound("API key")
+	}
+	return key, rec, recordFound, nil
+}

@@ -103,7 +103,9 @@ func scanPayment(row pgx.Row) (paygate.Payment, error) {
 }
 
 // createPaymentSQL returns the statement that resolves the customer and
-// inserts the payment, both only when guard (an SQL condition) holds. A
+// inserts the payment, all only when guard (an SQL condition) holds: when
+// it does not (a replayed request's key is taken), the statement reads
+// nothing else and writes nothing. A
 // missing customer is inserted with ON CONFLICT DO UPDATE, a no-op update
 // that only serves to return the row: if a concurrent request inserted the
 // same customer after this statement's snapshot was taken, the insert waits
@@ -113,6 +115,7 @@ func createPaymentSQL(guard, tail string) string {
 	WITH existing AS (
 		SELECT id FROM customers
 		WHERE merchant_id = @merchant_id AND mode = @mode AND external_id = @customer_external_id
+			AND ` + guard + `
 	), inserted AS (
 		INSERT INTO customers (id, merchant_id, mode, external_id, metadata, created_at, updated_at)
 		SELECT @new_customer_id, @merchant_id, @mode, @customer_external_id, '{}', @created_at, @created_at
@@ -134,7 +137,7 @@ func createPaymentSQL(guard, tail string) string {
 			@card_brand, @card_last4, @card_exp_month, @card_exp_year, @card_holder_name, @card_fingerprint,
 			@billing, @return_url, @device_fingerprint, @metadata, @idempotency_key, @lease_until,
 			@created_at, @updated_at
-		FROM customer WHERE ` + guard + ` LIMIT 1
+		FROM customer LIMIT 1
 		RETURNING customer_id
 	)` + tail + `
 	SELECT customer_id FROM payment`

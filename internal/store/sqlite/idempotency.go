@@ -45,7 +45,7 @@ func reserveIdempotency(ctx context.Context, tx *sql.Tx, r paygate.IdempotencyRe
 		`SELECT `+idempotencyColumns+` FROM idempotency_keys WHERE merchant_id = ? AND mode = ? AND key = ?`,
 		r.MerchantID, string(r.Mode), r.Key))
 	switch {
-	case err == nil && live(existing, r.Now):
+	case err == nil && existing.Live(r.Now):
 		return existing, false, nil
 	case err != nil && !errors.Is(err, sql.ErrNoRows):
 		return paygate.IdempotencyRecord{}, false, err
@@ -72,18 +72,6 @@ func reserveIdempotency(ctx context.Context, tx *sql.Tx, r paygate.IdempotencyRe
 		return paygate.IdempotencyRecord{}, false, err
 	}
 	return rec, true, nil
-}
-
-// live reports whether a stored record still answers for its key at now: it
-// has not expired, and it is not an in-flight record that created no
-// payment and is older than the payment lease (its request died).
-func live(rec paygate.IdempotencyRecord, now time.Time) bool {
-	if rec.Expired(now) {
-		return false
-	}
-	abandoned := rec.State == paygate.IdempotencyInFlight && rec.PaymentID == "" &&
-		now.After(rec.CreatedAt.Add(paygate.PaymentLease))
-	return !abandoned
 }
 
 // checkAPIKey returns UNAUTHORIZED unless the reservation's API key is a
@@ -160,4 +148,26 @@ func (s *Store) PurgeIdempotency(ctx context.Context, createdBefore time.Time) (
 		return err
 	})
 	return n, err
+}
+
+var _ paygate.IdempotencyPeeker = (*Store)(nil)
+
+// APIKeyAndIdempotency reads the API key by its hash and the record of
+// idemKey within the key's merchant and mode, on a reader connection: a
+// replay never waits for the writer.
+func (s *Store) APIKeyAndIdempotency(ctx context.Context, hash []byte, idemKey string) (paygate.APIKey, paygate.IdempotencyRecord, bool, error) {
+	key, err := s.APIKeyByHash(ctx, hash)
+	if err != nil {
+		return paygate.APIKey{}, paygate.IdempotencyRecord{}, false, err
+	}
+	rec, err := scanIdempotency(s.read.QueryRowContext(ctx,
+		`SELECT `+idempotencyColumns+` FROM idempotency_keys WHERE merchant_id = ? AND mode = ? AND key = ?`,
+		key.MerchantID, string(key.Mode), idemKey))
+	if errors.Is(err, sql.ErrNoRows) {
+		return key, paygate.IdempotencyRecord{}, false, nil
+	}
+	if err != nil {
+		return paygate.APIKey{}, paygate.IdempotencyRecord{}, false, translate(err)
+	}
+	return key, rec, true, nil
 }

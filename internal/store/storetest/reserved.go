@@ -14,6 +14,48 @@ import (
 func reservedCreateCases() []testCase {
 	const n = 12
 	return []testCase{
+		{"PeekKeyAndRecord", func(t *testing.T, s paygate.Store) {
+			p, ok := s.(paygate.IdempotencyPeeker)
+			if !ok {
+				t.Fatalf("%T does not implement paygate.IdempotencyPeeker", s)
+			}
+			f := newMerchant(t, s, base)
+			other := newMerchant(t, s, base)
+			_, _, _, err := p.APIKeyAndIdempotency(ctx(t), randomBytes(32), "key-1")
+			wantNotFound(t, err)
+
+			r := f.reservation(paygate.ModeTest, "key-1", at(time.Hour))
+			_, reserved, err := s.ReserveIdempotency(ctx(t), r)
+			must(t, err)
+			if !reserved {
+				t.Fatal("key-1 was not reserved")
+			}
+			key, rec, found, err := p.APIKeyAndIdempotency(ctx(t), f.testKey.Hash, "key-1")
+			must(t, err)
+			if key.ID != f.testKey.ID || !found {
+				t.Fatalf("got key %s, found %v; want key %s and its record", key.ID, found, f.testKey.ID)
+			}
+			equal(t, "peeked record", paygate.IdempotencyRecord{
+				MerchantID: f.merchant.ID, Mode: paygate.ModeTest, Key: "key-1",
+				Fingerprint: r.Fingerprint, State: paygate.IdempotencyInFlight, CreatedAt: at(time.Hour),
+			}, rec)
+			// The record is scoped by the key's merchant and mode.
+			for _, k := range []paygate.APIKey{f.liveKey, other.testKey} {
+				got, _, found, err := p.APIKeyAndIdempotency(ctx(t), k.Hash, "key-1")
+				must(t, err)
+				if got.ID != k.ID || found {
+					t.Errorf("key %s: got key %s, found %v; want the key and no record", k.ID, got.ID, found)
+				}
+			}
+			// A revoked key is returned too: the caller judges it.
+			_, err = s.RevokeAPIKey(ctx(t), f.testKey.ID, at(time.Minute))
+			must(t, err)
+			key, _, found, err = p.APIKeyAndIdempotency(ctx(t), f.testKey.Hash, "key-1")
+			must(t, err)
+			if key.RevokedAt == nil || !found {
+				t.Errorf("revoked key: got %+v, found %v", key, found)
+			}
+		}},
 		{"ReservesAndLinks", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			p := f.paymentValue(paygate.ModeTest, at(time.Hour))

@@ -1,0 +1,56 @@
+package auth
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/paygate/paygate/internal/paygate"
+)
+
+// peekStore is a fakeStore that also reads idempotency records with keys.
+type peekStore struct {
+	*fakeStore
+	records map[string]paygate.IdempotencyRecord // by Idempotency-Key
+}
+
+func (s peekStore) APIKeyAndIdempotency(ctx context.Context, hash []byte, idemKey string) (paygate.APIKey, paygate.IdempotencyRecord, bool, error) {
+	k, err := s.APIKeyByHash(ctx, hash)
+	if err != nil {
+		return paygate.APIKey{}, paygate.IdempotencyRecord{}, false, err
+	}
+	r, ok := s.records[idemKey]
+	return k, r, ok, nil
+}
+
+func TestAuthenticatePeek(t *testing.T) {
+	plain := newFakeStore()
+	secret := addKey(t, plain, paygate.ModeTest, paygate.KeySecret, nil)
+	revoked := addKey(t, plain, paygate.ModeTest, paygate.KeySecret, func(k *paygate.APIKey) { k.RevokedAt = at(now.Add(-time.Minute)) })
+	rec := paygate.IdempotencyRecord{Key: "order-1", State: paygate.IdempotencyComplete, StatusCode: 201}
+	peeker := peekStore{fakeStore: plain, records: map[string]paygate.IdempotencyRecord{"order-1": rec}}
+
+	// A store that cannot peek: authentication alone, peeked false.
+	a := &Authenticator{Store: plain, Clock: fixedClock{now}}
+	key, got, peeked, err := a.AuthenticatePeek(context.Background(), secret, "order-1")
+	if err != nil || key.ID == "" || got != nil || peeked {
+		t.Fatalf("plain store: key %q, record %v, peeked %v, err %v", key.ID, got, peeked, err)
+	}
+
+	a = &Authenticator{Store: peeker, Clock: fixedClock{now}}
+	key, got, peeked, err = a.AuthenticatePeek(context.Background(), secret, "order-1")
+	if err != nil || key.ID == "" || !peeked || got == nil || got.StatusCode != 201 {
+		t.Fatalf("stored record: key %q, record %v, peeked %v, err %v", key.ID, got, peeked, err)
+	}
+	_, got, peeked, err = a.AuthenticatePeek(context.Background(), secret, "order-2")
+	if err != nil || !peeked || got != nil {
+		t.Fatalf("free key: record %v, peeked %v, err %v", got, peeked, err)
+	}
+	// A key that does not authenticate reveals no record.
+	for _, header := range []string{revoked, "smtgw_sk_test_unknownunknownunknownunknownunknown1", ""} {
+		_, got, _, err = a.AuthenticatePeek(context.Background(), header, "order-1")
+		if paygate.ErrorCode(err) != paygate.CodeUnauthorized || got != nil {
+			t.Errorf("header %.20q: record %v, err %v; want UNAUTHORIZED and no record", header, got, err)
+		}
+	}
+}

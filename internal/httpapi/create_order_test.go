@@ -1,0 +1,56 @@
+package httpapi_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/paygate/paygate/internal/paygate"
+)
+
+// noPeekStore hides the store's paygate.IdempotencyPeeker: the server then
+// looks a payment's key up itself when validation fails.
+type noPeekStore struct{ paygate.Store }
+
+// TestCreatePaymentOrderOfChecks checks decisions §1's order (idempotency
+// before validation) for POST /v1/payments, with the key's record read
+// alongside the API key and without that read.
+func TestCreatePaymentOrderOfChecks(t *testing.T) {
+	for name, wrap := range map[string]func(paygate.Store) paygate.Store{
+		"peek":   func(s paygate.Store) paygate.Store { return s },
+		"noPeek": func(s paygate.Store) paygate.Store { return noPeekStore{s} },
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := newBenchServer(t, "sqlite", wrap)
+			if _, ok := s.store.(paygate.IdempotencyPeeker); ok == (name == "noPeek") {
+				t.Fatalf("store %T: the wrapper did not do its job", s.store)
+			}
+			valid, invalid := benchBody(1), []byte(`{"amount":"1.001","currency":"EUR"}`)
+			post := func(idemKey string, body []byte) *httpResult {
+				w := s.do(http.MethodPost, "/v1/payments", s.secret, idemKey, body)
+				return &httpResult{code: w.Code, replayed: w.Header().Get("Idempotent-Replayed"), body: w.Body.String()}
+			}
+			first := post("k1", valid)
+			wantStatus(t, "first payment", first, http.StatusCreated)
+			wantStatus(t, "invalid body, used key", post("k1", invalid), http.StatusConflict)
+			replay := post("k1", valid)
+			wantStatus(t, "replay", replay, http.StatusCreated)
+			if replay.replayed != "true" || replay.body != first.body {
+				t.Errorf("replay: header %q, body equal %v", replay.replayed, replay.body == first.body)
+			}
+			wantStatus(t, "invalid body, fresh key", post("k2", invalid), http.StatusBadRequest)
+			wantStatus(t, "valid body, same fresh key", post("k2", benchBody(2)), http.StatusCreated)
+		})
+	}
+}
+
+type httpResult struct {
+	code           int
+	replayed, body string
+}
+
+func wantStatus(t *testing.T, what string, r *httpResult, code int) {
+	t.Helper()
+	if r.code != code {
+		t.Fatalf("%s: status %d, want %d: %s", what, r.code, code, r.body)
+	}
+}
