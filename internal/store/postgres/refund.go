@@ -38,7 +38,7 @@ func collectRefunds(rows pgx.Rows) ([]paygate.Refund, error) {
 const createRefund = `
 	WITH charged AS (
 		UPDATE payments SET amount_refunded = amount_refunded + @amount
-		WHERE id = @payment_id AND merchant_id = @merchant_id AND mode = @mode
+		WHERE id = @payment_id AND merchant_id = @merchant_id COLLATE "C" AND mode = @mode COLLATE "C"
 			AND status = 'captured' AND currency = @currency
 			AND amount_refunded + @amount <= amount_captured
 		RETURNING provider_id
@@ -117,7 +117,7 @@ func (s *Store) RefundsByPayment(ctx context.Context, merchantID string, mode pa
 	var exists bool
 	var refunds []paygate.Refund
 	b := &pgx.Batch{}
-	b.Queue(`SELECT EXISTS (SELECT 1 FROM payments WHERE id = $1 AND merchant_id = $2 AND mode = $3)`,
+	b.Queue(`SELECT EXISTS (SELECT 1 FROM payments WHERE id = $1 AND merchant_id = $2 COLLATE "C" AND mode = $3 COLLATE "C")`,
 		paymentID, merchantID, mode).QueryRow(func(row pgx.Row) error { return row.Scan(&exists) })
 	b.Queue(`
 		SELECT `+refundColumns+` FROM refunds
@@ -173,7 +173,7 @@ const transitionRefund = `
 	), released AS (
 		UPDATE payments p SET amount_refunded = p.amount_refunded - moved.amount
 		FROM moved
-		WHERE p.id = moved.payment_id AND p.merchant_id = @merchant_id AND p.mode = @mode
+		WHERE p.id = moved.payment_id AND p.merchant_id = @merchant_id COLLATE "C" AND p.mode = @mode COLLATE "C"
 			AND @to::text = 'failed' AND @from::text <> 'failed'
 		RETURNING p.id
 	), events AS (` + insertEvents + ` WHERE EXISTS (SELECT 1 FROM moved) ORDER BY e.ord

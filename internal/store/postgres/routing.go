@@ -203,7 +203,7 @@ func (s *Store) PaymentsToRecover(ctx context.Context, now time.Time, limit int)
 func (s *Store) ClaimPaymentRecovery(ctx context.Context, merchantID string, mode paygate.Mode, paymentID string, now, until time.Time) (bool, error) {
 	tag, err := s.pool.Exec(ctx, `
 		UPDATE payments SET recovery_until = @until
-		WHERE id = @id AND merchant_id = @merchant_id AND mode = @mode AND `+recoverable,
+		WHERE id = @id AND merchant_id = @merchant_id COLLATE "C" AND mode = @mode COLLATE "C" AND `+recoverable,
 		namedArgs{"now": now, "until": until, "id": paymentID, "merchant_id": merchantID, "mode": mode})
 	if err != nil {
 		return false, translate(err)

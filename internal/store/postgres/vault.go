@@ -83,7 +83,7 @@ func activeByFingerprint(ctx context.Context, tx pgx.Tx, merchantID string, mode
 func linkPayment(ctx context.Context, tx pgx.Tx, c paygate.StoredCard, paymentID string) error {
 	tag, err := tx.Exec(ctx, `
 		UPDATE payments SET stored_card_id = $1
-		WHERE id = $2 AND merchant_id = $3 AND mode = $4 AND customer_id = $5`,
+		WHERE id = $2 AND merchant_id = $3 COLLATE "C" AND mode = $4 COLLATE "C" AND customer_id = $5`,
 		c.ID, paymentID, c.MerchantID, c.Mode, c.CustomerID)
 	if err != nil {
 		return err
@@ -112,7 +112,7 @@ func (s *Store) SaveStoredCard(ctx context.Context, c paygate.StoredCard, match 
 		)
 		err = s.inVaultTx(ctx, func(tx pgx.Tx) error {
 			var one int
-			err := tx.QueryRow(ctx, `SELECT 1 FROM customers WHERE id = $1 AND merchant_id = $2 AND mode = $3`,
+			err := tx.QueryRow(ctx, `SELECT 1 FROM customers WHERE id = $1 AND merchant_id = $2 COLLATE "C" AND mode = $3 COLLATE "C"`,
 				c.CustomerID, c.MerchantID, c.Mode).Scan(&one)
 			if errors.Is(err, pgx.ErrNoRows) {
 				return notFound("customer")
@@ -249,7 +249,7 @@ func (s *Store) StoredCardsByCustomer(ctx context.Context, merchantID string, mo
 		return cards, err
 	}
 	var exists bool
-	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM customers WHERE id = $1 AND merchant_id = $2 AND mode = $3)`,
+	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM customers WHERE id = $1 AND merchant_id = $2 COLLATE "C" AND mode = $3 COLLATE "C")`,
 		customerID, merchantID, mode).Scan(&exists); err != nil {
 		return nil, translate(err)
 	}
