@@ -153,21 +153,42 @@ func (s *Store) PurgeIdempotency(ctx context.Context, createdBefore time.Time) (
 var _ paygate.IdempotencyPeeker = (*Store)(nil)
 
 // APIKeyAndIdempotency reads the API key by its hash and the record of
-// idemKey within the key's merchant and mode, on a reader connection: a
-// replay never waits for the writer.
+// idemKey within the key's merchant and mode, in one statement on a reader
+// connection: a replay never waits for the writer.
 func (s *Store) APIKeyAndIdempotency(ctx context.Context, hash []byte, idemKey string) (paygate.APIKey, paygate.IdempotencyRecord, bool, error) {
-	key, err := s.APIKeyByHash(ctx, hash)
-	if err != nil {
-		return paygate.APIKey{}, paygate.IdempotencyRecord{}, false, err
-	}
-	rec, err := scanIdempotency(s.read.QueryRowContext(ctx,
-		`SELECT `+idempotencyColumns+` FROM idempotency_keys WHERE merchant_id = ? AND mode = ? AND key = ?`,
-		key.MerchantID, string(key.Mode), idemKey))
+	var (
+		k                      paygate.APIKey
+		mode, typ              string
+		created                int64
+		expires, revoked, used sql.NullInt64
+		found                  bool
+		fingerprint, body      []byte
+		state, paymentID       sql.NullString
+		statusCode, recCreated sql.NullInt64
+	)
+	err := s.read.QueryRowContext(ctx, `
+		SELECT k.id, k.merchant_id, k.mode, k.type, k.hash, k.hint, k.created_at, k.expires_at, k.revoked_at, k.last_used_at,
+			i.key IS NOT NULL, i.fingerprint, i.state, i.status_code, i.body, i.payment_id, i.created_at
+		FROM api_keys k
+		LEFT JOIN idempotency_keys i ON i.merchant_id = k.merchant_id AND i.mode = k.mode AND i.key = ?
+		WHERE k.hash = ?`, idemKey, hash).Scan(
+		&k.ID, &k.MerchantID, &mode, &typ, &k.Hash, &k.Hint, &created, &expires, &revoked, &used,
+		&found, &fingerprint, &state, &statusCode, &body, &paymentID, &recCreated)
 	if errors.Is(err, sql.ErrNoRows) {
-		return key, paygate.IdempotencyRecord{}, false, nil
+		return paygate.APIKey{}, paygate.IdempotencyRecord{}, false, notFound("API key")
 	}
 	if err != nil {
 		return paygate.APIKey{}, paygate.IdempotencyRecord{}, false, translate(err)
 	}
-	return key, rec, true, nil
+	k.Mode, k.Type = paygate.Mode(mode), paygate.KeyType(typ)
+	k.CreatedAt = fromMicros(created)
+	k.ExpiresAt, k.RevokedAt, k.LastUsedAt = fromNullMicros(expires), fromNullMicros(revoked), fromNullMicros(used)
+	if !found {
+		return k, paygate.IdempotencyRecord{}, false, nil
+	}
+	return k, paygate.IdempotencyRecord{
+		MerchantID: k.MerchantID, Mode: k.Mode, Key: idemKey, Fingerprint: fingerprint,
+		State: paygate.IdempotencyState(state.String), StatusCode: int(statusCode.Int64), Body: body,
+		PaymentID: paymentID.String, CreatedAt: fromMicros(recCreated.Int64),
+	}, true, nil
 }
