@@ -79,11 +79,10 @@ const reserveIdempotency = `
 // after the reservation statement began (and our own record when we
 // reserved).
 func (s *Store) ReserveIdempotency(ctx context.Context, r paygate.IdempotencyReservation) (paygate.IdempotencyRecord, bool, error) {
-	args := reserveArgs(r, "")
 	// A record read as missing was released or purged between the two
 	// statements: try again, a few times.
 	for range 5 {
-		var keyActive, reserved bool
+		var res reservation
 		b := &pgx.Batch{}
 		// The reservation commits without waiting for its WAL flush: it
 		// settles concurrent requests as soon as it is visible, which a
@@ -93,37 +92,55 @@ func (s *Store) ReserveIdempotency(ctx context.Context, r paygate.IdempotencyRes
 		// all earlier WAL, so a durable payment implies a durable record.
 		// If the database crashes first, the record is lost with nothing
 		// that depended on it, and the key is free as after an abandoned
-		// request. It saves one WAL flush wait of a payment's four.
+		// request. It saves a WAL flush wait.
 		b.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
-		b.Queue(reserveIdempotency, args).QueryRow(func(row pgx.Row) error {
-			return row.Scan(&keyActive, &reserved)
-		})
-		var rec paygate.IdempotencyRecord
-		found := false
-		b.Queue(`SELECT `+idempotencyColumns+` FROM idempotency_keys
-			WHERE merchant_id = $1 AND mode = $2 AND key = $3`, r.MerchantID, r.Mode, r.Key).
-			QueryRow(func(row pgx.Row) error {
-				var err error
-				rec, err = scanIdempotency(row)
-				if errors.Is(err, pgx.ErrNoRows) {
-					return nil
-				}
-				found = err == nil
-				return err
-			})
+		queueReservation(b, r, "", &res)
 		if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 			return paygate.IdempotencyRecord{}, false, translate(err)
 		}
 		switch {
-		case !keyActive:
+		case !res.keyActive:
 			return paygate.IdempotencyRecord{}, false, paygate.Errorf(paygate.CodeUnauthorized, "", "The API key is not active.")
-		case reserved:
-			return rec, true, nil
-		case found:
-			return rec, false, nil
+		case res.reserved:
+			return res.rec, true, nil
+		case res.found:
+			return res.rec, false, nil
 		}
 	}
 	return paygate.IdempotencyRecord{}, false, paygate.ErrStateConflict
+}
+
+// reservation is what the statements queueReservation queues report.
+type reservation struct {
+	keyActive, reserved, found bool
+	rec                        paygate.IdempotencyRecord // when found
+}
+
+// queueReservation queues reserveIdempotency and a read of the record after
+// it. The read is a later statement with a fresh snapshot, so it sees the
+// live record even when another node committed it after the reservation
+// statement began (and the new record when this one reserved it).
+// paymentID is as for reserveArgs.
+func queueReservation(b *pgx.Batch, r paygate.IdempotencyReservation, paymentID string, out *reservation) {
+	b.Queue(reserveIdempotency, reserveArgs(r, paymentID)).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&out.keyActive, &out.reserved)
+	})
+	queueRecordRead(b, `SELECT `+idempotencyColumns+` FROM idempotency_keys
+		WHERE merchant_id = $1 AND mode = $2 AND key = $3`, []any{r.MerchantID, r.Mode, r.Key}, &out.rec, &out.found)
+}
+
+// queueRecordRead queues a read of at most one idempotency record into rec,
+// setting found when there is one.
+func queueRecordRead(b *pgx.Batch, sql string, args []any, rec *paygate.IdempotencyRecord, found *bool) {
+	b.Queue(sql, args...).QueryRow(func(row pgx.Row) error {
+		var err error
+		*rec, err = scanIdempotency(row)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		*found = err == nil
+		return err
+	})
 }
 
 // reserveArgs returns the arguments of reserveIdempotency. paymentID, when
@@ -198,17 +215,9 @@ func (s *Store) APIKeyAndIdempotency(ctx context.Context, hash []byte, idemKey s
 		keyFound = err == nil
 		return err
 	})
-	b.Queue(`SELECT `+idempotencyColumns+` FROM idempotency_keys
-		WHERE (merchant_id, mode) = (SELECT merchant_id, mode FROM api_keys WHERE hash = $1) AND key = $2`, hash, idemKey).
-		QueryRow(func(row pgx.Row) error {
-			var err error
-			rec, err = scanIdempotency(row)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return nil
-			}
-			recordFound = err == nil
-			return err
-		})
+	queueRecordRead(b, `SELECT `+idempotencyColumns+` FROM idempotency_keys
+		WHERE (merchant_id, mode) = (SELECT merchant_id, mode FROM api_keys WHERE hash = $1) AND key = $2`,
+		[]any{hash, idemKey}, &rec, &recordFound)
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		return paygate.APIKey{}, paygate.IdempotencyRecord{}, false, translate(err)
 	}

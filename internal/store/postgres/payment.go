@@ -215,32 +215,18 @@ func (s *Store) reserveAndCreatePayment(ctx context.Context, np paygate.NewPayme
 	if r.Key != p.IdempotencyKey || r.MerchantID != p.MerchantID || r.Mode != p.Mode {
 		return paygate.Payment{}, fmt.Errorf("postgres: payment %s: the reservation is not for its idempotency key", p.ID)
 	}
-	rargs := reserveArgs(r, p.ID)
 	// A record read as missing was released or purged between the
 	// statements: try again, a few times (as ReserveIdempotency).
 	for range 5 {
-		var keyActive, reserved, inserted, found bool
-		var rec paygate.IdempotencyRecord
+		var res reservation
+		inserted := false
 		b := &pgx.Batch{}
 		if np.DeferFlush {
 			// See CreatePayment and ReserveIdempotency: both writes may
 			// commit without their own flush on a gateway-ledger route.
 			b.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
 		}
-		b.Queue(reserveIdempotency, rargs).QueryRow(func(row pgx.Row) error {
-			return row.Scan(&keyActive, &reserved)
-		})
-		b.Queue(`SELECT `+idempotencyColumns+` FROM idempotency_keys
-			WHERE merchant_id = $1 AND mode = $2 AND key = $3`, r.MerchantID, r.Mode, r.Key).
-			QueryRow(func(row pgx.Row) error {
-				var err error
-				rec, err = scanIdempotency(row)
-				if errors.Is(err, pgx.ErrNoRows) {
-					return nil
-				}
-				found = err == nil
-				return err
-			})
+		queueReservation(b, r, p.ID, &res)
 		b.Queue(createReservedPayment, args).QueryRow(func(row pgx.Row) error {
 			err := row.Scan(&p.CustomerID)
 			if errors.Is(err, pgx.ErrNoRows) {
@@ -253,11 +239,11 @@ func (s *Store) reserveAndCreatePayment(ctx context.Context, np paygate.NewPayme
 			return paygate.Payment{}, translate(err)
 		}
 		switch {
-		case !keyActive:
+		case !res.keyActive:
 			return paygate.Payment{}, paygate.Errorf(paygate.CodeUnauthorized, "", "The API key is not active.")
-		case reserved && inserted:
+		case res.reserved && inserted:
 			return p, nil
-		case reserved:
+		case res.reserved:
 			// The statement resolves every customer (createPaymentSQL),
 			// so this does not happen; if it did, the record names a
 			// payment that does not exist: free the key rather than
@@ -267,8 +253,8 @@ func (s *Store) reserveAndCreatePayment(ctx context.Context, np paygate.NewPayme
 				r.MerchantID, r.Mode, r.Key, p.ID)
 			return paygate.Payment{}, errors.Join(
 				fmt.Errorf("postgres: payment %s was not inserted after its key was reserved", p.ID), translate(err))
-		case found:
-			return paygate.Payment{}, &paygate.KeyTakenError{Record: rec}
+		case res.found:
+			return paygate.Payment{}, &paygate.KeyTakenError{Record: res.rec}
 		}
 	}
 	return paygate.Payment{}, paygate.ErrStateConflict
