@@ -251,3 +251,14 @@ func TestBackgroundCheckpoint(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// The writer keeps its temporary files, the savepoint sub-journals of
+// every group member among them, in memory (sqlite.go).
+func TestWriterTempStoreInMemory(t *testing.T) {
+	s, release := groupTestAt(t, filepath.Join(t.TempDir(), "paygate.db"))
+	release()
+	var store int
+	if err := s.write.QueryRow("PRAGMA temp_store").Scan(&store); err != nil || store != 2 {
+		t.Fatalf("writer temp_store = %d, %v; want 2 (MEMORY)", store, err)
+	}
+}
