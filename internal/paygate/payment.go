@@ -1,6 +1,9 @@
 package paygate
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // PaymentStatus is the status of a payment.
 type PaymentStatus string
@@ -114,6 +117,17 @@ type NewPayment struct {
 	// written and the error is a *KeyTakenError; UNAUTHORIZED when the API
 	// key is no longer active. Saves the reservation's own transaction.
 	Reservation *IdempotencyReservation
+}
+
+// CheckReservation returns an error when np.Reservation is set but is not
+// for the payment's own idempotency key, merchant and mode: a store must
+// then write nothing.
+func (np NewPayment) CheckReservation() error {
+	r, p := np.Reservation, np.Payment
+	if r != nil && (r.Key != p.IdempotencyKey || r.MerchantID != p.MerchantID || r.Mode != p.Mode) {
+		return fmt.Errorf("payment %s: the reservation is not for its idempotency key", p.ID)
+	}
+	return nil
 }
 
 // PaymentTransition moves a payment from one of From to To, conditionally:

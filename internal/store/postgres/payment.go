@@ -211,10 +211,10 @@ func (s *Store) CreatePayment(ctx context.Context, np paygate.NewPayment) (payga
 // record, and the insert runs only when the record names it; the read of
 // the record between them tells a taken key's record.
 func (s *Store) reserveAndCreatePayment(ctx context.Context, np paygate.NewPayment, p paygate.Payment, args namedArgs) (paygate.Payment, error) {
-	r := *np.Reservation
-	if r.Key != p.IdempotencyKey || r.MerchantID != p.MerchantID || r.Mode != p.Mode {
-		return paygate.Payment{}, fmt.Errorf("postgres: payment %s: the reservation is not for its idempotency key", p.ID)
+	if err := np.CheckReservation(); err != nil {
+		return paygate.Payment{}, fmt.Errorf("postgres: %w", err)
 	}
+	r := *np.Reservation
 	// A record read as missing was released or purged between the
 	// statements: try again, a few times (as ReserveIdempotency).
 	for range 5 {

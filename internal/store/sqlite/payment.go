@@ -147,8 +147,8 @@ func createPayment(ctx context.Context, tx *sql.Tx, np paygate.NewPayment) (payg
 	}
 	linked := false
 	if r := np.Reservation; r != nil {
-		if r.Key != p.IdempotencyKey || r.MerchantID != p.MerchantID || r.Mode != p.Mode {
-			return paygate.Payment{}, fmt.Errorf("sqlite: payment %s: the reservation is not for its idempotency key", p.ID)
+		if err := np.CheckReservation(); err != nil {
+			return paygate.Payment{}, fmt.Errorf("sqlite: %w", err)
 		}
 		rec, reserved, err := reserveIdempotency(ctx, tx, *r, p.ID)
 		if err != nil {

@@ -124,6 +124,27 @@ func reservedCreateCases() []testCase {
 				t.Errorf("record after replacing an expired one: %+v", rec)
 			}
 		}},
+		{"ReservationForAnotherKey", func(t *testing.T, s paygate.Store) {
+			// A reservation must be for the payment's own key, merchant
+			// and mode; otherwise nothing is written.
+			f := newMerchant(t, s, base)
+			other := newMerchant(t, s, base)
+			p := f.paymentValue(paygate.ModeTest, at(time.Hour))
+			for name, r := range map[string]paygate.IdempotencyReservation{
+				"key":      f.reservation(p.Mode, "another-key", p.CreatedAt),
+				"mode":     f.reservation(paygate.ModeLive, p.IdempotencyKey, p.CreatedAt),
+				"merchant": other.reservation(p.Mode, p.IdempotencyKey, p.CreatedAt),
+			} {
+				if _, err := s.CreatePayment(ctx(t), reservedPayment(p, r, "cus-1")); err == nil {
+					t.Fatalf("a reservation for another %s was accepted", name)
+				}
+				_, err := s.PaymentByID(ctx(t), p.MerchantID, p.Mode, p.ID)
+				wantNotFound(t, err)
+			}
+			// Nor was any key reserved.
+			f.reserve(t, p.Mode, p.IdempotencyKey, p.CreatedAt)
+			f.reserve(t, p.Mode, "another-key", p.CreatedAt)
+		}},
 		{"InactiveAPIKey", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			_, err := s.RevokeAPIKey(ctx(t), f.testKey.ID, at(time.Minute))
