@@ -107,8 +107,7 @@ type NewPayment struct {
 	// DeferFlush lets the insert commit without waiting for its own
 	// durable flush, because every provider the payment may be sent to
 	// records the charge in this database after it (see GatewayLedger).
-	// The insert is visible to other transactions at commit either way. A
-	// store whose every commit is durable and grouped (SQLite) ignores it.
+	// The insert is visible to other transactions at commit either way.
 	DeferFlush bool
 	// Reservation, when set, reserves the payment's idempotency key (its
 	// Key is Payment.IdempotencyKey) in the transaction that inserts the

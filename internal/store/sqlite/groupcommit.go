@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 )
 
 // Group commit. SQLite has one writer, and at synchronous=FULL every commit
@@ -24,6 +25,20 @@ import (
 // other's writes exactly as if they had run one after the other, which is
 // what the single writer did before. A lone transaction runs as before,
 // without a savepoint.
+//
+// Lazy transactions (lazyTx) commit without their own fsync: the writes of
+// a payment that precede its outcome on a route whose provider keeps its
+// ledger in this database (paygate.GatewayLedger), and that ledger's
+// entries. The writer runs the lazy members it gathered as a group of
+// their own, first, at synchronous=NORMAL: SQLite then writes the group's
+// frames to the WAL and commits without syncing it. The next durable
+// commit (synchronous=FULL) fsyncs the WAL, which makes every frame before
+// its own durable too, and a checkpoint syncs the WAL before copying it. A
+// crash of the machine in between loses a suffix of the lazy commits,
+// never a frame in the middle (the WAL's frames are checksummed in a
+// chain), and so nothing that a client was told: the outcome a client is
+// told of always commits durably after them. A crash of the process loses
+// nothing: the frames are in the operating system's cache.
 
 // maxGroup bounds how many transactions commit together.
 const maxGroup = 64
@@ -33,6 +48,7 @@ type writeReq struct {
 	ctx  context.Context
 	fn   func(tx *sql.Tx) error
 	solo bool // run in a transaction of its own (BaselinePayment)
+	lazy bool // may commit without an fsync of its own (lazyTx)
 	done chan writeResult
 }
 
@@ -71,10 +87,69 @@ func (s *Store) runWriter() {
 				}
 			}
 		}
-		s.runGroup(group)
+		s.runLazyFirst(group)
 		s.writerCheckpoint()
 	}
 }
+
+// runLazyFirst runs the group's lazy members as a group of their own at
+// synchronous=NORMAL, then the others at synchronous=FULL. The lazy go
+// first so that they do not wait for the others' fsync; members of one
+// group were submitted concurrently, so any order is one they could have
+// run in.
+func (s *Store) runLazyFirst(group []*writeReq) {
+	var lazy, durable []*writeReq
+	for _, r := range group {
+		if r.lazy {
+			lazy = append(lazy, r)
+		} else {
+			durable = append(durable, r)
+		}
+	}
+	if len(lazy) > 0 {
+		// Failing to relax the setting leaves it as durable as before.
+		_ = s.setSync(false)
+		s.runGroup(lazy)
+	}
+	if len(durable) > 0 {
+		if err := s.setSync(true); err != nil {
+			// Committing now could acknowledge writes that are not durable.
+			for _, r := range durable {
+				r.done <- writeResult{err: err}
+			}
+			return
+		}
+		s.runGroup(durable)
+	}
+}
+
+// setSync sets the writer's synchronous pragma to FULL (durable) or NORMAL,
+// unless it is known to be so already. SQLite refuses the change inside a
+// transaction, so it is made between groups.
+func (s *Store) setSync(full bool) error {
+	want := syncNormal
+	if full {
+		want = syncFull
+	}
+	if s.writerSync == want {
+		return nil
+	}
+	s.writerSync = syncUnknown
+	if _, err := s.write.Exec("PRAGMA synchronous = " + string(want)); err != nil {
+		return translate(fmt.Errorf("set synchronous to %s: %w", want, err))
+	}
+	s.writerSync = want
+	return nil
+}
+
+// The writer connection's synchronous setting, as setSync last left it.
+type syncSetting string
+
+const (
+	syncUnknown syncSetting = ""
+	syncNormal  syncSetting = "NORMAL"
+	syncFull    syncSetting = "FULL" // what the writer's DSN sets
+)
 
 // inTx runs fn in a write transaction (BEGIN IMMEDIATE), possibly together
 // with other callers' transactions (see above), and returns once its writes
@@ -83,16 +158,24 @@ func (s *Store) runWriter() {
 // roll back the whole group); a ctx that ends before fn starts fails it
 // with nothing written.
 func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	return s.submit(ctx, fn, false)
+	return s.submit(ctx, &writeReq{fn: fn})
+}
+
+// lazyTx is inTx for a transaction that may commit without an fsync of its
+// own (see above): its writes are durable once a later durable commit
+// returns, and are lost, with every later lazy commit, if the machine
+// crashes first.
+func (s *Store) lazyTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return s.submit(ctx, &writeReq{fn: fn, lazy: true})
 }
 
 // soloTx is inTx in a transaction of its own, never grouped.
 func (s *Store) soloTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	return s.submit(ctx, fn, true)
+	return s.submit(ctx, &writeReq{fn: fn, solo: true})
 }
 
-func (s *Store) submit(ctx context.Context, fn func(tx *sql.Tx) error, solo bool) error {
-	req := &writeReq{ctx: ctx, fn: fn, solo: solo, done: make(chan writeResult, 1)}
+func (s *Store) submit(ctx context.Context, req *writeReq) error {
+	req.ctx, req.done = ctx, make(chan writeResult, 1)
 	select {
 	case s.writes <- req:
 	case <-ctx.Done():

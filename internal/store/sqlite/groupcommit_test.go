@@ -262,3 +262,71 @@ func TestWriterTempStoreInMemory(t *testing.T) {
 		t.Fatalf("writer temp_store = %d, %v; want 2 (MEMORY)", store, err)
 	}
 }
+
+// Lazy members commit as a group of their own, before the durable ones they
+// were gathered with, at synchronous=NORMAL; the durable ones at FULL. The
+// setting inside each member's transaction is the one its commit uses.
+func TestLazyMembersCommitFirstWithoutSync(t *testing.T) {
+	s, release := groupTest(t)
+	var (
+		mu    sync.Mutex
+		order []string
+	)
+	member := func(id int, lazy bool) func() error {
+		return func() error {
+			run := s.inTx
+			if lazy {
+				run = s.lazyTx
+			}
+			return run(context.Background(), func(tx *sql.Tx) error {
+				var level int
+				if err := tx.QueryRow(`PRAGMA synchronous`).Scan(&level); err != nil {
+					return err
+				}
+				mu.Lock()
+				order = append(order, fmt.Sprintf("%v:%d", lazy, level))
+				mu.Unlock()
+				return insert(id)(tx)
+			})
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 12)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = member(i, i%2 == 0)()
+		}()
+	}
+	time.Sleep(100 * time.Millisecond) // every goroutine waits for the writer
+	release()
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("member %d: %v", i, err)
+		}
+	}
+	want := strings.Repeat("true:1 ", 6) + strings.Repeat("false:2 ", 6)
+	if got := strings.Join(order, " ") + " "; got != want {
+		t.Errorf("members ran as %q, want the lazy ones first at NORMAL (1), then the others at FULL (2): %q", got, want)
+	}
+	if n := len(stored(t, s)); n != 12 {
+		t.Errorf("%d rows stored, want 12", n)
+	}
+
+	// Alone, one after the other, each commits at its own setting.
+	for i, lazy := range []bool{true, false, true, true, false} {
+		order = nil
+		if err := member(100+i, lazy)(); err != nil {
+			t.Fatal(err)
+		}
+		level := "2"
+		if lazy {
+			level = "1"
+		}
+		if want := fmt.Sprintf("%v:%s", lazy, level); order[0] != want {
+			t.Errorf("alone, call %d ran as %s, want %s", i, order[0], want)
+		}
+	}
+}

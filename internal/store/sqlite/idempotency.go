@@ -23,7 +23,11 @@ func (s *Store) ReserveIdempotency(ctx context.Context, r paygate.IdempotencyRes
 		rec      paygate.IdempotencyRecord
 		reserved bool
 	)
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	// Lazily committed, as the PostgreSQL store's reservation: every later
+	// write of the request commits after it, a durable one makes it
+	// durable, and a crash before that loses it with nothing that
+	// depended on it.
+	err := s.lazyTx(ctx, func(tx *sql.Tx) error {
 		var err error
 		rec, reserved, err = reserveIdempotency(ctx, tx, r, "")
 		return err

@@ -119,9 +119,17 @@ func scanPayment(row scanner) (paygate.Payment, error) {
 // With np.Reservation, the key is reserved first in the same transaction
 // (one writer transaction instead of two) and the record names the payment
 // from the start; a taken key is a *paygate.KeyTakenError.
+//
+// With np.DeferFlush the transaction commits lazily (lazyTx): the provider's
+// ledger entry and the outcome commit after it, and the outcome's fsync
+// makes it durable.
 func (s *Store) CreatePayment(ctx context.Context, np paygate.NewPayment) (paygate.Payment, error) {
 	var p paygate.Payment
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	run := s.inTx
+	if np.DeferFlush {
+		run = s.lazyTx
+	}
+	err := run(ctx, func(tx *sql.Tx) error {
 		var err error
 		p, err = createPayment(ctx, tx, np)
 		return err

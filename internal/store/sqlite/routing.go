@@ -108,10 +108,13 @@ const sandboxChargeColumns = `provider_id, payment_id, mode, amount, currency, o
 	provider_ref, decline_code, message, ready_at, created_at`
 
 // RecordSandboxCharge stores the entry unless the provider has one for the
-// payment already, and returns the stored entry.
+// payment already, and returns the stored entry. It commits lazily
+// (lazyTx), as the PostgreSQL store's entry commits without waiting for its
+// flush: the payment's outcome, the only thing a client is told, commits
+// durably after it.
 func (s *Store) RecordSandboxCharge(ctx context.Context, c paygate.SandboxCharge) (paygate.SandboxCharge, error) {
 	var stored paygate.SandboxCharge
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.lazyTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `
 			INSERT INTO sandbox_ledger (`+sandboxChargeColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (provider_id, payment_id) DO NOTHING`,

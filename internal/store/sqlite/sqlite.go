@@ -44,6 +44,7 @@ type Store struct {
 	quit       chan struct{}
 	writerDone chan struct{}
 	groups     atomic.Int64 // transactions of more than one member, for tests
+	writerSync syncSetting  // the writer's synchronous pragma (groupcommit.go)
 
 	// ckpt checkpoints the WAL in the background (checkpoint.go).
 	ckpt                 *sql.DB
@@ -117,6 +118,7 @@ func open(ctx context.Context, path string, busy time.Duration) (*Store, error) 
 	ckpt.SetMaxOpenConns(1)
 	s := &Store{write: write, read: read, ckpt: ckpt,
 		writes: make(chan *writeReq), quit: make(chan struct{}), writerDone: make(chan struct{}),
+		writerSync:       syncFull,
 		checkpointerDone: make(chan struct{})}
 	go s.runWriter()
 	go s.runCheckpointer()
