@@ -58,7 +58,8 @@ the last one is answered.
 --baseline then measures the database alone: --concurrency goroutines run the writes
 of one payment per transaction (the store's BaselinePayment) through the same driver
 and pool, for the same duration, after the gateway run; the report gives the ratio
-payments/s ÷ transactions/s.
+payments/s ÷ transactions/s. With --rate the baseline runs the same open loop, so its
+latency reads against the gateway's at the same rate.
 
 --json prints one JSON object: target, url, loop, rate, concurrency, mix, warmupSeconds,
 elapsedSeconds, interrupted, operations, missed, requests, requestsPerSecond, payments,
@@ -66,7 +67,7 @@ paymentsPerSecond, latency {count, mean, min, p50, p90, p99, p999, max} (ms), ki
 {payment|refund|replay|get|unauthorized: latency}, errors {NAME: count}, expected
 {NAME: count}, transportErrors, transportError, clientCpuSeconds, server {cpuSeconds,
 cpuPerRequestMs, cores, peakRssBytes, rssBytes[]} or null, baseline {transactions,
-elapsedSeconds, txPerSecond, latency, errors, error, ratio} or null, timeline
+elapsedSeconds, txPerSecond, latency, errors, error, missed, ratio} or null, timeline
 [{second, requests, errors, p50, p99}].
 
 --self-test measures the tool itself against a trivial in-process server that answers
@@ -440,7 +441,7 @@ func benchOwnServer(ctx context.Context, c *cli, f benchFlags, cfg bench.Config,
 	}
 	err = withBaselineStore(ctx, dbURL, func(st paygate.BaselineStore) error {
 		b, err := bench.RunBaseline(ctx, bench.BaselineConfig{
-			Concurrency: f.concurrency, Duration: f.duration, Requests: f.requests, Warmup: f.warmup,
+			Concurrency: f.concurrency, Duration: f.duration, Requests: f.requests, Warmup: f.warmup, Rate: f.rate,
 			Tx: func(ctx context.Context, n int64) error {
 				return st.BaselinePayment(ctx, m.MerchantID, paygate.ModeTest, n)
 			},

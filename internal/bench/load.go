@@ -84,24 +84,15 @@ type pooled struct {
 
 // runner is the state shared by the clients of one run.
 type runner struct {
-	cfg      Config
-	client   *http.Client
-	tpl      *templates
-	picker   picker
-	runID    string
-	badKey   string
-	pool     []pooled
-	rec      *Recorder
-	t0       time.Time // start of the run (warmup included)
-	measure  time.Time // end of the warmup
-	end      time.Time // end of the measurement (duration mode)
-	interval time.Duration
-
-	next     atomic.Int64 // next operation index (open loop)
-	measured atomic.Int64 // operations started in the measurement
-	missed   atomic.Int64
-	lastEnd  atomic.Int64 // unix nanos of the last measured completion
-	stopped  atomic.Bool
+	cfg    Config
+	client *http.Client
+	tpl    *templates
+	picker picker
+	runID  string
+	badKey string
+	pool   []pooled
+	rec    *Recorder
+	pace   *pacer
 }
 
 // NewClient returns the HTTP client of a run of concurrency clients: keep
@@ -156,15 +147,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, err
 		}
 	}
-	r.t0 = time.Now()
-	r.measure = r.t0.Add(cfg.Warmup)
-	if cfg.Requests <= 0 {
-		r.end = r.measure.Add(cfg.Duration)
-	}
-	if cfg.Rate > 0 {
-		r.interval = time.Duration(float64(time.Second) / cfg.Rate)
-	}
-	r.rec = NewRecorder(r.measure)
+	r.pace = newPacer(cfg.Warmup, cfg.Duration, cfg.Requests, cfg.Rate)
+	r.rec = NewRecorder(r.pace.measure)
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -184,20 +168,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	wg.Wait()
 	stopProgress()
 
-	res := &Result{Rec: r.rec, Operations: r.measured.Load(), Missed: r.missed.Load(), Interrupted: ctx.Err() != nil}
-	if cfg.Requests > 0 && res.Operations > cfg.Requests {
-		res.Operations = cfg.Requests
-	}
-	if last := r.lastEnd.Load(); last > 0 {
-		res.Elapsed = time.Unix(0, last).Sub(r.measure)
-	}
+	res := &Result{Rec: r.rec, Interrupted: ctx.Err() != nil}
+	r.pace.result(res)
 	return res, nil
-}
-
-// intendedAt is the intended start of operation i of an open loop that
-// starts at t0 with one operation every interval.
-func intendedAt(t0 time.Time, interval time.Duration, i int64) time.Time {
-	return t0.Add(time.Duration(i) * interval)
 }
 
 // worker is one client's reusable state.
@@ -214,52 +187,14 @@ type worker struct {
 // intended start in an open loop, run it, until the run ends.
 func (r *runner) client0(ctx context.Context, id int) {
 	w := &worker{id: id, rng: mrand.New(mrand.NewPCG(uint64(id)+1, uint64(time.Now().UnixNano())))}
-	for ctx.Err() == nil && !r.stopped.Load() {
-		var start time.Time
-		if r.interval > 0 {
-			i := r.next.Add(1) - 1
-			start = intendedAt(r.t0, r.interval, i)
-			if !r.end.IsZero() && !start.Before(r.end) {
-				return
-			}
-			if now := time.Now(); start.After(now) {
-				t := time.NewTimer(start.Sub(now))
-				select {
-				case <-ctx.Done():
-					t.Stop()
-					return
-				case <-t.C:
-				}
-			} else if !r.end.IsZero() && !now.Before(r.end) {
-				// Due before the end, but every client was busy until
-				// after it: the load the tool could not deliver.
-				r.missed.Add(1)
-				continue
-			}
-		} else {
-			start = time.Now()
-			if !r.end.IsZero() && !start.Before(r.end) {
-				return
-			}
-		}
-		measured := !start.Before(r.measure)
-		if measured && r.cfg.Requests > 0 {
-			if r.measured.Add(1) > r.cfg.Requests {
-				r.stopped.Store(true)
-				return
-			}
-		} else if measured {
-			r.measured.Add(1)
+	for {
+		start, measured, ok := r.pace.take(ctx)
+		if !ok {
+			return
 		}
 		r.operation(ctx, w, start, measured)
 		if measured {
-			now := time.Now().UnixNano()
-			for {
-				l := r.lastEnd.Load()
-				if now <= l || r.lastEnd.CompareAndSwap(l, now) {
-					break
-				}
-			}
+			r.pace.finished()
 		}
 	}
 }
@@ -456,8 +391,8 @@ func (r *runner) progress(ctx context.Context) (stop func()) {
 			case now := <-t.C:
 				n := r.rec.Count()
 				r.cfg.Progress(Progress{
-					Elapsed: now.Sub(r.measure),
-					Warmup:  now.Before(r.measure),
+					Elapsed: now.Sub(r.pace.measure),
+					Warmup:  now.Before(r.pace.measure),
 					Done:    n,
 					Rate:    float64(n-prev) / now.Sub(prevAt).Seconds(),
 					Errors:  r.rec.ErrorCount(),

@@ -406,6 +406,51 @@ func TestRunBaseline(t *testing.T) {
 	}
 }
 
+// TestRunBaselineOpenLoop: with a rate, the baseline is paced like the
+// gateway's load: the calls due in the measurement are made or counted
+// missed, and a call's latency counts from when it was due, so a database
+// slower than the rate shows its queue.
+func TestRunBaselineOpenLoop(t *testing.T) {
+	// One caller can make 50 calls/s; 100/s are asked for half a second.
+	res, err := RunBaseline(context.Background(), BaselineConfig{
+		Concurrency: 1, Duration: 500 * time.Millisecond, Rate: 100,
+		Tx: func(ctx context.Context, n int64) error {
+			time.Sleep(20 * time.Millisecond)
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Missed == 0 {
+		t.Error("no call missed although the database is half as fast as the rate")
+	}
+	if got := res.Operations + res.Missed; got < 49 || got > 51 {
+		t.Errorf("operations %d + missed %d, want 50", res.Operations, res.Missed)
+	}
+	if max := res.Rec.All().Max(); max < 100*time.Millisecond {
+		t.Errorf("max latency %v: the queueing was not counted", max)
+	}
+
+	// Fast enough: about the rate, nothing missed, latency near a call's.
+	res, err = RunBaseline(context.Background(), BaselineConfig{
+		Concurrency: 4, Duration: time.Second, Warmup: 100 * time.Millisecond, Rate: 200,
+		Tx: func(ctx context.Context, n int64) error {
+			time.Sleep(time.Millisecond)
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Operations + res.Missed; got < 199 || got > 201 || res.Missed > 20 {
+		t.Errorf("operations %d + missed %d, want 200 and few missed", res.Operations, res.Missed)
+	}
+	if res.Elapsed < 900*time.Millisecond || res.Elapsed > 3*time.Second {
+		t.Errorf("elapsed %v, want about 1s", res.Elapsed)
+	}
+}
+
 func TestParseMix(t *testing.T) {
 	m, err := ParseMix(DefaultMix)
 	if err != nil || m[OpApprove] != 90 || m[OpDecline] != 5 || m[OpRefund] != 5 || m.String() != DefaultMix {

@@ -102,6 +102,9 @@ type Baseline struct {
 	Latency        Latency `json:"latency"`
 	Errors         int64   `json:"errors"`
 	Error          string  `json:"error,omitempty"`
+	// Missed counts the transactions of an open loop (--rate) that were
+	// due but could not start before the end, every caller being busy.
+	Missed int64 `json:"missed"`
 	// Ratio is the gateway's paymentsPerSecond / txPerSecond.
 	Ratio float64 `json:"ratio"`
 }
@@ -170,6 +173,7 @@ func (rep *Report) SetBaseline(res *Result) {
 		Latency:        summarize(res.Rec.All()),
 		Errors:         res.Rec.ErrorCount(),
 		Error:          res.ErrorSample,
+		Missed:         res.Missed,
 	}
 	b.TxPerSecond = perSecond(b.Transactions-b.Errors, res.Elapsed)
 	if b.TxPerSecond > 0 {
@@ -235,6 +239,9 @@ func (rep *Report) WriteText(w io.Writer) error {
 	}
 	if b := rep.Baseline; b != nil {
 		p("Baseline:\t%d database-only transactions (%.1f/s), p50 %.3f ms, p99 %.3f ms, %d errors", b.Transactions, b.TxPerSecond, b.Latency.P50, b.Latency.P99, b.Errors)
+		if b.Missed > 0 {
+			p("Baseline missed:\t%d transactions due could not start (the database did not keep up)", b.Missed)
+		}
 		if b.Error != "" {
 			p("Baseline error:\t%s", b.Error)
 		}
