@@ -77,7 +77,7 @@ func (s *Store) runWriter() {
 				select {
 				case r := <-s.writes:
 					if r.solo {
-						s.runGroup(group)
+						s.runLazyFirst(group)
 						group = []*writeReq{r}
 						break gather
 					}
@@ -107,19 +107,10 @@ func (s *Store) runLazyFirst(group []*writeReq) {
 		}
 	}
 	if len(lazy) > 0 {
-		// Failing to relax the setting leaves it as durable as before.
-		_ = s.setSync(false)
-		s.runGroup(lazy)
+		s.runGroup(lazy, false)
 	}
 	if len(durable) > 0 {
-		if err := s.setSync(true); err != nil {
-			// Committing now could acknowledge writes that are not durable.
-			for _, r := range durable {
-				r.done <- writeResult{err: err}
-			}
-			return
-		}
-		s.runGroup(durable)
+		s.runGroup(durable, true)
 	}
 }
 
@@ -190,15 +181,24 @@ func (s *Store) submit(ctx context.Context, req *writeReq) error {
 	return res.err
 }
 
-// runGroup runs the group's transactions in one database transaction and
-// answers each member.
-func (s *Store) runGroup(group []*writeReq) {
+// runGroup runs the group's transactions in one database transaction,
+// committed at synchronous=FULL when durable (else NORMAL), and answers each
+// member.
+func (s *Store) runGroup(group []*writeReq, durable bool) {
 	results := make([]writeResult, len(group))
 	defer func() {
 		for i, r := range group {
 			r.done <- results[i]
 		}
 	}()
+	if err := s.setSync(durable); err != nil && durable {
+		// Committing now could acknowledge writes that are not durable.
+		// (Failing to relax the setting leaves it as durable as before.)
+		for i := range results {
+			results[i].err = err
+		}
+		return
+	}
 	if len(group) == 1 {
 		results[0] = s.runAlone(group[0])
 		return

@@ -330,3 +330,60 @@ func TestLazyMembersCommitFirstWithoutSync(t *testing.T) {
 		}
 	}
 }
+
+// Whatever the order in which the writer gathers them, and even when a solo
+// transaction (BaselinePayment) cuts a gathering short, durable members
+// commit at synchronous=FULL and lazy ones at NORMAL. The writer is held by
+// a lazy transaction, so that it starts each round at NORMAL.
+func TestDurableMembersNeverCommitRelaxed(t *testing.T) {
+	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "paygate.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	level := func(tx *sql.Tx) (int, error) {
+		var l int
+		err := tx.QueryRow(`PRAGMA synchronous`).Scan(&l)
+		return l, err
+	}
+	for round := range 20 {
+		started, gate := make(chan struct{}), make(chan struct{})
+		go func() {
+			_ = s.lazyTx(context.Background(), func(*sql.Tx) error {
+				close(started)
+				<-gate
+				return nil
+			})
+		}()
+		<-started
+		kinds := []string{"solo"}
+		for i := range 12 {
+			kinds = append(kinds, map[bool]string{true: "lazy", false: "durable"}[i%2 == 0])
+		}
+		levels := make([]int, len(kinds))
+		errs := make([]error, len(kinds))
+		var wg sync.WaitGroup
+		for i, kind := range kinds {
+			run := map[string]func(context.Context, func(*sql.Tx) error) error{
+				"solo": s.soloTx, "lazy": s.lazyTx, "durable": s.inTx}[kind]
+			wg.Go(func() {
+				errs[i] = run(context.Background(), func(tx *sql.Tx) (err error) {
+					levels[i], err = level(tx)
+					return err
+				})
+			})
+		}
+		time.Sleep(50 * time.Millisecond) // every goroutine waits for the writer
+		close(gate)
+		wg.Wait()
+		for i, kind := range kinds {
+			want := 2
+			if kind == "lazy" {
+				want = 1
+			}
+			if errs[i] != nil || levels[i] != want {
+				t.Fatalf("round %d: a %s member ran at synchronous=%d (err %v), want %d", round, kind, levels[i], errs[i], want)
+			}
+		}
+	}
+}
