@@ -34,16 +34,22 @@ func groupTestAt(t *testing.T, path string) (s *Store, release func()) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	return s, holdWriter(s, s.inTx)
+}
+
+// holdWriter keeps the writer busy in a transaction run by run until the
+// returned release is called.
+func holdWriter(s *Store, run func(context.Context, func(*sql.Tx) error) error) (release func()) {
 	started, gate := make(chan struct{}), make(chan struct{})
 	go func() {
-		_ = s.inTx(context.Background(), func(*sql.Tx) error {
+		_ = run(context.Background(), func(*sql.Tx) error {
 			close(started)
 			<-gate
 			return nil
 		})
 	}()
 	<-started
-	return s, func() { close(gate) }
+	return func() { close(gate) }
 }
 
 // submitAll starts each fn in its own goroutine, waits until they all wait
@@ -347,15 +353,7 @@ func TestDurableMembersNeverCommitRelaxed(t *testing.T) {
 		return l, err
 	}
 	for round := range 20 {
-		started, gate := make(chan struct{}), make(chan struct{})
-		go func() {
-			_ = s.lazyTx(context.Background(), func(*sql.Tx) error {
-				close(started)
-				<-gate
-				return nil
-			})
-		}()
-		<-started
+		release := holdWriter(s, s.lazyTx)
 		kinds := []string{"solo"}
 		for i := range 12 {
 			kinds = append(kinds, map[bool]string{true: "lazy", false: "durable"}[i%2 == 0])
@@ -374,7 +372,7 @@ func TestDurableMembersNeverCommitRelaxed(t *testing.T) {
 			})
 		}
 		time.Sleep(50 * time.Millisecond) // every goroutine waits for the writer
-		close(gate)
+		release()
 		wg.Wait()
 		for i, kind := range kinds {
 			want := 2
