@@ -473,7 +473,10 @@ func TestRunProgress(t *testing.T) {
 	var mu sync.Mutex
 	var seen []Progress
 	res, err := Run(context.Background(), Config{
-		BaseURL: srv.URL, SecretKey: "k", Concurrency: 2, Warmup: 1100 * time.Millisecond, Duration: 1100 * time.Millisecond,
+		// The first progress call is due 1 s in: the warmup outlasts it
+		// by far, since a loaded machine (the race detector, the other
+		// packages' tests) can deliver it 150 ms late.
+		BaseURL: srv.URL, SecretKey: "k", Concurrency: 2, Warmup: 2 * time.Second, Duration: 1100 * time.Millisecond,
 		Rate: 100, Mix: Mix{OpApprove: 1},
 		Progress: func(p Progress) {
 			mu.Lock()
