@@ -11,6 +11,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/paygate/paygate/internal/id"
+	"github.com/paygate/paygate/internal/paygate"
 )
 
 // groupTest opens a store with a scratch table and holds its writer busy
@@ -384,4 +387,60 @@ func TestDurableMembersNeverCommitRelaxed(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The store's writes commit at the setting their role allows: a payment
+// inserted for a remote provider (no DeferFlush) and its outcome at FULL;
+// a payment inserted with DeferFlush, a reservation on its own and a
+// sandbox's ledger entry at NORMAL. Each call runs alone on an idle writer,
+// which it leaves at the setting it committed with.
+func TestWhichWritesCommitLazily(t *testing.T) {
+	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "paygate.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	ctx, now := t.Context(), time.Now().UTC()
+	if err := s.CreateMerchant(ctx, paygate.Merchant{ID: "m", Name: "n", CreatedAt: now}, nil); err != nil {
+		t.Fatal(err)
+	}
+	newPayment := func(deferFlush bool) string {
+		p := paygate.Payment{ID: id.New(), MerchantID: "m", Mode: paygate.ModeTest, Method: paygate.MethodCard,
+			Amount: paygate.Money{Amount: 1000, Currency: "EUR"}, AmountText: "10.00", Metadata: []byte("{}"),
+			LeaseUntil: now.Add(time.Minute), CreatedAt: now, UpdatedAt: now}
+		if _, err := s.CreatePayment(ctx, paygate.NewPayment{Payment: p, CustomerExternalID: "c",
+			NewCustomerID: id.New(), DeferFlush: deferFlush}); err != nil {
+			t.Fatal(err)
+		}
+		return p.ID
+	}
+	check := func(what string, want syncSetting) {
+		t.Helper()
+		if s.writerSync != want { // written by the writer before it answered
+			t.Errorf("%s committed at %q, want %q", what, s.writerSync, want)
+		}
+	}
+
+	remote := newPayment(false)
+	check("a payment for a remote provider", syncFull)
+	sandboxed := newPayment(true)
+	check("a payment with DeferFlush", syncNormal)
+	if _, err := s.RecordSandboxCharge(ctx, paygate.SandboxCharge{ProviderID: "sandbox", PaymentID: sandboxed,
+		Mode: paygate.ModeTest, Amount: paygate.Money{Amount: 1000, Currency: "EUR"},
+		Outcome: paygate.SandboxCaptured, ReadyAt: now, CreatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	check("a sandbox ledger entry", syncNormal)
+	for _, pid := range []string{sandboxed, remote} {
+		if err := s.TransitionPayment(ctx, paygate.PaymentTransition{ID: pid, MerchantID: "m", Mode: paygate.ModeTest,
+			From: []paygate.PaymentStatus{paygate.PaymentCreated}, To: paygate.PaymentFailed, UpdatedAt: now}, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		check("an outcome", syncFull)
+	}
+	if _, _, err := s.ReserveIdempotency(ctx, paygate.IdempotencyReservation{MerchantID: "m", Mode: paygate.ModeTest,
+		Key: "k", Fingerprint: []byte("f"), Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	check("a reservation", syncNormal)
 }
