@@ -160,33 +160,26 @@ var _ paygate.IdempotencyPeeker = (*Store)(nil)
 // idemKey within the key's merchant and mode, in one statement on a reader
 // connection: a replay never waits for the writer.
 func (s *Store) APIKeyAndIdempotency(ctx context.Context, hash []byte, idemKey string) (paygate.APIKey, paygate.IdempotencyRecord, bool, error) {
+	// The record's columns come after the key's and are NULL without one.
 	var (
-		k                      paygate.APIKey
-		mode, typ              string
-		created                int64
-		expires, revoked, used sql.NullInt64
 		found                  bool
 		fingerprint, body      []byte
 		state, paymentID       sql.NullString
 		statusCode, recCreated sql.NullInt64
 	)
-	err := s.read.QueryRowContext(ctx, `
+	row := s.read.QueryRowContext(ctx, `
 		SELECT k.id, k.merchant_id, k.mode, k.type, k.hash, k.hint, k.created_at, k.expires_at, k.revoked_at, k.last_used_at,
 			i.key IS NOT NULL, i.fingerprint, i.state, i.status_code, i.body, i.payment_id, i.created_at
 		FROM api_keys k
 		LEFT JOIN idempotency_keys i ON i.merchant_id = k.merchant_id AND i.mode = k.mode AND i.key = ?
-		WHERE k.hash = ?`, idemKey, hash).Scan(
-		&k.ID, &k.MerchantID, &mode, &typ, &k.Hash, &k.Hint, &created, &expires, &revoked, &used,
-		&found, &fingerprint, &state, &statusCode, &body, &paymentID, &recCreated)
+		WHERE k.hash = ?`, idemKey, hash)
+	k, err := scanAPIKeyUsed(trailing{row, []any{&found, &fingerprint, &state, &statusCode, &body, &paymentID, &recCreated}})
 	if errors.Is(err, sql.ErrNoRows) {
 		return paygate.APIKey{}, paygate.IdempotencyRecord{}, false, notFound("API key")
 	}
 	if err != nil {
 		return paygate.APIKey{}, paygate.IdempotencyRecord{}, false, translate(err)
 	}
-	k.Mode, k.Type = paygate.Mode(mode), paygate.KeyType(typ)
-	k.CreatedAt = fromMicros(created)
-	k.ExpiresAt, k.RevokedAt, k.LastUsedAt = fromNullMicros(expires), fromNullMicros(revoked), fromNullMicros(used)
 	if !found {
 		return k, paygate.IdempotencyRecord{}, false, nil
 	}
@@ -196,3 +189,12 @@ func (s *Store) APIKeyAndIdempotency(ctx context.Context, hash []byte, idemKey s
 		PaymentID: paymentID.String, CreatedAt: fromMicros(recCreated.Int64),
 	}, true, nil
 }
+
+// trailing is a row whose leading columns a scan function reads; the
+// columns after them go into rest.
+type trailing struct {
+	row  scanner
+	rest []any
+}
+
+func (t trailing) Scan(dest ...any) error { return t.row.Scan(append(dest, t.rest...)...) }
