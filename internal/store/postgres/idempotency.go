@@ -93,7 +93,7 @@ func (s *Store) ReserveIdempotency(ctx context.Context, r paygate.IdempotencyRes
 		// If the database crashes first, the record is lost with nothing
 		// that depended on it, and the key is free as after an abandoned
 		// request. It saves a WAL flush wait.
-		b.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
+		b.Queue(skipFlushWait)
 		queueReservation(b, r, "", &res)
 		if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 			return paygate.IdempotencyRecord{}, false, translate(err)

@@ -192,7 +192,7 @@ func (s *Store) CreatePayment(ctx context.Context, np paygate.NewPayment) (payga
 		// outcome are written after it, and the outcome's synchronous
 		// commit flushes all earlier WAL, this insert included.
 		b := &pgx.Batch{}
-		b.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
+		b.Queue(skipFlushWait)
 		b.Queue(createPayment, args).QueryRow(func(row pgx.Row) error { return row.Scan(&p.CustomerID) })
 		err = s.pool.SendBatch(ctx, b).Close()
 	} else {
@@ -224,7 +224,7 @@ func (s *Store) reserveAndCreatePayment(ctx context.Context, np paygate.NewPayme
 		if np.DeferFlush {
 			// See CreatePayment and ReserveIdempotency: both writes may
 			// commit without their own flush on a gateway-ledger route.
-			b.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
+			b.Queue(skipFlushWait)
 		}
 		queueReservation(b, r, p.ID, &res)
 		b.Queue(createReservedPayment, args).QueryRow(func(row pgx.Row) error {

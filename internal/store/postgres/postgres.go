@@ -54,6 +54,14 @@ type Store struct {
 
 var _ paygate.Store = (*Store)(nil)
 
+// skipFlushWait, queued first in a batch (one implicit transaction), lets
+// that transaction commit without waiting for its WAL flush. It is for the
+// writes that precede a request's durable one (a reservation, a payment on
+// a gateway-ledger route, a sandbox's ledger entry): the later synchronous
+// commit flushes all earlier WAL, so they are durable before any client is
+// told anything that rests on them. Each use says why it may.
+const skipFlushWait = `SELECT set_config('synchronous_commit', 'off', true)`
+
 // Open connects to the database at url (postgres://...), applies pending
 // migrations, and returns the store.
 //

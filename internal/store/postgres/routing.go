@@ -136,7 +136,7 @@ func (s *Store) RecordSandboxCharge(ctx context.Context, c paygate.SandboxCharge
 		var stored paygate.SandboxCharge
 		var scanErr error
 		b := &pgx.Batch{}
-		b.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
+		b.Queue(skipFlushWait)
 		b.Queue(recordSandboxCharge, args).QueryRow(func(row pgx.Row) error {
 			stored, scanErr = scanSandboxCharge(row)
 			if errors.Is(scanErr, pgx.ErrNoRows) {
