@@ -235,9 +235,61 @@ func BenchmarkServer(b *testing.B) {
 						}
 					})
 				})
+				// The payment's round trips alone: the store calls a
+				// captured sandbox payment makes, in its order and
+				// transactions (the key and its idempotency record; the
+				// reservation with the insert; the provider's ledger entry;
+				// the outcome), without HTTP, decoding or the payment
+				// service. Against baseline it prices the transaction
+				// structure; against create, the gateway's own code.
+				hash := auth.Hash(s.secret)
+				b.Run("roundtrips", func(b *testing.B) {
+					b.SetParallelism(max(1, benchClients/gomaxprocs()))
+					b.ReportAllocs()
+					b.RunParallel(func(pb *testing.PB) {
+						for pb.Next() {
+							if err := storePayment(b.Context(), s.store, hash, m, seq.Add(1)); err != nil {
+								b.Errorf("round trips: %v", err)
+								return
+							}
+						}
+					})
+				})
 			}
 		})
 	}
+}
+
+// storePayment makes the store calls of one captured sandbox payment, in
+// the order and transactions the gateway makes them.
+func storePayment(ctx context.Context, st paygate.Store, hash []byte, merchantID string, n int64) error {
+	w := paygate.NewBaselineWrites(merchantID, paygate.ModeTest, n, id.New(), id.New(), id.New(), time.Now())
+	peek, ok := st.(paygate.IdempotencyPeeker)
+	if !ok {
+		return fmt.Errorf("%T reads the key and the record in two round trips", st)
+	}
+	key, _, found, err := peek.APIKeyAndIdempotency(ctx, hash, w.Reservation.Key)
+	if err != nil || found {
+		return fmt.Errorf("key and idempotency record (found %v): %w", found, err)
+	}
+	w.Reservation.APIKeyID = key.ID
+	w.Payment.Reservation = &w.Reservation
+	w.Payment.DeferFlush = true
+	if _, err := st.CreatePayment(ctx, w.Payment); err != nil {
+		return fmt.Errorf("create: %w", err)
+	}
+	p := w.Payment.Payment
+	if _, err := st.RecordSandboxCharge(ctx, paygate.SandboxCharge{
+		ProviderID: w.Transition.ProviderID, PaymentID: p.ID, Mode: p.Mode, Amount: p.Amount,
+		Outcome: paygate.SandboxCaptured, ProviderRef: w.Transition.ProviderRef,
+		ReadyAt: p.CreatedAt, CreatedAt: p.CreatedAt,
+	}); err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	if err := st.TransitionPayment(ctx, w.Transition, []paygate.Event{w.Event}, &w.Done); err != nil {
+		return fmt.Errorf("outcome: %w", err)
+	}
+	return nil
 }
 
 func gomaxprocs() int { return runtime.GOMAXPROCS(0) }
