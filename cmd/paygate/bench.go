@@ -282,10 +282,12 @@ func cmdBench(ctx context.Context, c *cli, args []string) (err error) {
 func benchRun(ctx context.Context, cfg bench.Config, rep *bench.Report, srv *bench.Server, atMeasure func()) (*bench.Result, error) {
 	var mu sync.Mutex
 	var selfStart, srvStart time.Duration
+	var machine bench.MachineClock
 	started := false
 	mark := func() {
 		mu.Lock()
 		defer mu.Unlock()
+		machine.Mark()
 		selfStart = selfCPU()
 		if srv != nil {
 			srvStart, _ = srv.CPU()
@@ -303,12 +305,14 @@ func benchRun(ctx context.Context, cfg bench.Config, rep *bench.Report, srv *ben
 	mu.Lock()
 	defer mu.Unlock()
 	if !started { // interrupted during the warmup: nothing was measured
+		machine.Mark()
 		selfStart = selfCPU()
 		if srv != nil {
 			srvStart, _ = srv.CPU()
 		}
 	}
 	rep.Fill(res)
+	rep.Machine = machine.Since()
 	rep.ClientCPUSeconds = round3((selfCPU() - selfStart).Seconds())
 	if srv != nil {
 		cpu, err := srv.CPU()
@@ -440,16 +444,19 @@ func benchOwnServer(ctx context.Context, c *cli, f benchFlags, cfg bench.Config,
 		return res, nil
 	}
 	err = withBaselineStore(ctx, dbURL, func(st paygate.BaselineStore) error {
+		var machine bench.MachineClock
 		b, err := bench.RunBaseline(ctx, bench.BaselineConfig{
 			Concurrency: f.concurrency, Duration: f.duration, Requests: f.requests, Warmup: f.warmup, Rate: f.rate,
 			Tx: func(ctx context.Context, n int64) error {
 				return st.BaselinePayment(ctx, m.MerchantID, paygate.ModeTest, n)
 			},
+			AtMeasure: machine.Mark,
 		})
 		if err != nil {
 			return err
 		}
 		rep.SetBaseline(b)
+		rep.Baseline.Machine = machine.Since()
 		return nil
 	})
 	return res, err

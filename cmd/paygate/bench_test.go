@@ -69,6 +69,9 @@ func TestBenchSQLite(t *testing.T) {
 	if s := rep.Server; s == nil || s.CPUSeconds <= 0 || s.PeakRSSBytes < 1<<20 || s.PeakRSSBytes > 1<<30 {
 		t.Errorf("server stats %+v", rep.Server)
 	}
+	if m := rep.Machine; m == nil || m.Cores < 1 || m.BusyPercent <= 0 || m.BusyPercent > 100 || m.StealPercent < 0 {
+		t.Errorf("machine %+v", rep.Machine)
+	}
 	for _, f := range []string{svg, cpuProf, heapProf} {
 		if st, err := os.Stat(f); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", filepath.Base(f), err)
@@ -105,6 +108,9 @@ func TestBenchPostgresBaseline(t *testing.T) {
 	}
 	if want := rep.PaymentsPerSecond / b.TxPerSecond; b.Ratio < want*0.99 || b.Ratio > want*1.01 {
 		t.Errorf("ratio %v, want %v", b.Ratio, want)
+	}
+	if b.Machine == nil || b.Machine.BusyPercent <= 0 {
+		t.Errorf("baseline machine %+v", b.Machine)
 	}
 }
 

@@ -21,6 +21,8 @@ type BaselineConfig struct {
 	// Tx performs the writes of one payment in one transaction; n is
 	// unique within the run.
 	Tx func(ctx context.Context, n int64) error
+	// AtMeasure, when set, is called when the warmup ends (Config's).
+	AtMeasure func()
 }
 
 // RunBaseline runs cfg.Tx as fast as the database allows (or at cfg.Rate)
@@ -37,6 +39,10 @@ func RunBaseline(ctx context.Context, cfg BaselineConfig) (*Result, error) {
 	rec := NewRecorder(pace.measure)
 	var seq atomic.Int64
 	var failSample atomic.Value
+	if cfg.AtMeasure != nil {
+		t := time.AfterFunc(cfg.Warmup, cfg.AtMeasure)
+		defer t.Stop()
+	}
 	var wg sync.WaitGroup
 	for range cfg.Concurrency {
 		wg.Go(func() {

@@ -61,6 +61,9 @@ type Report struct {
 	ClientCPUSeconds float64 `json:"clientCpuSeconds"`
 	// Server is null when the server is not the tool's child (--url).
 	Server *ServerStats `json:"server"`
+	// Machine is what all the machine's CPUs did during the measurement
+	// (null where /proc/stat cannot be read).
+	Machine *Machine `json:"machine"`
 	// Baseline is null without --baseline.
 	Baseline *Baseline `json:"baseline"`
 	// Timeline has one entry per second of the measurement.
@@ -107,6 +110,9 @@ type Baseline struct {
 	Missed int64 `json:"missed"`
 	// Ratio is the gateway's paymentsPerSecond / txPerSecond.
 	Ratio float64 `json:"ratio"`
+	// Machine is what the machine's CPUs did during the baseline's
+	// measurement.
+	Machine *Machine `json:"machine"`
 }
 
 // Second is one second of the timeline: requests intended to be sent in
@@ -237,6 +243,9 @@ func (rep *Report) WriteText(w io.Writer) error {
 		p("Server CPU:\tunknown (not the tool's child)")
 		p("Server memory:\tunknown")
 	}
+	if m := rep.Machine; m != nil {
+		p("Machine:\t%s", m.text())
+	}
 	if b := rep.Baseline; b != nil {
 		p("Baseline:\t%d database-only transactions (%.1f/s), p50 %.3f ms, p99 %.3f ms, %d errors", b.Transactions, b.TxPerSecond, b.Latency.P50, b.Latency.P99, b.Errors)
 		if b.Missed > 0 {
@@ -244,6 +253,9 @@ func (rep *Report) WriteText(w io.Writer) error {
 		}
 		if b.Error != "" {
 			p("Baseline error:\t%s", b.Error)
+		}
+		if m := b.Machine; m != nil {
+			p("Baseline machine:\t%s", m.text())
 		}
 		p("Ratio:\t%.3f (gateway payments/s ÷ baseline tx/s)", b.Ratio)
 	}
