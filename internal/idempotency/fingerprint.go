@@ -10,12 +10,8 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"io"
-	"slices"
-	"strings"
-	"unicode/utf8"
 )
 
 // fingerprintVersion starts every hashed message, so that a later change of
@@ -107,75 +103,10 @@ func writeField(w io.Writer, b []byte) {
 	_, _ = w.Write(b)
 }
 
-// canonicalJSON returns the canonical text of one JSON value, or false when
-// body is not exactly one valid JSON value in valid UTF-8.
-func canonicalJSON(body []byte) ([]byte, bool) {
-	if len(body) == 0 || !utf8.Valid(body) {
-		return nil, false
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, false
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, false // trailing data
-	}
-	var buf bytes.Buffer
-	buf.Grow(len(body))
-	writeCanonical(&buf, v)
-	return buf.Bytes(), true
-}
-
-// writeCanonical writes v with object keys sorted by code point, no
-// whitespace, strings minimally escaped, numbers as written.
-func writeCanonical(buf *bytes.Buffer, v any) {
-	switch v := v.(type) {
-	case nil:
-		buf.WriteString("null")
-	case bool:
-		if v {
-			buf.WriteString("true")
-		} else {
-			buf.WriteString("false")
-		}
-	case json.Number:
-		buf.WriteString(v.String())
-	case string:
-		writeString(buf, v)
-	case []any:
-		buf.WriteByte('[')
-		for i, e := range v {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			writeCanonical(buf, e)
-		}
-		buf.WriteByte(']')
-	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		slices.SortFunc(keys, strings.Compare) // byte order of UTF-8 is code point order
-		buf.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			writeString(buf, k)
-			buf.WriteByte(':')
-			writeCanonical(buf, v[k])
-		}
-		buf.WriteByte('}')
-	}
-}
-
 // writeString writes s as a JSON string, escaping only what JSON requires.
 // Decoded strings are valid UTF-8 (invalid input never gets here, and lone
 // surrogate escapes decode to U+FFFD).
-func writeString(buf *bytes.Buffer, s string) {
+func writeString(buf *bytes.Buffer, s []byte) {
 	const hex = "0123456789abcdef"
 	buf.WriteByte('"')
 	for i := 0; i < len(s); i++ {
