@@ -59,17 +59,46 @@ func (a *Authenticator) AuthenticatePeek(ctx context.Context, header, idemKey st
 		key, err = a.Authenticate(ctx, header)
 		return key, nil, false, err
 	}
-	key, err = a.authenticate(header, func(hash []byte) (paygate.APIKey, error) {
-		k, r, found, err := p.APIKeyAndIdempotency(ctx, hash, idemKey)
+	key, rec, err = authenticateWith(a, header, func(hash []byte) (paygate.APIKey, paygate.IdempotencyRecord, bool, error) {
+		return p.APIKeyAndIdempotency(ctx, hash, idemKey)
+	})
+	return key, rec, err == nil, err
+}
+
+// AuthenticatePayment is Authenticate for GET /v1/payments/{paymentID}:
+// when the store can (paygate.PaymentPeeker), it also reads that payment
+// within the API key's merchant and mode, in the same round trip, and
+// returns it (nil when there is none). peeked is false when the store
+// cannot; the caller then reads the payment itself.
+func (a *Authenticator) AuthenticatePayment(ctx context.Context, header, paymentID string) (key paygate.APIKey, p *paygate.Payment, peeked bool, err error) {
+	pp, ok := a.Store.(paygate.PaymentPeeker)
+	if !ok {
+		key, err = a.Authenticate(ctx, header)
+		return key, nil, false, err
+	}
+	key, p, err = authenticateWith(a, header, func(hash []byte) (paygate.APIKey, paygate.Payment, bool, error) {
+		return pp.APIKeyAndPayment(ctx, hash, paymentID)
+	})
+	return key, p, err == nil, err
+}
+
+// authenticateWith authenticates header through read, which returns the key
+// of a hash together with something of the key's merchant and mode (found
+// false when there is none). That something is returned only when the key
+// authenticates.
+func authenticateWith[T any](a *Authenticator, header string, read func(hash []byte) (paygate.APIKey, T, bool, error)) (paygate.APIKey, *T, error) {
+	var got *T
+	key, err := a.authenticate(header, func(hash []byte) (paygate.APIKey, error) {
+		k, v, found, err := read(hash)
 		if found {
-			rec = &r
+			got = &v
 		}
 		return k, err
 	})
 	if err != nil {
-		return paygate.APIKey{}, nil, false, err
+		return paygate.APIKey{}, nil, err
 	}
-	return key, rec, true, nil
+	return key, got, nil
 }
 
 // authenticate checks header against the key lookup returns for its hash.

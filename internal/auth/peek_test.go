@@ -23,6 +23,51 @@ func (s peekStore) APIKeyAndIdempotency(ctx context.Context, hash []byte, idemKe
 	return k, r, ok, nil
 }
 
+// paymentPeekStore is a fakeStore that also reads payments with keys.
+type paymentPeekStore struct {
+	*fakeStore
+	payments map[string]paygate.Payment // by id
+}
+
+func (s paymentPeekStore) APIKeyAndPayment(ctx context.Context, hash []byte, id string) (paygate.APIKey, paygate.Payment, bool, error) {
+	k, err := s.APIKeyByHash(ctx, hash)
+	if err != nil {
+		return paygate.APIKey{}, paygate.Payment{}, false, err
+	}
+	p, ok := s.payments[id]
+	return k, p, ok, nil
+}
+
+func TestAuthenticatePayment(t *testing.T) {
+	plain := newFakeStore()
+	secret := addKey(t, plain, paygate.ModeTest, paygate.KeySecret, nil)
+	revoked := addKey(t, plain, paygate.ModeTest, paygate.KeySecret, func(k *paygate.APIKey) { k.RevokedAt = at(now.Add(-time.Minute)) })
+	peeker := paymentPeekStore{fakeStore: plain, payments: map[string]paygate.Payment{"p1": {ID: "p1", Status: paygate.PaymentCaptured}}}
+
+	a := &Authenticator{Store: plain, Clock: fixedClock{now}}
+	key, got, peeked, err := a.AuthenticatePayment(context.Background(), secret, "p1")
+	if err != nil || key.ID == "" || got != nil || peeked {
+		t.Fatalf("plain store: key %q, payment %v, peeked %v, err %v", key.ID, got, peeked, err)
+	}
+
+	a = &Authenticator{Store: peeker, Clock: fixedClock{now}}
+	key, got, peeked, err = a.AuthenticatePayment(context.Background(), secret, "p1")
+	if err != nil || key.ID == "" || !peeked || got == nil || got.ID != "p1" {
+		t.Fatalf("stored payment: key %q, payment %v, peeked %v, err %v", key.ID, got, peeked, err)
+	}
+	_, got, peeked, err = a.AuthenticatePayment(context.Background(), secret, "p2")
+	if err != nil || !peeked || got != nil {
+		t.Fatalf("unknown payment: payment %v, peeked %v, err %v", got, peeked, err)
+	}
+	// A key that does not authenticate reveals no payment.
+	for _, header := range []string{revoked, "smtgw_sk_test_unknownunknownunknownunknownunknown1", ""} {
+		_, got, peeked, err = a.AuthenticatePayment(context.Background(), header, "p1")
+		if paygate.ErrorCode(err) != paygate.CodeUnauthorized || got != nil || peeked {
+			t.Errorf("header %.20q: payment %v, peeked %v, err %v; want UNAUTHORIZED and no payment", header, got, peeked, err)
+		}
+	}
+}
+
 func TestAuthenticatePeek(t *testing.T) {
 	plain := newFakeStore()
 	secret := addKey(t, plain, paygate.ModeTest, paygate.KeySecret, nil)

@@ -78,6 +78,11 @@ type reqState struct {
 	// there was none.
 	peeked bool
 	record *paygate.IdempotencyRecord
+	// paymentPeeked: the payment of a GET /v1/payments/{id} was read with
+	// its API key (auth.AuthenticatePayment); payment is that payment, nil
+	// when the key's merchant and mode have none of that id.
+	paymentPeeked bool
+	payment       *paygate.Payment
 }
 
 type ctxKey struct{}
@@ -194,6 +199,9 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	if ik := r.Header.Get("Idempotency-Key"); r.Method == http.MethodPost && r.URL.Path == "/v1/payments" && idempotency.ValidKey(ik) {
 		// A payment's key record is read with its API key (createPayment).
 		key, st.record, st.peeked, err = s.cfg.Auth.AuthenticatePeek(ctx, r.Header.Get("X-API-Key"), ik)
+	} else if pid, ok := paymentPath(r); ok {
+		// So is the payment of a GET (getPayment).
+		key, st.payment, st.paymentPeeked, err = s.cfg.Auth.AuthenticatePayment(ctx, r.Header.Get("X-API-Key"), pid)
 	} else {
 		key, err = s.cfg.Auth.Authenticate(ctx, r.Header.Get("X-API-Key"))
 	}
@@ -233,6 +241,16 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.route(w, r, key)
+}
+
+// paymentPath returns the id of a GET /v1/payments/{id} (a UUID, as the
+// route requires).
+func paymentPath(r *http.Request) (string, bool) {
+	pid, ok := strings.CutPrefix(r.URL.Path, "/v1/payments/")
+	if !ok || r.Method != http.MethodGet || !id.Valid(pid) {
+		return "", false
+	}
+	return pid, true
 }
 
 func ceilSeconds(d time.Duration) int {

@@ -140,7 +140,7 @@ func (s benchServer) do(method, path, key, idemKey string, body []byte) *httptes
 }
 
 // create makes one payment and returns its id.
-func (s benchServer) create(b *testing.B, n int64, idemKey string) string {
+func (s benchServer) create(b testing.TB, n int64, idemKey string) string {
 	w := s.do(http.MethodPost, "/v1/payments", s.secret, idemKey, benchBody(n))
 	if w.Code != http.StatusCreated {
 		b.Fatalf("create payment: %d %s", w.Code, w.Body.String())

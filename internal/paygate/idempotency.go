@@ -93,3 +93,14 @@ type IdempotencyPeeker interface {
 	// not, with found false when there is none.
 	APIKeyAndIdempotency(ctx context.Context, hash []byte, idemKey string) (key APIKey, rec IdempotencyRecord, found bool, err error)
 }
+
+// PaymentPeeker is implemented by a Store that can read a request's API key
+// and a payment of that key's merchant and mode together, in one round trip
+// (GET /v1/payments/{id}: one round trip instead of two on a networked
+// database).
+type PaymentPeeker interface {
+	// APIKeyAndPayment returns the key whose hash matches (NOT_FOUND
+	// otherwise, whether or not the key is active) and the payment id of
+	// that key's merchant and mode, with found false when there is none.
+	APIKeyAndPayment(ctx context.Context, hash []byte, paymentID string) (key APIKey, p Payment, found bool, err error)
+}

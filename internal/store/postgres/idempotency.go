@@ -200,10 +200,55 @@ var _ paygate.IdempotencyPeeker = (*Store)(nil)
 // idemKey within the key's merchant and mode, pipelined in one round trip.
 func (s *Store) APIKeyAndIdempotency(ctx context.Context, hash []byte, idemKey string) (paygate.APIKey, paygate.IdempotencyRecord, bool, error) {
 	var (
-		key         paygate.APIKey
 		rec         paygate.IdempotencyRecord
-		keyFound    bool
 		recordFound bool
+	)
+	key, err := s.keyAnd(ctx, hash, func(b *pgx.Batch) {
+		queueRecordRead(b, `SELECT `+idempotencyColumns+` FROM idempotency_keys
+			WHERE (merchant_id, mode) = (SELECT merchant_id, mode FROM api_keys WHERE hash = $1) AND key = $2`,
+			[]any{hash, idemKey}, &rec, &recordFound)
+	})
+	if err != nil {
+		return paygate.APIKey{}, paygate.IdempotencyRecord{}, false, err
+	}
+	return key, rec, recordFound, nil
+}
+
+var _ paygate.PaymentPeeker = (*Store)(nil)
+
+// APIKeyAndPayment reads the API key by its hash and the payment paymentID
+// of the key's merchant and mode in one round trip.
+func (s *Store) APIKeyAndPayment(ctx context.Context, hash []byte, paymentID string) (paygate.APIKey, paygate.Payment, bool, error) {
+	var (
+		p     paygate.Payment
+		found bool
+	)
+	key, err := s.keyAnd(ctx, hash, func(b *pgx.Batch) {
+		b.Queue(`SELECT `+paymentColumns+` FROM payments
+			WHERE id = $1 AND (merchant_id, mode) = (SELECT merchant_id, mode FROM api_keys WHERE hash = $2)`,
+			paymentID, hash).QueryRow(func(row pgx.Row) error {
+			var err error
+			p, err = scanPayment(row)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
+			}
+			found = err == nil
+			return err
+		})
+	})
+	if err != nil {
+		return paygate.APIKey{}, paygate.Payment{}, false, err
+	}
+	return key, p, found, nil
+}
+
+// keyAnd reads the API key by its hash and, in the same round trip, what
+// queue adds to the batch (a read of the key's merchant and mode). The key
+// is NOT_FOUND when no key has the hash.
+func (s *Store) keyAnd(ctx context.Context, hash []byte, queue func(b *pgx.Batch)) (paygate.APIKey, error) {
+	var (
+		key      paygate.APIKey
+		keyFound bool
 	)
 	b := &pgx.Batch{}
 	b.Queue(`SELECT `+apiKeyReadColumns+` FROM api_keys WHERE hash = $1`, hash).QueryRow(func(row pgx.Row) error {
@@ -215,14 +260,12 @@ func (s *Store) APIKeyAndIdempotency(ctx context.Context, hash []byte, idemKey s
 		keyFound = err == nil
 		return err
 	})
-	queueRecordRead(b, `SELECT `+idempotencyColumns+` FROM idempotency_keys
-		WHERE (merchant_id, mode) = (SELECT merchant_id, mode FROM api_keys WHERE hash = $1) AND key = $2`,
-		[]any{hash, idemKey}, &rec, &recordFound)
+	queue(b)
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
-		return paygate.APIKey{}, paygate.IdempotencyRecord{}, false, translate(err)
+		return paygate.APIKey{}, translate(err)
 	}
 	if !keyFound {
-		return paygate.APIKey{}, paygate.IdempotencyRecord{}, false, notFound("API key")
+		return paygate.APIKey{}, notFound("API key")
 	}
-	return key, rec, recordFound, nil
+	return key, nil
 }

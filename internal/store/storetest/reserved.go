@@ -56,6 +56,46 @@ func reservedCreateCases() []testCase {
 				t.Errorf("revoked key: got %+v, found %v", key, found)
 			}
 		}},
+		{"PeekKeyAndPayment", func(t *testing.T, s paygate.Store) {
+			p, ok := s.(paygate.PaymentPeeker)
+			if !ok {
+				t.Skipf("%T does not implement the optional paygate.PaymentPeeker", s)
+			}
+			f := newMerchant(t, s, base)
+			other := newMerchant(t, s, base)
+			pay := f.createPayment(t, f.paymentValue(paygate.ModeTest, at(time.Hour)), "cus-1")
+			_, _, _, err := p.APIKeyAndPayment(ctx(t), randomBytes(32), pay.ID)
+			wantNotFound(t, err)
+			key, got, found, err := p.APIKeyAndPayment(ctx(t), f.testKey.Hash, pay.ID)
+			must(t, err)
+			if key.ID != f.testKey.ID || !found {
+				t.Fatalf("got key %s, found %v; want key %s and the payment", key.ID, found, f.testKey.ID)
+			}
+			stored, err := s.PaymentByID(ctx(t), f.merchant.ID, paygate.ModeTest, pay.ID)
+			must(t, err)
+			equal(t, "peeked payment", stored, got)
+			// The payment is scoped by the key's merchant and mode.
+			for _, k := range []paygate.APIKey{f.liveKey, other.testKey} {
+				got, _, found, err := p.APIKeyAndPayment(ctx(t), k.Hash, pay.ID)
+				must(t, err)
+				if got.ID != k.ID || found {
+					t.Errorf("key %s: got key %s, found %v; want the key and no payment", k.ID, got.ID, found)
+				}
+			}
+			key, _, found, err = p.APIKeyAndPayment(ctx(t), f.testKey.Hash, "00000000-0000-7000-8000-000000000000")
+			must(t, err)
+			if key.ID != f.testKey.ID || found {
+				t.Errorf("unknown payment: key %s, found %v", key.ID, found)
+			}
+			// A revoked key is returned too: the caller judges it.
+			_, err = s.RevokeAPIKey(ctx(t), f.testKey.ID, at(time.Minute))
+			must(t, err)
+			key, _, found, err = p.APIKeyAndPayment(ctx(t), f.testKey.Hash, pay.ID)
+			must(t, err)
+			if key.RevokedAt == nil || !found {
+				t.Errorf("revoked key: got %+v, found %v", key, found)
+			}
+		}},
 		{"ReservesAndLinks", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			p := f.paymentValue(paygate.ModeTest, at(time.Hour))

@@ -1,0 +1,90 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"sync/atomic"
+	"testing"
+
+	"github.com/paygate/paygate/internal/paygate"
+)
+
+// peekingStore counts the reads of GET /v1/payments/{id}; with miss set its
+// payment peek finds nothing, so the server reads the payment itself.
+type peekingStore struct {
+	paygate.Store
+	miss                atomic.Bool
+	peeks, byID, byHash atomic.Int64
+}
+
+func (s *peekingStore) APIKeyAndPayment(ctx context.Context, hash []byte, id string) (paygate.APIKey, paygate.Payment, bool, error) {
+	s.peeks.Add(1)
+	k, p, found, err := s.Store.(paygate.PaymentPeeker).APIKeyAndPayment(ctx, hash, id)
+	if s.miss.Load() {
+		return k, paygate.Payment{}, false, err
+	}
+	return k, p, found, err
+}
+
+func (s *peekingStore) PaymentByID(ctx context.Context, merchantID string, mode paygate.Mode, id string) (paygate.Payment, error) {
+	s.byID.Add(1)
+	return s.Store.PaymentByID(ctx, merchantID, mode, id)
+}
+
+func (s *peekingStore) APIKeyByHash(ctx context.Context, hash []byte) (paygate.APIKey, error) {
+	s.byHash.Add(1)
+	return s.Store.APIKeyByHash(ctx, hash)
+}
+
+// TestGetPaymentPeek checks that GET /v1/payments/{id} reads the payment
+// with the API key in one store call where the store can (PostgreSQL), and
+// answers exactly as reading it on its own does.
+func TestGetPaymentPeek(t *testing.T) {
+	st := &peekingStore{}
+	s := newBenchServer(t, "postgres", func(inner paygate.Store) paygate.Store {
+		if _, ok := inner.(paygate.PaymentPeeker); !ok {
+			t.Fatalf("%T does not peek payments", inner)
+		}
+		st.Store = inner
+		return st
+	})
+	id := s.create(t, 1, "peek-1")
+	get := func(path, key string) (int, json.RawMessage) {
+		t.Helper()
+		w := s.do(http.MethodGet, path, key, "", nil)
+		var env struct {
+			Data json.RawMessage `json:"data"`
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &env); err != nil {
+			t.Fatalf("GET %s: %v: %s", path, err, w.Body.String())
+		}
+		return w.Code, env.Data
+	}
+	counts := func() [3]int64 { return [3]int64{st.peeks.Load(), st.byID.Load(), st.byHash.Load()} }
+
+	before := counts()
+	code, peeked := get("/v1/payments/"+id, s.secret)
+	if after := counts(); code != http.StatusOK || after != [3]int64{before[0] + 1, before[1], before[2]} {
+		t.Fatalf("GET with peek: status %d, reads (peek, by id, by hash) %v -> %v; want 200 and one peek", code, before, after)
+	}
+	st.miss.Store(true)
+	code, read := get("/v1/payments/"+id, s.secret)
+	if code != http.StatusOK || st.byID.Load() != before[1]+1 {
+		t.Fatalf("GET without the peek's payment: status %d, by id %d", code, st.byID.Load())
+	}
+	if string(peeked) != string(read) {
+		t.Errorf("the peeked answer differs:\n%s\n%s", peeked, read)
+	}
+	st.miss.Store(false)
+	if code, _ := get("/v1/payments/00000000-0000-7000-8000-000000000000", s.secret); code != http.StatusNotFound {
+		t.Errorf("unknown payment: status %d, want 404", code)
+	}
+	if code, _ := get("/v1/payments/"+id, s.secret[:len(s.secret)-2]+"zz"); code != http.StatusUnauthorized {
+		t.Errorf("wrong key: status %d, want 401", code)
+	}
+	before = counts()
+	if code, _ := get("/v1/payments/"+id+"/refunds", s.secret); code != http.StatusOK || st.peeks.Load() != before[0] {
+		t.Errorf("refunds of the payment: status %d, peeks %d -> %d; want 200 and no peek", code, before[0], st.peeks.Load())
+	}
+}
