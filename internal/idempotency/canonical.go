@@ -265,23 +265,34 @@ func (c *canonicalizer) enter() bool {
 }
 
 func (c *canonicalizer) array(i int) (int32, int, bool) {
+	return c.container(i, '[', ']', c.value)
+}
+
+func (c *canonicalizer) object(i int) (int32, int, bool) {
+	return c.container(i, '{', '}', c.member)
+}
+
+// container parses the array or object (kind, ending in end) whose opening
+// byte is at i: elements separated by commas, each parsed by elem and
+// linked as the container's children.
+func (c *canonicalizer) container(i int, kind, end byte, elem func(i int) (int32, int, bool)) (int32, int, bool) {
 	if !c.enter() {
 		return 0, i, false
 	}
 	defer func() { c.depth-- }()
-	arr := c.add(jsonNode{kind: '[', first: -1, next: -1, key: -1})
+	n := c.add(jsonNode{kind: kind, first: -1, next: -1, key: -1})
 	i = skipSpace(c.body, i+1)
-	if i < len(c.body) && c.body[i] == ']' {
-		return arr, i + 1, true
+	if i < len(c.body) && c.body[i] == end {
+		return n, i + 1, true
 	}
 	last := int32(-1)
 	for {
-		v, j, ok := c.value(i)
+		v, j, ok := elem(i)
 		if !ok {
 			return 0, j, false
 		}
 		if last < 0 {
-			c.nodes[arr].first = v
+			c.nodes[n].first = v
 		} else {
 			c.nodes[last].next = v
 		}
@@ -293,61 +304,34 @@ func (c *canonicalizer) array(i int) (int32, int, bool) {
 		switch c.body[i] {
 		case ',':
 			i = skipSpace(c.body, i+1)
-		case ']':
-			return arr, i + 1, true
+		case end:
+			return n, i + 1, true
 		default:
 			return 0, i, false
 		}
 	}
 }
 
-func (c *canonicalizer) object(i int) (int32, int, bool) {
-	if !c.enter() {
+// member parses an object's "key": value at i and returns the value's node,
+// which names its key.
+func (c *canonicalizer) member(i int) (int32, int, bool) {
+	if i >= len(c.body) || c.body[i] != '"' {
 		return 0, i, false
 	}
-	defer func() { c.depth-- }()
-	obj := c.add(jsonNode{kind: '{', first: -1, next: -1, key: -1})
-	i = skipSpace(c.body, i+1)
-	if i < len(c.body) && c.body[i] == '}' {
-		return obj, i + 1, true
+	k, j, ok := c.str(i)
+	if !ok {
+		return 0, j, false
 	}
-	last := int32(-1)
-	for {
-		if i >= len(c.body) || c.body[i] != '"' {
-			return 0, i, false
-		}
-		k, j, ok := c.str(i)
-		if !ok {
-			return 0, j, false
-		}
-		i = skipSpace(c.body, j)
-		if i >= len(c.body) || c.body[i] != ':' {
-			return 0, i, false
-		}
-		v, j, ok := c.value(skipSpace(c.body, i+1))
-		if !ok {
-			return 0, j, false
-		}
-		c.nodes[v].key = k
-		if last < 0 {
-			c.nodes[obj].first = v
-		} else {
-			c.nodes[last].next = v
-		}
-		last = v
-		i = skipSpace(c.body, j)
-		if i >= len(c.body) {
-			return 0, i, false
-		}
-		switch c.body[i] {
-		case ',':
-			i = skipSpace(c.body, i+1)
-		case '}':
-			return obj, i + 1, true
-		default:
-			return 0, i, false
-		}
+	i = skipSpace(c.body, j)
+	if i >= len(c.body) || c.body[i] != ':' {
+		return 0, i, false
 	}
+	v, j, ok := c.value(skipSpace(c.body, i+1))
+	if !ok {
+		return 0, j, false
+	}
+	c.nodes[v].key = k
+	return v, j, true
 }
 
 // text returns a string node's decoded value, or a number's literal.
