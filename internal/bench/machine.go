@@ -17,7 +17,9 @@ import (
 // half between two hours, and the hypervisor's steal tells a slow run
 // caused by other tenants from one caused by the code.
 type Machine struct {
-	// Cores is the number of CPUs the machine has.
+	// Cores is the number of CPUs the tool may run on (runtime.NumCPU),
+	// which is the machine's on an unconfined one; the shares below are of
+	// all the machine's CPUs.
 	Cores int `json:"cores"`
 	// BusyPercent is the share of all CPUs' time spent running anything
 	// (user, system, interrupts): 100 means every core was busy.
@@ -103,10 +105,10 @@ func parseCPUTimes(line string) (cpuTimes, error) {
 // machineSince returns what the machine did between start and end.
 func machineSince(start, end cpuTimes) *Machine {
 	m := &Machine{Cores: runtime.NumCPU()}
-	total := float64(end.total - start.total)
 	if end.total <= start.total {
 		return m
 	}
+	total := float64(end.total - start.total)
 	pct := func(a, b uint64) float64 {
 		if b < a {
 			return 0

@@ -203,7 +203,7 @@ func (s *Store) APIKeyAndIdempotency(ctx context.Context, hash []byte, idemKey s
 		rec         paygate.IdempotencyRecord
 		recordFound bool
 	)
-	key, err := s.keyAnd(ctx, hash, func(b *pgx.Batch) {
+	key, _, err := s.keyAnd(ctx, hash, func(b *pgx.Batch) {
 		queueRecordRead(b, `SELECT `+idempotencyColumns+` FROM idempotency_keys
 			WHERE (merchant_id, mode) = (SELECT merchant_id, mode FROM api_keys WHERE hash = $1) AND key = $2`,
 			[]any{hash, idemKey}, &rec, &recordFound)
@@ -223,10 +223,8 @@ func (s *Store) APIKeyAndPayment(ctx context.Context, hash []byte, paymentID str
 		p     paygate.Payment
 		found bool
 	)
-	key, err := s.keyAnd(ctx, hash, func(b *pgx.Batch) {
-		b.Queue(`SELECT `+paymentColumns+` FROM payments
-			WHERE id = $1 AND (merchant_id, mode) = (SELECT merchant_id, mode FROM api_keys WHERE hash = $2)`,
-			paymentID, hash).QueryRow(func(row pgx.Row) error {
+	key, keyRead, err := s.keyAnd(ctx, hash, func(b *pgx.Batch) {
+		b.Queue(paymentByKeyHash, paymentID, hash).QueryRow(func(row pgx.Row) error {
 			var err error
 			p, err = scanPayment(row)
 			if errors.Is(err, pgx.ErrNoRows) {
@@ -236,6 +234,13 @@ func (s *Store) APIKeyAndPayment(ctx context.Context, hash []byte, paymentID str
 			return err
 		})
 	})
+	if err != nil && keyRead {
+		// The key was read but the payment's read failed: answer as if
+		// it was not peeked, so that the caller judges the key first
+		// (401 and 429 come before a store error, decisions §1) and then
+		// reads the payment, and meets the error, itself.
+		return key, paygate.Payment{}, false, nil
+	}
 	if err != nil {
 		return paygate.APIKey{}, paygate.Payment{}, false, err
 	}
@@ -244,12 +249,10 @@ func (s *Store) APIKeyAndPayment(ctx context.Context, hash []byte, paymentID str
 
 // keyAnd reads the API key by its hash and, in the same round trip, what
 // queue adds to the batch (a read of the key's merchant and mode). The key
-// is NOT_FOUND when no key has the hash.
-func (s *Store) keyAnd(ctx context.Context, hash []byte, queue func(b *pgx.Batch)) (paygate.APIKey, error) {
-	var (
-		key      paygate.APIKey
-		keyFound bool
-	)
+// is NOT_FOUND when no key has the hash. keyRead tells, when err is not
+// nil, that the key itself was read and the error came after it.
+func (s *Store) keyAnd(ctx context.Context, hash []byte, queue func(b *pgx.Batch)) (key paygate.APIKey, keyRead bool, err error) {
+	var keyFound bool
 	b := &pgx.Batch{}
 	b.Queue(`SELECT `+apiKeyReadColumns+` FROM api_keys WHERE hash = $1`, hash).QueryRow(func(row pgx.Row) error {
 		var err error
@@ -262,10 +265,10 @@ func (s *Store) keyAnd(ctx context.Context, hash []byte, queue func(b *pgx.Batch
 	})
 	queue(b)
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
-		return paygate.APIKey{}, translate(err)
+		return key, keyFound, translate(err)
 	}
 	if !keyFound {
-		return paygate.APIKey{}, notFound("API key")
+		return paygate.APIKey{}, false, notFound("API key")
 	}
-	return key, nil
+	return key, false, nil
 }

@@ -38,18 +38,22 @@ func TestLookupsByKeyWithoutStatistics(t *testing.T) {
 
 func checkLookupPlans(t *testing.T, s *Store, rows int) {
 	t.Helper()
-	for name, sql := range map[string]string{
-		"transitionPayment":     transitionPayment,
-		"paymentByID":           paymentByID,
-		"createReservedPayment": createReservedPayment,
+	for name, q := range map[string]struct {
+		sql        string
+		positional int // arguments of a query with $1 to $n
+	}{
+		"transitionPayment":     {transitionPayment, 0},
+		"paymentByID":           {paymentByID, 3},
+		"paymentByKeyHash":      {paymentByKeyHash, 2},
+		"createReservedPayment": {createReservedPayment, 0},
 	} {
-		r, err := rewrite(sql)
+		r, err := rewrite(q.sql)
 		if err != nil {
 			t.Fatal(err)
 		}
 		n := len(r.names)
-		if n == 0 { // positional: $1 to $3
-			n = 3
+		if n == 0 {
+			n = q.positional
 		}
 		plan := explainPlan(t, s, "force_generic_plan", r.sql, make([]any, n))
 		for _, idx := range pgPaymentIndexes(plan) {

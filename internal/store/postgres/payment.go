@@ -373,6 +373,11 @@ func transitionResult(err error, moved, exists bool) error {
 const paymentByID = `SELECT ` + paymentColumns + ` FROM payments
 	WHERE id = $1 AND merchant_id = $2 COLLATE "C" AND mode = $3 COLLATE "C"`
 
+// paymentByKeyHash is paymentByID within the merchant and mode of the API
+// key whose hash is $2 (APIKeyAndPayment).
+const paymentByKeyHash = `SELECT ` + paymentColumns + ` FROM payments
+	WHERE id = $1 AND (merchant_id COLLATE "C", mode COLLATE "C") = (SELECT merchant_id, mode FROM api_keys WHERE hash = $2)`
+
 // PaymentByID returns a payment of (merchant, mode), or NOT_FOUND.
 func (s *Store) PaymentByID(ctx context.Context, merchantID string, mode paygate.Mode, id string) (paygate.Payment, error) {
 	p, err := scanPayment(s.pool.QueryRow(ctx, paymentByID, id, merchantID, mode))
