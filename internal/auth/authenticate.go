@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"crypto/subtle"
+	"errors"
 	"fmt"
 	"time"
 
@@ -59,10 +60,9 @@ func (a *Authenticator) AuthenticatePeek(ctx context.Context, header, idemKey st
 		key, err = a.Authenticate(ctx, header)
 		return key, nil, false, err
 	}
-	key, rec, err = authenticateWith(a, header, func(hash []byte) (paygate.APIKey, paygate.IdempotencyRecord, bool, error) {
+	return authenticateWith(a, header, func(hash []byte) (paygate.APIKey, paygate.IdempotencyRecord, bool, error) {
 		return p.APIKeyAndIdempotency(ctx, hash, idemKey)
 	})
-	return key, rec, err == nil, err
 }
 
 // AuthenticatePayment is Authenticate for GET /v1/payments/{paymentID}:
@@ -76,29 +76,33 @@ func (a *Authenticator) AuthenticatePayment(ctx context.Context, header, payment
 		key, err = a.Authenticate(ctx, header)
 		return key, nil, false, err
 	}
-	key, p, err = authenticateWith(a, header, func(hash []byte) (paygate.APIKey, paygate.Payment, bool, error) {
+	return authenticateWith(a, header, func(hash []byte) (paygate.APIKey, paygate.Payment, bool, error) {
 		return pp.APIKeyAndPayment(ctx, hash, paymentID)
 	})
-	return key, p, err == nil, err
 }
 
 // authenticateWith authenticates header through read, which returns the key
 // of a hash together with something of the key's merchant and mode (found
 // false when there is none). That something is returned only when the key
-// authenticates.
-func authenticateWith[T any](a *Authenticator, header string, read func(hash []byte) (paygate.APIKey, T, bool, error)) (paygate.APIKey, *T, error) {
-	var got *T
-	key, err := a.authenticate(header, func(hash []byte) (paygate.APIKey, error) {
+// authenticates; peeked is false when read could not read it
+// (paygate.ErrNotPeeked) and the caller must read it itself.
+func authenticateWith[T any](a *Authenticator, header string, read func(hash []byte) (paygate.APIKey, T, bool, error)) (key paygate.APIKey, got *T, peeked bool, err error) {
+	peeked = true
+	key, err = a.authenticate(header, func(hash []byte) (paygate.APIKey, error) {
 		k, v, found, err := read(hash)
+		if errors.Is(err, paygate.ErrNotPeeked) {
+			peeked = false
+			return k, nil
+		}
 		if found {
 			got = &v
 		}
 		return k, err
 	})
-	if err != nil {
-		return paygate.APIKey{}, nil, err
+	if err != nil || !peeked {
+		return key, nil, false, err
 	}
-	return key, got, nil
+	return key, got, true, nil
 }
 
 // authenticate checks header against the key lookup returns for its hash.

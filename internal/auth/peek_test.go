@@ -99,3 +99,47 @@ func TestAuthenticatePeek(t *testing.T) {
 		}
 	}
 }
+
+// notPeekingStore reads keys but fails the reads alongside them.
+type notPeekingStore struct{ *fakeStore }
+
+func (s notPeekingStore) APIKeyAndIdempotency(ctx context.Context, hash []byte, _ string) (paygate.APIKey, paygate.IdempotencyRecord, bool, error) {
+	k, err := s.APIKeyByHash(ctx, hash)
+	if err != nil {
+		return paygate.APIKey{}, paygate.IdempotencyRecord{}, false, err
+	}
+	return k, paygate.IdempotencyRecord{}, false, paygate.ErrNotPeeked
+}
+
+func (s notPeekingStore) APIKeyAndPayment(ctx context.Context, hash []byte, _ string) (paygate.APIKey, paygate.Payment, bool, error) {
+	k, err := s.APIKeyByHash(ctx, hash)
+	if err != nil {
+		return paygate.APIKey{}, paygate.Payment{}, false, err
+	}
+	return k, paygate.Payment{}, false, paygate.ErrNotPeeked
+}
+
+// TestAuthenticateNotPeeked checks that a failed read alongside the key
+// neither fails authentication nor overtakes it (decisions §1: 401 first):
+// the key authenticates as with a store that cannot peek, or is refused.
+func TestAuthenticateNotPeeked(t *testing.T) {
+	plain := newFakeStore()
+	secret := addKey(t, plain, paygate.ModeTest, paygate.KeySecret, nil)
+	revoked := addKey(t, plain, paygate.ModeTest, paygate.KeySecret, func(k *paygate.APIKey) { k.RevokedAt = at(now.Add(-time.Minute)) })
+	a := &Authenticator{Store: notPeekingStore{plain}, Clock: fixedClock{now}}
+
+	key, rec, peeked, err := a.AuthenticatePeek(context.Background(), secret, "order-1")
+	if err != nil || key.ID == "" || rec != nil || peeked {
+		t.Errorf("idempotency: key %q, record %v, peeked %v, err %v; want the key, not peeked", key.ID, rec, peeked, err)
+	}
+	key, p, peeked, err := a.AuthenticatePayment(context.Background(), secret, "p1")
+	if err != nil || key.ID == "" || p != nil || peeked {
+		t.Errorf("payment: key %q, payment %v, peeked %v, err %v; want the key, not peeked", key.ID, p, peeked, err)
+	}
+	if _, _, _, err := a.AuthenticatePeek(context.Background(), revoked, "order-1"); paygate.ErrorCode(err) != paygate.CodeUnauthorized {
+		t.Errorf("revoked key, idempotency: err %v, want UNAUTHORIZED", err)
+	}
+	if _, _, _, err := a.AuthenticatePayment(context.Background(), revoked, "p1"); paygate.ErrorCode(err) != paygate.CodeUnauthorized {
+		t.Errorf("revoked key, payment: err %v, want UNAUTHORIZED", err)
+	}
+}

@@ -2,6 +2,7 @@ package paygate
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -90,9 +91,17 @@ type IdempotencyPeeker interface {
 	// APIKeyAndIdempotency returns the key whose hash matches (NOT_FOUND
 	// otherwise, whether or not the key is active) and the record of the
 	// Idempotency-Key idemKey within that key's merchant and mode, live or
-	// not, with found false when there is none.
+	// not, with found false when there is none; ErrNotPeeked with the key
+	// when only the record's read failed.
 	APIKeyAndIdempotency(ctx context.Context, hash []byte, idemKey string) (key APIKey, rec IdempotencyRecord, found bool, err error)
 }
+
+// ErrNotPeeked is returned by APIKeyAndIdempotency and APIKeyAndPayment,
+// with the key, when the key was read but the read alongside it failed: the
+// caller authenticates with the key as if the store could not peek, and
+// meets the failure, if it lasts, when it reads on its own after the checks
+// that come first (decisions §1: authentication, then the rate limit).
+var ErrNotPeeked = errors.New("paygate: the key was read, the read alongside it failed")
 
 // PaymentPeeker is implemented by a Store that can read a request's API key
 // and a payment of that key's merchant and mode together, in one round trip
@@ -101,6 +110,7 @@ type IdempotencyPeeker interface {
 type PaymentPeeker interface {
 	// APIKeyAndPayment returns the key whose hash matches (NOT_FOUND
 	// otherwise, whether or not the key is active) and the payment id of
-	// that key's merchant and mode, with found false when there is none.
+	// that key's merchant and mode, with found false when there is none;
+	// ErrNotPeeked with the key when only the payment's read failed.
 	APIKeyAndPayment(ctx context.Context, hash []byte, paymentID string) (key APIKey, p Payment, found bool, err error)
 }

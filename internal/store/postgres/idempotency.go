@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -203,13 +204,13 @@ func (s *Store) APIKeyAndIdempotency(ctx context.Context, hash []byte, idemKey s
 		rec         paygate.IdempotencyRecord
 		recordFound bool
 	)
-	key, _, err := s.keyAnd(ctx, hash, func(b *pgx.Batch) {
+	key, err := s.keyAnd(ctx, hash, func(b *pgx.Batch) {
 		queueRecordRead(b, `SELECT `+idempotencyColumns+` FROM idempotency_keys
 			WHERE (merchant_id, mode) = (SELECT merchant_id, mode FROM api_keys WHERE hash = $1) AND key = $2`,
 			[]any{hash, idemKey}, &rec, &recordFound)
 	})
 	if err != nil {
-		return paygate.APIKey{}, paygate.IdempotencyRecord{}, false, err
+		return key, paygate.IdempotencyRecord{}, false, err
 	}
 	return key, rec, recordFound, nil
 }
@@ -223,7 +224,7 @@ func (s *Store) APIKeyAndPayment(ctx context.Context, hash []byte, paymentID str
 		p     paygate.Payment
 		found bool
 	)
-	key, keyRead, err := s.keyAnd(ctx, hash, func(b *pgx.Batch) {
+	key, err := s.keyAnd(ctx, hash, func(b *pgx.Batch) {
 		b.Queue(paymentByKeyHash, paymentID, hash).QueryRow(func(row pgx.Row) error {
 			var err error
 			p, err = scanPayment(row)
@@ -234,24 +235,17 @@ func (s *Store) APIKeyAndPayment(ctx context.Context, hash []byte, paymentID str
 			return err
 		})
 	})
-	if err != nil && keyRead {
-		// The key was read but the payment's read failed: answer as if
-		// it was not peeked, so that the caller judges the key first
-		// (401 and 429 come before a store error, decisions §1) and then
-		// reads the payment, and meets the error, itself.
-		return key, paygate.Payment{}, false, nil
-	}
 	if err != nil {
-		return paygate.APIKey{}, paygate.Payment{}, false, err
+		return key, paygate.Payment{}, false, err
 	}
 	return key, p, found, nil
 }
 
 // keyAnd reads the API key by its hash and, in the same round trip, what
 // queue adds to the batch (a read of the key's merchant and mode). The key
-// is NOT_FOUND when no key has the hash. keyRead tells, when err is not
-// nil, that the key itself was read and the error came after it.
-func (s *Store) keyAnd(ctx context.Context, hash []byte, queue func(b *pgx.Batch)) (key paygate.APIKey, keyRead bool, err error) {
+// is NOT_FOUND when no key has the hash; when the key was read and the rest
+// failed, the error is paygate.ErrNotPeeked, returned with the key.
+func (s *Store) keyAnd(ctx context.Context, hash []byte, queue func(b *pgx.Batch)) (key paygate.APIKey, err error) {
 	var keyFound bool
 	b := &pgx.Batch{}
 	b.Queue(`SELECT `+apiKeyReadColumns+` FROM api_keys WHERE hash = $1`, hash).QueryRow(func(row pgx.Row) error {
@@ -265,10 +259,13 @@ func (s *Store) keyAnd(ctx context.Context, hash []byte, queue func(b *pgx.Batch
 	})
 	queue(b)
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
-		return key, keyFound, translate(err)
+		if keyFound {
+			return key, fmt.Errorf("%w: %w", paygate.ErrNotPeeked, translate(err))
+		}
+		return paygate.APIKey{}, translate(err)
 	}
 	if !keyFound {
-		return paygate.APIKey{}, false, notFound("API key")
+		return paygate.APIKey{}, notFound("API key")
 	}
-	return key, false, nil
+	return key, nil
 }

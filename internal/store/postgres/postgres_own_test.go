@@ -582,3 +582,24 @@ func TestTerminatedConnectionIsServiceUnavailable(t *testing.T) {
 		t.Fatalf("on a new connection: got %v, want NOT_FOUND", err)
 	}
 }
+
+// TestKeyAndNotPeeked: when the key is read and the read pipelined after it
+// fails, the peeks return the key with paygate.ErrNotPeeked, so that the
+// caller authenticates before it meets the failure; an unknown key is still
+// NOT_FOUND.
+func TestKeyAndNotPeeked(t *testing.T) {
+	t.Parallel()
+	s, _ := openTest(t)
+	f := seedMerchant(t, s)
+	failing := func(b *pgx.Batch) { b.Queue(`SELECT 1 / 0`) }
+	key, err := s.keyAnd(t.Context(), f.key.Hash, failing)
+	if !errors.Is(err, paygate.ErrNotPeeked) || key.ID != f.key.ID {
+		t.Errorf("known key: got key %q, %v; want the key and ErrNotPeeked", key.ID, err)
+	}
+	if _, err := s.keyAnd(t.Context(), []byte("no such hash"), failing); errors.Is(err, paygate.ErrNotPeeked) || err == nil {
+		t.Errorf("unknown key: %v; want an error that is not ErrNotPeeked", err)
+	}
+	if _, err := s.keyAnd(t.Context(), []byte("no such hash"), func(*pgx.Batch) {}); !paygate.IsNotFound(err) {
+		t.Errorf("unknown key, nothing else: %v; want NOT_FOUND", err)
+	}
+}
