@@ -68,17 +68,19 @@ func (a *Authenticator) AuthenticatePeek(ctx context.Context, header, idemKey st
 // AuthenticatePayment is Authenticate for GET /v1/payments/{paymentID}:
 // when the store can (paygate.PaymentPeeker), it also reads that payment
 // within the API key's merchant and mode, in the same round trip, and
-// returns it (nil when there is none). peeked is false when the store
-// cannot; the caller then reads the payment itself.
-func (a *Authenticator) AuthenticatePayment(ctx context.Context, header, paymentID string) (key paygate.APIKey, p *paygate.Payment, peeked bool, err error) {
+// returns it. It is nil when there is none, when the store cannot peek or
+// when the read beside the key failed: the caller then reads the payment
+// itself, and answers a missing one as the store does.
+func (a *Authenticator) AuthenticatePayment(ctx context.Context, header, paymentID string) (paygate.APIKey, *paygate.Payment, error) {
 	pp, ok := a.Store.(paygate.PaymentPeeker)
 	if !ok {
-		key, err = a.Authenticate(ctx, header)
-		return key, nil, false, err
+		key, err := a.Authenticate(ctx, header)
+		return key, nil, err
 	}
-	return authenticateWith(a, header, func(hash []byte) (paygate.APIKey, paygate.Payment, bool, error) {
+	key, p, _, err := authenticateWith(a, header, func(hash []byte) (paygate.APIKey, paygate.Payment, bool, error) {
 		return pp.APIKeyAndPayment(ctx, hash, paymentID)
 	})
+	return key, p, err
 }
 
 // authenticateWith authenticates header through read, which returns the key

@@ -45,25 +45,25 @@ func TestAuthenticatePayment(t *testing.T) {
 	peeker := paymentPeekStore{fakeStore: plain, payments: map[string]paygate.Payment{"p1": {ID: "p1", Status: paygate.PaymentCaptured}}}
 
 	a := &Authenticator{Store: plain, Clock: fixedClock{now}}
-	key, got, peeked, err := a.AuthenticatePayment(context.Background(), secret, "p1")
-	if err != nil || key.ID == "" || got != nil || peeked {
-		t.Fatalf("plain store: key %q, payment %v, peeked %v, err %v", key.ID, got, peeked, err)
+	key, got, err := a.AuthenticatePayment(context.Background(), secret, "p1")
+	if err != nil || key.ID == "" || got != nil {
+		t.Fatalf("plain store: key %q, payment %v, err %v; want the key and no payment", key.ID, got, err)
 	}
 
 	a = &Authenticator{Store: peeker, Clock: fixedClock{now}}
-	key, got, peeked, err = a.AuthenticatePayment(context.Background(), secret, "p1")
-	if err != nil || key.ID == "" || !peeked || got == nil || got.ID != "p1" {
-		t.Fatalf("stored payment: key %q, payment %v, peeked %v, err %v", key.ID, got, peeked, err)
+	key, got, err = a.AuthenticatePayment(context.Background(), secret, "p1")
+	if err != nil || key.ID == "" || got == nil || got.ID != "p1" {
+		t.Fatalf("stored payment: key %q, payment %v, err %v", key.ID, got, err)
 	}
-	_, got, peeked, err = a.AuthenticatePayment(context.Background(), secret, "p2")
-	if err != nil || !peeked || got != nil {
-		t.Fatalf("unknown payment: payment %v, peeked %v, err %v", got, peeked, err)
+	key, got, err = a.AuthenticatePayment(context.Background(), secret, "p2")
+	if err != nil || key.ID == "" || got != nil {
+		t.Fatalf("unknown payment: key %q, payment %v, err %v", key.ID, got, err)
 	}
 	// A key that does not authenticate reveals no payment.
 	for _, header := range []string{revoked, "smtgw_sk_test_unknownunknownunknownunknownunknown1", ""} {
-		_, got, peeked, err = a.AuthenticatePayment(context.Background(), header, "p1")
-		if paygate.ErrorCode(err) != paygate.CodeUnauthorized || got != nil || peeked {
-			t.Errorf("header %.20q: payment %v, peeked %v, err %v; want UNAUTHORIZED and no payment", header, got, peeked, err)
+		_, got, err = a.AuthenticatePayment(context.Background(), header, "p1")
+		if paygate.ErrorCode(err) != paygate.CodeUnauthorized || got != nil {
+			t.Errorf("header %.20q: payment %v, err %v; want UNAUTHORIZED and no payment", header, got, err)
 		}
 	}
 }
@@ -132,14 +132,14 @@ func TestAuthenticateNotPeeked(t *testing.T) {
 	if err != nil || key.ID == "" || rec != nil || peeked {
 		t.Errorf("idempotency: key %q, record %v, peeked %v, err %v; want the key, not peeked", key.ID, rec, peeked, err)
 	}
-	key, p, peeked, err := a.AuthenticatePayment(context.Background(), secret, "p1")
-	if err != nil || key.ID == "" || p != nil || peeked {
-		t.Errorf("payment: key %q, payment %v, peeked %v, err %v; want the key, not peeked", key.ID, p, peeked, err)
+	key, p, err := a.AuthenticatePayment(context.Background(), secret, "p1")
+	if err != nil || key.ID == "" || p != nil {
+		t.Errorf("payment: key %q, payment %v, err %v; want the key and no payment", key.ID, p, err)
 	}
 	if _, _, _, err := a.AuthenticatePeek(context.Background(), revoked, "order-1"); paygate.ErrorCode(err) != paygate.CodeUnauthorized {
 		t.Errorf("revoked key, idempotency: err %v, want UNAUTHORIZED", err)
 	}
-	if _, _, _, err := a.AuthenticatePayment(context.Background(), revoked, "p1"); paygate.ErrorCode(err) != paygate.CodeUnauthorized {
+	if _, _, err := a.AuthenticatePayment(context.Background(), revoked, "p1"); paygate.ErrorCode(err) != paygate.CodeUnauthorized {
 		t.Errorf("revoked key, payment: err %v, want UNAUTHORIZED", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -67,6 +68,13 @@ func TestGetPaymentPeek(t *testing.T) {
 	code, peeked := get("/v1/payments/"+id, s.secret)
 	if after := counts(); code != http.StatusOK || after != [3]int64{before[0] + 1, before[1], before[2]} {
 		t.Fatalf("GET with peek: status %d, reads (peek, by id, by hash) %v -> %v; want 200 and one peek", code, before, after)
+	}
+	// The route's own reading of the path decides: an upper-case id is the
+	// same payment, read with the key too.
+	before = counts()
+	code, upper := get("/v1/payments/"+strings.ToUpper(id), s.secret)
+	if after := counts(); code != http.StatusOK || string(upper) != string(peeked) || after != [3]int64{before[0] + 1, before[1], before[2]} {
+		t.Fatalf("GET by the upper-case id: status %d, reads %v -> %v, same answer %v", code, before, after, string(upper) == string(peeked))
 	}
 	st.miss.Store(true)
 	code, read := get("/v1/payments/"+id, s.secret)

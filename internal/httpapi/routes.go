@@ -23,6 +23,26 @@ type route struct {
 	pattern []string
 	methods map[string]handlerFunc
 	allow   string
+	// peek is what serveAPI reads together with the API key, for requests
+	// of method peekMethod, so that the handler needs no round trip of its
+	// own for it.
+	peek       peekKind
+	peekMethod string
+}
+
+// peekKind is what a request's API key is read with.
+type peekKind int
+
+const (
+	peekNothing     peekKind = iota
+	peekIdempotency          // the Idempotency-Key's record (createPayment)
+	peekPayment              // the payment of the path's id (getPayment)
+)
+
+// peeking returns rt whose requests of method read kind with their key.
+func (rt route) peeking(method string, kind peekKind) route {
+	rt.peekMethod, rt.peek = method, kind
+	return rt
 }
 
 func newRoute(pattern string, methods map[string]handlerFunc) route {
@@ -37,8 +57,10 @@ func newRoute(pattern string, methods map[string]handlerFunc) route {
 
 func (s *Server) apiRoutes() []route {
 	return []route{
-		newRoute("/v1/payments", map[string]handlerFunc{http.MethodGet: s.lookupPayment, http.MethodPost: s.createPayment}),
-		newRoute("/v1/payments/{id}", map[string]handlerFunc{http.MethodGet: s.getPayment}),
+		newRoute("/v1/payments", map[string]handlerFunc{http.MethodGet: s.lookupPayment, http.MethodPost: s.createPayment}).
+			peeking(http.MethodPost, peekIdempotency),
+		newRoute("/v1/payments/{id}", map[string]handlerFunc{http.MethodGet: s.getPayment}).
+			peeking(http.MethodGet, peekPayment),
 		newRoute("/v1/payments/{id}/capture", map[string]handlerFunc{http.MethodPost: s.capturePayment}),
 		newRoute("/v1/payments/{id}/void", map[string]handlerFunc{http.MethodPost: s.voidPayment}),
 		newRoute("/v1/payments/{id}/refunds", map[string]handlerFunc{http.MethodGet: s.listRefunds}),
@@ -51,9 +73,26 @@ func (s *Server) apiRoutes() []route {
 	}
 }
 
+// matched is the route a path matched, with its ids; ok is false when no
+// route matched.
+type matched struct {
+	route
+	ids []string
+	ok  bool
+}
+
+// peeks returns what a request of method to the matched route reads with
+// its API key.
+func (m matched) peeks(method string) peekKind {
+	if !m.ok || method != m.peekMethod {
+		return peekNothing
+	}
+	return m.peek
+}
+
 // match returns the route of path and its ids. A segment in an {id}
 // position that is not a UUID makes no match: such a resource cannot exist.
-func match(routes []route, path string) (route, []string, bool) {
+func match(routes []route, path string) matched {
 	segs := strings.Split(strings.Trim(path, "/"), "/")
 	for _, rt := range routes {
 		if len(rt.pattern) != len(segs) {
@@ -74,25 +113,24 @@ func match(routes []route, path string) (route, []string, bool) {
 			}
 		}
 		if ok {
-			return rt, ids, true
+			return matched{route: rt, ids: ids, ok: true}
 		}
 	}
-	return route{}, nil, false
+	return matched{}
 }
 
-func (s *Server) route(w http.ResponseWriter, r *http.Request, key paygate.APIKey) {
-	rt, ids, ok := match(s.routes, r.URL.Path)
-	if !ok {
+func (s *Server) route(w http.ResponseWriter, r *http.Request, key paygate.APIKey, m matched) {
+	if !m.ok {
 		s.writeError(w, r, paygate.Errorf(paygate.CodeNotFound, "", "no such resource"))
 		return
 	}
-	h, ok := rt.methods[r.Method]
+	h, ok := m.methods[r.Method]
 	if !ok {
-		w.Header().Set("Allow", rt.allow)
+		w.Header().Set("Allow", m.allow)
 		s.writeError(w, r, paygate.Errorf(paygate.CodeMethodNotAllowed, "", "method %s is not allowed here", r.Method))
 		return
 	}
-	h(w, r, key, ids)
+	h(w, r, key, m.ids)
 }
 
 // operation is the work of a POST once its idempotency key is reserved: it
@@ -325,8 +363,8 @@ func (s *Server) upsertCustomer(w http.ResponseWriter, r *http.Request, key payg
 }
 
 func (s *Server) getPayment(w http.ResponseWriter, r *http.Request, key paygate.APIKey, ids []string) {
-	if st := stateOf(r.Context()); st.paymentPeeked && st.payment != nil && st.payment.ID == ids[0] {
-		s.writeData(w, r, http.StatusOK, paymentResponse(*st.payment))
+	if p := stateOf(r.Context()).payment; p != nil {
+		s.writeData(w, r, http.StatusOK, paymentResponse(*p))
 		return
 	}
 	// Not read with the key, or not found: the store's own answer.

@@ -78,11 +78,10 @@ type reqState struct {
 	// there was none.
 	peeked bool
 	record *paygate.IdempotencyRecord
-	// paymentPeeked: the payment of a GET /v1/payments/{id} was read with
-	// its API key (auth.AuthenticatePayment); payment is that payment, nil
-	// when the key's merchant and mode have none of that id.
-	paymentPeeked bool
-	payment       *paygate.Payment
+	// payment is the payment of a GET /v1/payments/{id}, read with its API
+	// key (auth.AuthenticatePayment); nil when it was not read so or not
+	// found, and getPayment reads it itself.
+	payment *paygate.Payment
 }
 
 type ctxKey struct{}
@@ -196,13 +195,19 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	st := stateOf(ctx)
 	var key paygate.APIKey
 	var err error
-	if ik := r.Header.Get("Idempotency-Key"); r.Method == http.MethodPost && r.URL.Path == "/v1/payments" && idempotency.ValidKey(ik) {
+	m := match(s.routes, r.URL.Path)
+	switch ik := r.Header.Get("Idempotency-Key"); m.peeks(r.Method) {
+	case peekIdempotency:
 		// A payment's key record is read with its API key (createPayment).
-		key, st.record, st.peeked, err = s.cfg.Auth.AuthenticatePeek(ctx, r.Header.Get("X-API-Key"), ik)
-	} else if pid, ok := paymentPath(r); ok {
+		if idempotency.ValidKey(ik) {
+			key, st.record, st.peeked, err = s.cfg.Auth.AuthenticatePeek(ctx, r.Header.Get("X-API-Key"), ik)
+			break
+		}
+		key, err = s.cfg.Auth.Authenticate(ctx, r.Header.Get("X-API-Key"))
+	case peekPayment:
 		// So is the payment of a GET (getPayment).
-		key, st.payment, st.paymentPeeked, err = s.cfg.Auth.AuthenticatePayment(ctx, r.Header.Get("X-API-Key"), pid)
-	} else {
+		key, st.payment, err = s.cfg.Auth.AuthenticatePayment(ctx, r.Header.Get("X-API-Key"), m.ids[0])
+	default:
 		key, err = s.cfg.Auth.Authenticate(ctx, r.Header.Get("X-API-Key"))
 	}
 	if err != nil {
@@ -240,17 +245,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, paygate.Errorf(paygate.CodeRateLimited, "", "rate limit exceeded: %d requests per minute", d.Limit))
 		return
 	}
-	s.route(w, r, key)
-}
-
-// paymentPath returns the id of a GET /v1/payments/{id} (a UUID, as the
-// route requires).
-func paymentPath(r *http.Request) (string, bool) {
-	pid, ok := strings.CutPrefix(r.URL.Path, "/v1/payments/")
-	if !ok || r.Method != http.MethodGet || !id.Valid(pid) {
-		return "", false
-	}
-	return pid, true
+	s.route(w, r, key, m)
 }
 
 func ceilSeconds(d time.Duration) int {
