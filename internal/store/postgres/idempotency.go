@@ -126,20 +126,20 @@ func queueReservation(b *pgx.Batch, r paygate.IdempotencyReservation, paymentID 
 	b.Queue(reserveIdempotency, reserveArgs(r, paymentID)).QueryRow(func(row pgx.Row) error {
 		return row.Scan(&out.keyActive, &out.reserved)
 	})
-	queueRecordRead(b, `SELECT `+idempotencyColumns+` FROM idempotency_keys
-		WHERE merchant_id = $1 AND mode = $2 AND key = $3`, []any{r.MerchantID, r.Mode, r.Key}, &out.rec, &out.found)
+	queueOptionalRow(b, `SELECT `+idempotencyColumns+` FROM idempotency_keys
+		WHERE merchant_id = $1 AND mode = $2 AND key = $3`, []any{r.MerchantID, r.Mode, r.Key},
+		scanIdempotency, &out.rec, &out.found)
 }
 
-// queueRecordRead queues a read of at most one idempotency record into rec,
-// setting found when there is one.
-func queueRecordRead(b *pgx.Batch, sql string, args []any, rec *paygate.IdempotencyRecord, found *bool) {
+// queueOptionalRow queues a query of at most one row, scanned by scan into
+// dst, and sets found when there is one: no row is not an error.
+func queueOptionalRow[T any](b *pgx.Batch, sql string, args []any, scan func(pgx.Row) (T, error), dst *T, found *bool) {
 	b.Queue(sql, args...).QueryRow(func(row pgx.Row) error {
-		var err error
-		*rec, err = scanIdempotency(row)
+		v, err := scan(row)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}
-		*found = err == nil
+		*dst, *found = v, err == nil
 		return err
 	})
 }
@@ -205,9 +205,9 @@ func (s *Store) APIKeyAndIdempotency(ctx context.Context, hash []byte, idemKey s
 		recordFound bool
 	)
 	key, err := s.keyAnd(ctx, hash, func(b *pgx.Batch) {
-		queueRecordRead(b, `SELECT `+idempotencyColumns+` FROM idempotency_keys
+		queueOptionalRow(b, `SELECT `+idempotencyColumns+` FROM idempotency_keys
 			WHERE (merchant_id, mode) = (SELECT merchant_id, mode FROM api_keys WHERE hash = $1) AND key = $2`,
-			[]any{hash, idemKey}, &rec, &recordFound)
+			[]any{hash, idemKey}, scanIdempotency, &rec, &recordFound)
 	})
 	if err != nil {
 		return key, paygate.IdempotencyRecord{}, false, err
@@ -225,15 +225,7 @@ func (s *Store) APIKeyAndPayment(ctx context.Context, hash []byte, paymentID str
 		found bool
 	)
 	key, err := s.keyAnd(ctx, hash, func(b *pgx.Batch) {
-		b.Queue(paymentByKeyHash, paymentID, hash).QueryRow(func(row pgx.Row) error {
-			var err error
-			p, err = scanPayment(row)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return nil
-			}
-			found = err == nil
-			return err
-		})
+		queueOptionalRow(b, paymentByKeyHash, []any{paymentID, hash}, scanPayment, &p, &found)
 	})
 	if err != nil {
 		return key, paygate.Payment{}, false, err
@@ -248,15 +240,7 @@ func (s *Store) APIKeyAndPayment(ctx context.Context, hash []byte, paymentID str
 func (s *Store) keyAnd(ctx context.Context, hash []byte, queue func(b *pgx.Batch)) (key paygate.APIKey, err error) {
 	var keyFound bool
 	b := &pgx.Batch{}
-	b.Queue(`SELECT `+apiKeyReadColumns+` FROM api_keys WHERE hash = $1`, hash).QueryRow(func(row pgx.Row) error {
-		var err error
-		key, err = scanAPIKeyUsed(row)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
-		}
-		keyFound = err == nil
-		return err
-	})
+	queueOptionalRow(b, `SELECT `+apiKeyReadColumns+` FROM api_keys WHERE hash = $1`, []any{hash}, scanAPIKeyUsed, &key, &keyFound)
 	queue(b)
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		if keyFound {

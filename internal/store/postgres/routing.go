@@ -134,20 +134,14 @@ func (s *Store) RecordSandboxCharge(ctx context.Context, c paygate.SandboxCharge
 		// synchronously after it and its flush covers this entry; the
 		// payment row it belongs to was flushed before the charge.
 		var stored paygate.SandboxCharge
-		var scanErr error
+		var found bool
 		b := &pgx.Batch{}
 		b.Queue(skipFlushWait)
-		b.Queue(recordSandboxCharge, args).QueryRow(func(row pgx.Row) error {
-			stored, scanErr = scanSandboxCharge(row)
-			if errors.Is(scanErr, pgx.ErrNoRows) {
-				return nil
-			}
-			return scanErr
-		})
+		queueOptionalRow(b, recordSandboxCharge, []any{args}, scanSandboxCharge, &stored, &found)
 		if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 			return paygate.SandboxCharge{}, translate(err)
 		}
-		if errors.Is(scanErr, pgx.ErrNoRows) {
+		if !found {
 			continue
 		}
 		return stored, nil
