@@ -200,19 +200,9 @@ var _ paygate.IdempotencyPeeker = (*Store)(nil)
 // APIKeyAndIdempotency reads the API key by its hash and the record of
 // idemKey within the key's merchant and mode, pipelined in one round trip.
 func (s *Store) APIKeyAndIdempotency(ctx context.Context, hash []byte, idemKey string) (paygate.APIKey, paygate.IdempotencyRecord, bool, error) {
-	var (
-		rec         paygate.IdempotencyRecord
-		recordFound bool
-	)
-	key, err := s.keyAnd(ctx, hash, func(b *pgx.Batch) {
-		queueOptionalRow(b, `SELECT `+idempotencyColumns+` FROM idempotency_keys
-			WHERE (merchant_id, mode) = (SELECT merchant_id, mode FROM api_keys WHERE hash = $1) AND key = $2`,
-			[]any{hash, idemKey}, scanIdempotency, &rec, &recordFound)
-	})
-	if err != nil {
-		return key, paygate.IdempotencyRecord{}, false, err
-	}
-	return key, rec, recordFound, nil
+	return keyAnd(ctx, s, hash, `SELECT `+idempotencyColumns+` FROM idempotency_keys
+		WHERE (merchant_id, mode) = (SELECT merchant_id, mode FROM api_keys WHERE hash = $1) AND key = $2`,
+		[]any{hash, idemKey}, scanIdempotency)
 }
 
 var _ paygate.PaymentPeeker = (*Store)(nil)
@@ -220,36 +210,28 @@ var _ paygate.PaymentPeeker = (*Store)(nil)
 // APIKeyAndPayment reads the API key by its hash and the payment paymentID
 // of the key's merchant and mode in one round trip.
 func (s *Store) APIKeyAndPayment(ctx context.Context, hash []byte, paymentID string) (paygate.APIKey, paygate.Payment, bool, error) {
-	var (
-		p     paygate.Payment
-		found bool
-	)
-	key, err := s.keyAnd(ctx, hash, func(b *pgx.Batch) {
-		queueOptionalRow(b, paymentByKeyHash, []any{paymentID, hash}, scanPayment, &p, &found)
-	})
-	if err != nil {
-		return key, paygate.Payment{}, false, err
-	}
-	return key, p, found, nil
+	return keyAnd(ctx, s, hash, paymentByKeyHash, []any{paymentID, hash}, scanPayment)
 }
 
-// keyAnd reads the API key by its hash and, in the same round trip, what
-// queue adds to the batch (a read of the key's merchant and mode). The key
-// is NOT_FOUND when no key has the hash; when the key was read and the rest
-// failed, the error is paygate.ErrNotPeeked, returned with the key.
-func (s *Store) keyAnd(ctx context.Context, hash []byte, queue func(b *pgx.Batch)) (key paygate.APIKey, err error) {
+// keyAnd reads the API key by its hash and, pipelined after it in the same
+// round trip, at most one row of sql (a read within the key's merchant and
+// mode), with found false when there is none. The key is NOT_FOUND when no
+// key has the hash; when the key was read and the rest failed, the error is
+// paygate.ErrNotPeeked, returned with the key.
+func keyAnd[T any](ctx context.Context, s *Store, hash []byte, sql string, args []any, scan func(pgx.Row) (T, error)) (key paygate.APIKey, v T, found bool, err error) {
 	var keyFound bool
 	b := &pgx.Batch{}
 	queueOptionalRow(b, `SELECT `+apiKeyReadColumns+` FROM api_keys WHERE hash = $1`, []any{hash}, scanAPIKeyUsed, &key, &keyFound)
-	queue(b)
+	queueOptionalRow(b, sql, args, scan, &v, &found)
+	var zero T
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		if keyFound {
-			return key, fmt.Errorf("%w: %w", paygate.ErrNotPeeked, translate(err))
+			return key, zero, false, fmt.Errorf("%w: %w", paygate.ErrNotPeeked, translate(err))
 		}
-		return paygate.APIKey{}, translate(err)
+		return paygate.APIKey{}, zero, false, translate(err)
 	}
 	if !keyFound {
-		return paygate.APIKey{}, notFound("API key")
+		return paygate.APIKey{}, zero, false, notFound("API key")
 	}
-	return key, nil
+	return key, v, found, nil
 }

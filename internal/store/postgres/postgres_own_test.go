@@ -591,15 +591,28 @@ func TestKeyAndNotPeeked(t *testing.T) {
 	t.Parallel()
 	s, _ := openTest(t)
 	f := seedMerchant(t, s)
-	failing := func(b *pgx.Batch) { b.Queue(`SELECT 1 / 0`) }
-	key, err := s.keyAnd(t.Context(), f.key.Hash, failing)
-	if !errors.Is(err, paygate.ErrNotPeeked) || key.ID != f.key.ID {
-		t.Errorf("known key: got key %q, %v; want the key and ErrNotPeeked", key.ID, err)
+	scanInt := func(row pgx.Row) (int, error) {
+		var v int
+		err := row.Scan(&v)
+		return v, err
 	}
-	if _, err := s.keyAnd(t.Context(), []byte("no such hash"), failing); errors.Is(err, paygate.ErrNotPeeked) || err == nil {
+	read := func(hash []byte, sql string) (paygate.APIKey, int, bool, error) {
+		return keyAnd(t.Context(), s, hash, sql, nil, scanInt)
+	}
+	key, v, found, err := read(f.key.Hash, `SELECT 1 / 0`)
+	if !errors.Is(err, paygate.ErrNotPeeked) || key.ID != f.key.ID || found || v != 0 {
+		t.Errorf("known key: got key %q, %d, found %v, %v; want the key alone and ErrNotPeeked", key.ID, v, found, err)
+	}
+	if _, _, _, err := read([]byte("no such hash"), `SELECT 1 / 0`); errors.Is(err, paygate.ErrNotPeeked) || err == nil {
 		t.Errorf("unknown key: %v; want an error that is not ErrNotPeeked", err)
 	}
-	if _, err := s.keyAnd(t.Context(), []byte("no such hash"), func(*pgx.Batch) {}); !paygate.IsNotFound(err) {
-		t.Errorf("unknown key, nothing else: %v; want NOT_FOUND", err)
+	if _, _, _, err := read([]byte("no such hash"), `SELECT 7`); !paygate.IsNotFound(err) {
+		t.Errorf("unknown key, a row beside it: %v; want NOT_FOUND", err)
+	}
+	if key, v, found, err := read(f.key.Hash, `SELECT 7`); err != nil || key.ID != f.key.ID || !found || v != 7 {
+		t.Errorf("known key, a row beside it: key %q, %d, found %v, %v", key.ID, v, found, err)
+	}
+	if key, _, found, err := read(f.key.Hash, `SELECT 7 WHERE false`); err != nil || key.ID != f.key.ID || found {
+		t.Errorf("known key, no row beside it: key %q, found %v, %v", key.ID, found, err)
 	}
 }
