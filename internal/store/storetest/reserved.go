@@ -20,10 +20,6 @@ func reservedCreateCases() []testCase {
 				t.Fatalf("%T does not implement paygate.IdempotencyPeeker", s)
 			}
 			f := newMerchant(t, s, base)
-			other := newMerchant(t, s, base)
-			_, _, _, err := p.APIKeyAndIdempotency(ctx(t), randomBytes(32), "key-1")
-			wantNotFound(t, err)
-
 			r := f.reservation(paygate.ModeTest, "key-1", at(time.Hour))
 			_, reserved, err := s.ReserveIdempotency(ctx(t), r)
 			must(t, err)
@@ -39,22 +35,10 @@ func reservedCreateCases() []testCase {
 				MerchantID: f.merchant.ID, Mode: paygate.ModeTest, Key: "key-1",
 				Fingerprint: r.Fingerprint, State: paygate.IdempotencyInFlight, CreatedAt: at(time.Hour),
 			}, rec)
-			// The record is scoped by the key's merchant and mode.
-			for _, k := range []paygate.APIKey{f.liveKey, other.testKey} {
-				got, _, found, err := p.APIKeyAndIdempotency(ctx(t), k.Hash, "key-1")
-				must(t, err)
-				if got.ID != k.ID || found {
-					t.Errorf("key %s: got key %s, found %v; want the key and no record", k.ID, got.ID, found)
-				}
-			}
-			// A revoked key is returned too: the caller judges it.
-			_, err = s.RevokeAPIKey(ctx(t), f.testKey.ID, at(time.Minute))
-			must(t, err)
-			key, _, found, err = p.APIKeyAndIdempotency(ctx(t), f.testKey.Hash, "key-1")
-			must(t, err)
-			if key.RevokedAt == nil || !found {
-				t.Errorf("revoked key: got %+v, found %v", key, found)
-			}
+			checkPeekScope(t, s, f, func(hash []byte) (paygate.APIKey, bool, error) {
+				k, _, found, err := p.APIKeyAndIdempotency(ctx(t), hash, "key-1")
+				return k, found, err
+			})
 		}},
 		{"PeekKeyAndPayment", func(t *testing.T, s paygate.Store) {
 			p, ok := s.(paygate.PaymentPeeker)
@@ -62,10 +46,7 @@ func reservedCreateCases() []testCase {
 				t.Skipf("%T does not implement the optional paygate.PaymentPeeker", s)
 			}
 			f := newMerchant(t, s, base)
-			other := newMerchant(t, s, base)
 			pay := f.createPayment(t, f.paymentValue(paygate.ModeTest, at(time.Hour)), "cus-1")
-			_, _, _, err := p.APIKeyAndPayment(ctx(t), randomBytes(32), pay.ID)
-			wantNotFound(t, err)
 			key, got, found, err := p.APIKeyAndPayment(ctx(t), f.testKey.Hash, pay.ID)
 			must(t, err)
 			if key.ID != f.testKey.ID || !found {
@@ -74,27 +55,15 @@ func reservedCreateCases() []testCase {
 			stored, err := s.PaymentByID(ctx(t), f.merchant.ID, paygate.ModeTest, pay.ID)
 			must(t, err)
 			equal(t, "peeked payment", stored, got)
-			// The payment is scoped by the key's merchant and mode.
-			for _, k := range []paygate.APIKey{f.liveKey, other.testKey} {
-				got, _, found, err := p.APIKeyAndPayment(ctx(t), k.Hash, pay.ID)
-				must(t, err)
-				if got.ID != k.ID || found {
-					t.Errorf("key %s: got key %s, found %v; want the key and no payment", k.ID, got.ID, found)
-				}
-			}
 			key, _, found, err = p.APIKeyAndPayment(ctx(t), f.testKey.Hash, "00000000-0000-7000-8000-000000000000")
 			must(t, err)
 			if key.ID != f.testKey.ID || found {
 				t.Errorf("unknown payment: key %s, found %v", key.ID, found)
 			}
-			// A revoked key is returned too: the caller judges it.
-			_, err = s.RevokeAPIKey(ctx(t), f.testKey.ID, at(time.Minute))
-			must(t, err)
-			key, _, found, err = p.APIKeyAndPayment(ctx(t), f.testKey.Hash, pay.ID)
-			must(t, err)
-			if key.RevokedAt == nil || !found {
-				t.Errorf("revoked key: got %+v, found %v", key, found)
-			}
+			checkPeekScope(t, s, f, func(hash []byte) (paygate.APIKey, bool, error) {
+				k, _, found, err := p.APIKeyAndPayment(ctx(t), hash, pay.ID)
+				return k, found, err
+			})
 		}},
 		{"ReservesAndLinks", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
@@ -260,5 +229,32 @@ func reservedPayment(p paygate.Payment, r paygate.IdempotencyReservation, custom
 		CustomerExternalID: customerExternalID,
 		NewCustomerID:      newID(),
 		Reservation:        &r,
+	}
+}
+
+// checkPeekScope checks a store's read of an API key with something of f's
+// test mode that exists (peek returns the key and whether that something
+// was found): an unknown hash is NOT_FOUND; f's live key and another
+// merchant's test key are returned without it, since the read is scoped by
+// the key's merchant and mode; and a revoked key is returned with it, for
+// the caller to judge. It revokes f's test key.
+func checkPeekScope(t *testing.T, s paygate.Store, f fixture, peek func(hash []byte) (paygate.APIKey, bool, error)) {
+	t.Helper()
+	_, _, err := peek(randomBytes(32))
+	wantNotFound(t, err)
+	other := newMerchant(t, s, base)
+	for _, k := range []paygate.APIKey{f.liveKey, other.testKey} {
+		got, found, err := peek(k.Hash)
+		must(t, err)
+		if got.ID != k.ID || found {
+			t.Errorf("key %s: got key %s, found %v; want the key alone", k.ID, got.ID, found)
+		}
+	}
+	_, err = s.RevokeAPIKey(ctx(t), f.testKey.ID, at(time.Minute))
+	must(t, err)
+	key, found, err := peek(f.testKey.Hash)
+	must(t, err)
+	if key.ID != f.testKey.ID || key.RevokedAt == nil || !found {
+		t.Errorf("revoked key: got %+v, found %v; want the revoked key and what it read", key, found)
 	}
 }
