@@ -1,6 +1,9 @@
 package bench
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 func TestParseCPUTimes(t *testing.T) {
 	start, err := parseCPUTimes("cpu  100 0 50 800 10 5 5 30 0 0\n")
@@ -38,11 +41,16 @@ func TestMachineClock(t *testing.T) {
 		t.Skipf("no /proc/stat here: %v", err)
 	}
 	c.Mark()
-	for i := 0; i < 1e7; i++ { // let the counters move
-		_ = i * i
+	// Keep one core busy for ten clock ticks or more: the machine cannot
+	// have been idle all that time.
+	var sink uint64
+	for start := time.Now(); time.Since(start) < 150*time.Millisecond; {
+		for i := range uint64(1e5) {
+			sink += i * i
+		}
 	}
 	m := c.Since()
-	if m == nil || m.BusyPercent < 0 || m.BusyPercent > 100 || m.StealPercent < 0 || m.StealPercent > 100 {
-		t.Errorf("implausible measurement %+v", m)
+	if m == nil || m.Cores < 1 || m.BusyPercent <= 0 || m.BusyPercent > 100 || m.StealPercent < 0 || m.StealPercent > 100 {
+		t.Errorf("implausible measurement %+v after 150 ms of work (%d)", m, sink)
 	}
 }
