@@ -159,16 +159,18 @@ func (s *Service) finishCharge(ctx context.Context, p paygate.Payment, res payga
 	var events []paygate.Event
 	var ans Answer
 	var challenge *paygate.ThreeDSChallenge // set for pending_3ds: written with the transition
-	complete := true
 
 	p.ProviderID, p.UpdatedAt = providerID, now
 	switch {
 	case perr != nil && perr.Kind == paygate.ProviderUnknownOutcome:
 		// The provider may have charged the card: the payment stays
-		// created and recovery resolves it; the key stays in flight.
+		// created and recovery resolves it. The 202 is stored under the
+		// key like any answer the client was given (decisions §15): a
+		// retry gets it, before and after recovery, and recovery's own
+		// answer does not replace it (a complete record keeps its first
+		// answer).
 		t.To = paygate.PaymentCreated
 		ans = s.answers.PaymentCreated(p, nil)
-		complete = false
 	case perr != nil:
 		t.To = paygate.PaymentFailed
 		t.ErrorCode, t.ErrorMessage = string(paygate.CodeProviderError), perr.Message
@@ -216,7 +218,7 @@ func (s *Service) finishCharge(ctx context.Context, p paygate.Payment, res payga
 	}
 
 	var done *paygate.IdempotencyCompletion
-	if complete && p.IdempotencyKey != "" {
+	if p.IdempotencyKey != "" {
 		done = &paygate.IdempotencyCompletion{
 			MerchantID: p.MerchantID, Mode: p.Mode, Key: p.IdempotencyKey,
 			StatusCode: ans.Status, Body: ans.Body,

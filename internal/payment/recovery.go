@@ -33,7 +33,11 @@ const recoveryBatch = 100
 // of its idempotency key, in one transaction. A payment no provider knows is
 // failed with PROVIDER_ERROR (nothing was charged). A payment some provider
 // is still processing, or that a provider could not be asked about, is
-// asked about again at the next run.
+// asked about again at the next run. The stored answer is written only
+// where the key holds none: a request that answered 202 stored that 202,
+// and its retries keep getting it (decisions §15); a request that never
+// answered (its process died) left its key in flight, and retries get 409
+// until recovery stores the final answer.
 //
 // Several nodes may run one each: claims keep them from asking about one
 // payment at once, and the final write is a conditional transition, so a

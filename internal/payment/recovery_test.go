@@ -105,8 +105,9 @@ func TestRecoveryUnknownOutcome(t *testing.T) {
 	if n := rec.RunOnce(ctx); n != 0 || a.queries.Load() != 1 {
 		t.Fatalf("while the provider is processing: finished %d after %d inquiries", n, a.queries.Load())
 	}
-	if got, _, r := f.stored(t, p); got.Status != paygate.PaymentCreated || r.State != paygate.IdempotencyInFlight {
-		t.Fatalf("still processing: payment %s, key %s", got.Status, r.State)
+	if got, _, r := f.stored(t, p); got.Status != paygate.PaymentCreated || r.State != paygate.IdempotencyComplete ||
+		r.StatusCode != 202 || string(r.Body) != string(ans.Body) {
+		t.Fatalf("still processing: payment %s, key %s %d %s", got.Status, r.State, r.StatusCode, r.Body)
 	}
 	// Claimed for this run: another node does not ask at the same time.
 	if n := f.svc.NewRecovery(time.Second).RunOnce(ctx); n != 0 || a.queries.Load() != 1 {
@@ -130,9 +131,9 @@ func TestRecoveryUnknownOutcome(t *testing.T) {
 	if len(evs) != 1 || evs[0].Type != paygate.EventPaymentCaptured {
 		t.Fatalf("events: %+v", evs)
 	}
-	want := httpapi.Answers{}.PaymentCreated(got, nil)
-	if r.State != paygate.IdempotencyComplete || r.StatusCode != 201 || string(r.Body) != string(want.Body) {
-		t.Fatalf("stored answer %d %s, want 201 %s", r.StatusCode, r.Body, want.Body)
+	// The 202 the client was given stays the key's answer (decisions §15).
+	if r.State != paygate.IdempotencyComplete || r.StatusCode != 202 || string(r.Body) != string(ans.Body) {
+		t.Fatalf("stored answer %d %s, want the 202 %s", r.StatusCode, r.Body, ans.Body)
 	}
 	if n := rec.RunOnce(ctx); n != 0 {
 		t.Fatalf("a finished payment was recovered again (%d)", n)

@@ -161,9 +161,10 @@ func TestCreateFailover(t *testing.T) {
 			if ans.Status != 202 || p.Status != paygate.PaymentCreated || p.ProviderID != "a" || b.calls.Load() != 0 {
 				t.Fatalf("answer %d %s, payment %+v, b calls %d", ans.Status, ans.Body, p, b.calls.Load())
 			}
-			// The key stays in flight until recovery resolves the payment.
+			// The 202 is the key's answer: retries replay it (decisions §15).
 			rec, reserved := f.reserve(t, "ik-1", "fp")
-			if reserved || rec.State != paygate.IdempotencyInFlight || rec.PaymentID != p.ID {
+			if reserved || rec.State != paygate.IdempotencyComplete || rec.StatusCode != 202 ||
+				string(rec.Body) != string(ans.Body) || rec.PaymentID != p.ID {
 				t.Fatalf("idempotency after unknown outcome: %+v reserved=%v", rec, reserved)
 			}
 		})
