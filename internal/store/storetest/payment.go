@@ -303,6 +303,42 @@ func paymentCases() []testCase {
 				t.Errorf("idempotency record: got %+v, want complete 201 with the body and payment", rec)
 			}
 		}},
+		{"TransitionKeepsAStoredAnswer", func(t *testing.T, s paygate.Store) {
+			// A request that answered 202 (outcome unknown) stored that
+			// answer; recovery's transition later writes the payment and
+			// its event but leaves the answer the client was given.
+			f := newMerchant(t, s, base)
+			p := f.newPayment(t, paygate.ModeTest, at(time.Hour))
+			accepted := []byte(`{"data":{"id":"` + p.ID + `","status":"created"}}`)
+			must(t, s.TransitionPayment(ctx(t), paygate.PaymentTransition{
+				ID: p.ID, MerchantID: p.MerchantID, Mode: p.Mode,
+				From: []paygate.PaymentStatus{paygate.PaymentCreated}, To: paygate.PaymentCreated,
+				ProviderID: "sandbox-eu", UpdatedAt: at(time.Hour + time.Second),
+			}, nil, &paygate.IdempotencyCompletion{
+				MerchantID: p.MerchantID, Mode: p.Mode, Key: p.IdempotencyKey, StatusCode: 202, Body: accepted,
+			}))
+			ev := eventValue(p, paygate.EventPaymentCaptured, "", at(time.Hour+5*time.Second))
+			must(t, s.TransitionPayment(ctx(t), paygate.PaymentTransition{
+				ID: p.ID, MerchantID: p.MerchantID, Mode: p.Mode,
+				From: []paygate.PaymentStatus{paygate.PaymentCreated}, To: paygate.PaymentCaptured,
+				ProviderRef: "psp-9", AmountCaptured: ptr(int64(1050)), UpdatedAt: at(time.Hour + 5*time.Second),
+			}, []paygate.Event{ev}, &paygate.IdempotencyCompletion{
+				MerchantID: p.MerchantID, Mode: p.Mode, Key: p.IdempotencyKey, StatusCode: 201,
+				Body: []byte(`{"data":{"id":"` + p.ID + `","status":"captured"}}`),
+			}))
+			got, err := s.PaymentByID(ctx(t), p.MerchantID, p.Mode, p.ID)
+			must(t, err)
+			if got.Status != paygate.PaymentCaptured || got.ProviderID != "sandbox-eu" || got.AmountCaptured != 1050 {
+				t.Errorf("payment after recovery's transition: %+v", got)
+			}
+			events, err := s.EventsByMerchant(ctx(t), p.MerchantID, p.Mode, 100)
+			must(t, err)
+			equal(t, "events", []paygate.Event{ev}, events)
+			rec := f.lookup(t, p.Mode, p.IdempotencyKey, at(2*time.Hour))
+			if rec.State != paygate.IdempotencyComplete || rec.StatusCode != 202 || string(rec.Body) != string(accepted) {
+				t.Errorf("idempotency record: got %d %s, want the stored 202 %s", rec.StatusCode, rec.Body, accepted)
+			}
+		}},
 		{"TransitionFailedFields", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			p := f.newPayment(t, paygate.ModeLive, at(time.Hour))
