@@ -27,8 +27,13 @@ type Refund struct {
 	ProviderID    string // the provider that captured the payment
 	ProviderRef   string
 	FailureReason string
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
+	// ErrorCode and ErrorMessage say why a failed refund failed (decisions
+	// §15): ErrorCode is PROVIDER_ERROR, ErrorMessage the provider's reason
+	// made fit for the merchant (no card data). "" on other refunds.
+	ErrorCode    string
+	ErrorMessage string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
 }
 
 // RefundTransition moves a refund from From to To, conditionally (the store
@@ -42,5 +47,7 @@ type RefundTransition struct {
 	To            RefundStatus
 	ProviderRef   string
 	FailureReason string
+	ErrorCode     string
+	ErrorMessage  string
 	UpdatedAt     time.Time
 }

@@ -12,14 +12,15 @@ import (
 )
 
 const refundColumns = `id, merchant_id, mode, payment_id, amount, currency, amount_text, reason, status,
-	provider_id, provider_ref, failure_reason, created_at, updated_at`
+	provider_id, provider_ref, failure_reason, error_code, error_message, created_at, updated_at`
 
 func scanRefund(row pgx.Row) (paygate.Refund, error) {
 	var r paygate.Refund
-	var reason, providerID, providerRef, failureReason pgtype.Text
+	var reason, providerID, providerRef, failureReason, errorCode, errorMessage pgtype.Text
 	err := row.Scan(&r.ID, &r.MerchantID, &r.Mode, &r.PaymentID, &r.Amount.Amount, &r.Amount.Currency, &r.AmountText,
-		&reason, &r.Status, &providerID, &providerRef, &failureReason, &r.CreatedAt, &r.UpdatedAt)
+		&reason, &r.Status, &providerID, &providerRef, &failureReason, &errorCode, &errorMessage, &r.CreatedAt, &r.UpdatedAt)
 	r.Reason, r.ProviderID, r.ProviderRef, r.FailureReason = reason.String, providerID.String, providerRef.String, failureReason.String
+	r.ErrorCode, r.ErrorMessage = errorCode.String, errorMessage.String
 	return r, err
 }
 
@@ -44,9 +45,10 @@ const createRefund = `
 		RETURNING provider_id
 	), refund AS (
 		INSERT INTO refunds (id, merchant_id, mode, payment_id, amount, currency, amount_text, reason, status,
-			provider_id, provider_ref, failure_reason, created_at, updated_at)
+			provider_id, provider_ref, failure_reason, error_code, error_message, created_at, updated_at)
 		SELECT @id, @merchant_id, @mode, @payment_id, @amount, @currency, @amount_text, @reason, 'created',
-			COALESCE(@provider_id, charged.provider_id), @provider_ref, @failure_reason, @created_at, @updated_at
+			COALESCE(@provider_id, charged.provider_id), @provider_ref, @failure_reason, @error_code, @error_message,
+			@created_at, @updated_at
 		FROM charged
 		RETURNING id
 	), events AS (` + insertEvents + ` WHERE EXISTS (SELECT 1 FROM refund) ORDER BY e.ord
@@ -76,6 +78,7 @@ func (s *Store) CreateRefund(ctx context.Context, r paygate.Refund, events []pay
 		"amount": r.Amount.Amount, "currency": r.Amount.Currency, "amount_text": r.AmountText,
 		"reason": nullText(r.Reason), "provider_id": nullText(r.ProviderID),
 		"provider_ref": nullText(r.ProviderRef), "failure_reason": nullText(r.FailureReason),
+		"error_code": nullText(r.ErrorCode), "error_message": nullText(r.ErrorMessage),
 		"created_at": r.CreatedAt, "updated_at": updated,
 	}
 	addEventArgs(args, events)
@@ -167,6 +170,8 @@ const transitionRefund = `
 			status = @to,
 			provider_ref = COALESCE(@provider_ref, provider_ref),
 			failure_reason = COALESCE(@failure_reason, failure_reason),
+			error_code = COALESCE(@error_code, error_code),
+			error_message = COALESCE(@error_message, error_message),
 			updated_at = COALESCE(@updated_at, updated_at)
 		WHERE id = @id AND merchant_id = @merchant_id AND mode = @mode AND status = @from
 		RETURNING payment_id, amount
@@ -191,6 +196,7 @@ func (s *Store) TransitionRefund(ctx context.Context, t paygate.RefundTransition
 		"id": t.ID, "merchant_id": t.MerchantID, "mode": t.Mode,
 		"from": string(t.From), "to": string(t.To),
 		"provider_ref": nullText(t.ProviderRef), "failure_reason": nullText(t.FailureReason),
+		"error_code": nullText(t.ErrorCode), "error_message": nullText(t.ErrorMessage),
 		"updated_at": nullTime(t.UpdatedAt),
 	}
 	addEventArgs(args, events)

@@ -10,19 +10,21 @@ import (
 )
 
 const refundColumns = `id, merchant_id, mode, payment_id, amount, currency, amount_text, reason, status,
-	provider_id, provider_ref, failure_reason, created_at, updated_at`
+	provider_id, provider_ref, failure_reason, error_code, error_message, created_at, updated_at`
 
 func scanRefund(row scanner) (paygate.Refund, error) {
 	var (
-		r                paygate.Refund
-		mode, status     string
-		created, updated int64
+		r                       paygate.Refund
+		mode, status            string
+		errorCode, errorMessage sql.NullString
+		created, updated        int64
 	)
 	if err := row.Scan(&r.ID, &r.MerchantID, &mode, &r.PaymentID, &r.Amount.Amount, &r.Amount.Currency, &r.AmountText,
-		&r.Reason, &status, &r.ProviderID, &r.ProviderRef, &r.FailureReason, &created, &updated); err != nil {
+		&r.Reason, &status, &r.ProviderID, &r.ProviderRef, &r.FailureReason, &errorCode, &errorMessage, &created, &updated); err != nil {
 		return paygate.Refund{}, err
 	}
 	r.Mode, r.Status = paygate.Mode(mode), paygate.RefundStatus(status)
+	r.ErrorCode, r.ErrorMessage = errorCode.String, errorMessage.String
 	r.CreatedAt, r.UpdatedAt = fromMicros(created), fromMicros(updated)
 	return r, nil
 }
@@ -55,9 +57,10 @@ func (s *Store) CreateRefund(ctx context.Context, r paygate.Refund, events []pay
 			return refundRefusal(ctx, tx, r)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO refunds (`+refundColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			r.ID, r.MerchantID, string(r.Mode), r.PaymentID, r.Amount.Amount, r.Amount.Currency, r.AmountText,
 			r.Reason, string(r.Status), r.ProviderID, r.ProviderRef, r.FailureReason,
+			nullString(r.ErrorCode), nullString(r.ErrorMessage),
 			micros(r.CreatedAt), micros(r.UpdatedAt)); err != nil {
 			return err
 		}
@@ -182,11 +185,14 @@ func (s *Store) TransitionRefund(ctx context.Context, t paygate.RefundTransition
 				status = ?1,
 				provider_ref = CASE WHEN ?2 = '' THEN provider_ref ELSE ?2 END,
 				failure_reason = CASE WHEN ?3 = '' THEN failure_reason ELSE ?3 END,
-				updated_at = ?4
+				updated_at = ?4,
+				error_code = coalesce(?9, error_code),
+				error_message = coalesce(?10, error_message)
 			WHERE id = ?5 AND merchant_id = ?6 AND mode = ?7 AND status = ?8
 			RETURNING payment_id, amount`,
 			string(t.To), t.ProviderRef, t.FailureReason, micros(t.UpdatedAt),
-			t.ID, t.MerchantID, string(t.Mode), string(t.From)).Scan(&paymentID, &amount)
+			t.ID, t.MerchantID, string(t.Mode), string(t.From),
+			nullString(t.ErrorCode), nullString(t.ErrorMessage)).Scan(&paymentID, &amount)
 		if errors.Is(err, sql.ErrNoRows) {
 			return missingOrConflict(ctx, tx, "refunds", "refund", t.ID, t.MerchantID, t.Mode)
 		}
@@ -212,4 +218,10 @@ func sqlLimit(limit int) int {
 		return -1
 	}
 	return limit
+}
+
+// nullString is s as a query argument, NULL when s is empty (the nullable
+// columns that are NULL rather than empty when unset: a refund's error).
+func nullString(s string) sql.NullString {
+	return sql.NullString{String: s, Valid: s != ""}
 }

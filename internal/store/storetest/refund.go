@@ -309,13 +309,18 @@ func refundCases() []testCase {
 			ev := eventValue(p, paygate.EventRefundFailed, r.ID, at(3*time.Hour))
 			must(t, s.TransitionRefund(ctx(t), paygate.RefundTransition{
 				ID: r.ID, MerchantID: r.MerchantID, Mode: r.Mode, From: paygate.RefundPending, To: paygate.RefundFailed,
-				FailureReason: "issuer refused", UpdatedAt: at(3 * time.Hour),
+				FailureReason: "issuer refused", ErrorCode: "PROVIDER_ERROR", ErrorMessage: "The card issuer refused the refund.",
+				UpdatedAt: at(3 * time.Hour),
 			}, []paygate.Event{ev}))
 			want := r
 			want.Status, want.ProviderRef, want.FailureReason, want.UpdatedAt = paygate.RefundFailed, "re_123", "issuer refused", at(3*time.Hour)
+			want.ErrorCode, want.ErrorMessage = "PROVIDER_ERROR", "The card issuer refused the refund."
 			got, err := s.RefundByID(ctx(t), r.MerchantID, r.Mode, r.ID)
 			must(t, err)
 			equal(t, "failed refund", want, got)
+			listed, err := s.RefundsByPayment(ctx(t), p.MerchantID, p.Mode, p.ID)
+			must(t, err)
+			equal(t, "listed failed refund", []paygate.Refund{want}, listed)
 			events, err := s.EventsByMerchant(ctx(t), p.MerchantID, p.Mode, 100)
 			must(t, err)
 			equal(t, "events", []paygate.Event{ev}, events)
