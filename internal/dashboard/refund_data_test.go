@@ -343,3 +343,33 @@ func (s *deliveryReads) DeliveriesByMerchant(ctx context.Context, q paygate.Deli
 	s.byMerchant.Add(1)
 	return s.Store.DeliveriesByMerchant(ctx, q)
 }
+
+// TestPaymentDetailFailedRefund: a refund of card 4000000000005126 fails
+// at the sandbox; the payment page shows why (decisions §15: errorCode and
+// errorMessage), and a refund that did not fail shows no error.
+func TestPaymentDetailFailedRefund(t *testing.T) {
+	t.Parallel()
+	f := newDataFixture(t)
+	bad := f.pay(f.a, "4000000000005126", "10.00", "EUR", "cust-f", "order-f")
+	good := f.pay(f.a, cardOK, "10.00", "EUR", "cust-g", "order-g")
+	for _, pid := range []string{bad, good} {
+		if status, data := f.call(f.a, http.MethodPost, "/v1/refunds", map[string]any{"transactionId": pid, "amount": "4.00", "currency": "EUR"}); status != http.StatusCreated {
+			t.Fatalf("refund: %d %v", status, data)
+		}
+	}
+	if n := f.svc.NewRefundWorker(time.Hour, time.Hour).RunOnce(context.Background()); n != 2 {
+		t.Fatalf("the refund worker finished %d refunds, want 2", n)
+	}
+	pg := f.get(f.a.viewer, "/payments/"+bad)
+	if pg.code != http.StatusOK {
+		t.Fatalf("detail: %d", pg.code)
+	}
+	for _, want := range []string{`class="badge badge-failed"`, `<span class="mono">PROVIDER_ERROR</span> The card issuer refused the refund.`} {
+		if !strings.Contains(pg.body, want) {
+			t.Errorf("the failed refund's row does not show %q", want)
+		}
+	}
+	if pg := f.get(f.a.viewer, "/payments/"+good); strings.Contains(pg.body, "refund-error") || !strings.Contains(pg.body, `class="badge badge-succeeded"`) {
+		t.Errorf("the succeeded refund's row: %s", pg.body)
+	}
+}

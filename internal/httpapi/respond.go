@@ -169,14 +169,18 @@ type refundRecord struct {
 	Currency      string `json:"currency"`
 	Status        string `json:"status"`
 	Reason        string `json:"reason,omitempty"`
-	CreatedAt     string `json:"createdAt"`
-	UpdatedAt     string `json:"updatedAt"`
+	// Why a failed refund failed; null on other refunds (decisions §15).
+	ErrorCode    *string `json:"errorCode"`
+	ErrorMessage *string `json:"errorMessage"`
+	CreatedAt    string  `json:"createdAt"`
+	UpdatedAt    string  `json:"updatedAt"`
 }
 
 func refundResponse(r paygate.Refund) refundRecord {
 	return refundRecord{
 		ID: r.ID, TransactionID: r.PaymentID, Amount: r.AmountText, Currency: r.Amount.Currency,
 		Status: string(r.Status), Reason: r.Reason,
+		ErrorCode: nullable(r.ErrorCode), ErrorMessage: nullable(r.ErrorMessage),
 		CreatedAt: formatTime(r.CreatedAt), UpdatedAt: formatTime(r.UpdatedAt),
 	}
 }

@@ -74,6 +74,7 @@ func TestAdyenRefundNotification(t *testing.T) {
 	}))
 	defer srv.Close()
 	key, _ := hex.DecodeString(adyenHMACKey)
+	reason := "" // Adyen's reason field of the next notification
 	post := func(refundID string, success bool, sig string) (int, string) {
 		item := adyen.Notification{PSPReference: "RFD0000000000009", OriginalReference: p.ProviderRef, MerchantAccountCode: "M",
 			MerchantReference: refundID, Value: 100, Currency: "EUR", EventCode: "REFUND", Success: success}
@@ -82,7 +83,7 @@ func TestAdyenRefundNotification(t *testing.T) {
 		}
 		body := fmt.Sprintf(`{"live":"false","notificationItems":[{"NotificationRequestItem":{"additionalData":{"hmacSignature":%q},`+
 			`"amount":{"currency":"EUR","value":100},"eventCode":"REFUND","merchantAccountCode":"M","merchantReference":%q,`+
-			`"originalReference":%q,"pspReference":"RFD0000000000009","reason":"","success":"%v"}}]}`, sig, refundID, p.ProviderRef, success)
+			`"originalReference":%q,"pspReference":"RFD0000000000009","reason":%q,"success":"%v"}}]}`, sig, refundID, p.ProviderRef, reason, success)
 		resp, err := http.Post(srv.URL+"/v1/providers/adyen/adyen-eu/notifications", "application/json", strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
@@ -112,8 +113,20 @@ func TestAdyenRefundNotification(t *testing.T) {
 	if code, body := post(refundIDs[0], true, ""); code != http.StatusOK || body != "[accepted]" {
 		t.Fatalf("success notification: HTTP %d %q", code, body)
 	}
+	// The failure gives Adyen's reason, with anything that could be a
+	// card number masked.
+	reason = "Refund rejected for card 4111 1111 1111 1111 by the issuer"
 	if code, body := post(refundIDs[1], false, ""); code != http.StatusOK || body != "[accepted]" {
 		t.Fatalf("failure notification: HTTP %d %q", code, body)
+	}
+	reason = ""
+	const wantMessage = "Adyen refused the refund: Refund rejected for card [redacted] by the issuer"
+	if r, err := f.st.RefundByID(ctx, "m1", paygate.ModeTest, refundIDs[1]); err != nil ||
+		r.ErrorCode != "PROVIDER_ERROR" || r.ErrorMessage != wantMessage || strings.Contains(r.FailureReason, "1111") {
+		t.Fatalf("failed refund %+v %v; want PROVIDER_ERROR %q", r, err, wantMessage)
+	}
+	if r, err := f.st.RefundByID(ctx, "m1", paygate.ModeTest, refundIDs[0]); err != nil || r.ErrorCode != "" || r.ErrorMessage != "" {
+		t.Fatalf("succeeded refund %+v %v; want no error", r, err)
 	}
 	if s := status(refundIDs[0]); s != paygate.RefundSucceeded {
 		t.Fatalf("refund 0 is %s, want succeeded", s)
@@ -133,6 +146,10 @@ func TestAdyenRefundNotification(t *testing.T) {
 	for _, e := range events {
 		if strings.HasPrefix(string(e.Type), "refund.") {
 			seen = append(seen, string(e.Type))
+		}
+		if e.Type == paygate.EventRefundFailed && (!strings.Contains(string(e.Payload), `"errorCode":"PROVIDER_ERROR","errorMessage":"`+wantMessage+`"`) ||
+			strings.Contains(string(e.Payload), "1111")) {
+			t.Fatalf("refund.failed payload %s", e.Payload)
 		}
 	}
 	if got := strings.Join(seen, ","); !strings.Contains(got, "refund.succeeded") || !strings.Contains(got, "refund.failed") {

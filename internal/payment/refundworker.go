@@ -3,8 +3,12 @@ package payment
 import (
 	"context"
 	"errors"
+	"regexp"
+	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/webhook"
@@ -114,7 +118,7 @@ func (w *RefundWorker) process(ctx context.Context, r paygate.Refund) bool {
 	}
 	prov, ok := s.router.Provider(p.Mode, p.ProviderID)
 	if !ok {
-		return w.finish(ctx, r, paygate.RefundResult{Status: paygate.RefundFailed, FailureReason: "the payment's provider is no longer configured"})
+		return w.finish(ctx, r, paygate.RefundResult{Status: paygate.RefundFailed, FailureReason: msgRefundNoProvider})
 	}
 	pctx, cancel := s.providerContext(ctx)
 	res, err := prov.Refund(pctx, paygate.RefundRequest{
@@ -137,13 +141,17 @@ func (w *RefundWorker) finish(ctx context.Context, r paygate.Refund, res paygate
 	now := s.clock.Now()
 	to := paygate.RefundSucceeded
 	typ := paygate.EventRefundSucceeded
+	var reason string
 	if res.Status == paygate.RefundFailed {
 		to, typ = paygate.RefundFailed, paygate.EventRefundFailed
+		reason = refundErrorMessage(res.FailureReason)
+		r.ErrorCode, r.ErrorMessage = string(paygate.CodeProviderError), reason
 	}
 	r.Status, r.UpdatedAt = to, now
 	err := s.store.TransitionRefund(ctx, paygate.RefundTransition{
 		ID: r.ID, MerchantID: r.MerchantID, Mode: r.Mode,
-		From: paygate.RefundPending, To: to, ProviderRef: res.ProviderRef, FailureReason: res.FailureReason, UpdatedAt: now,
+		From: paygate.RefundPending, To: to, ProviderRef: res.ProviderRef, FailureReason: reason,
+		ErrorCode: r.ErrorCode, ErrorMessage: r.ErrorMessage, UpdatedAt: now,
 	}, []paygate.Event{webhook.RefundEvent(typ, r, now)})
 	if errors.Is(err, paygate.ErrStateConflict) {
 		return false
@@ -160,4 +168,46 @@ func (w *RefundWorker) finish(ctx context.Context, r paygate.Refund, res paygate
 	}
 	s.log.Info("refund processed", "refund", r.ID, "merchant", r.MerchantID, "status", string(to))
 	return true
+}
+
+// Messages of failed refunds that speak for the gateway rather than for a
+// provider.
+const (
+	msgRefundFailed     = "The refund failed at the payment provider."
+	msgRefundNoProvider = "The payment's provider is no longer configured; the refund could not be sent to it."
+)
+
+// maxRefundErrorMessage bounds a failed refund's errorMessage, in bytes.
+const maxRefundErrorMessage = 300
+
+// cardLikeRun is a run of digits, with spaces or dashes between them, long
+// enough to be (part of) a card number: 8 digits or more.
+var cardLikeRun = regexp.MustCompile(`[0-9](?:[ -]?[0-9]){7,}`)
+
+// refundErrorMessage makes a provider's reason for failing a refund fit to
+// show to the merchant (decisions §15: errorMessage): long digit runs are
+// masked so that no card number can come through, control characters
+// become spaces, the length is bounded at a character boundary, and an
+// empty reason gets a plain one.
+func refundErrorMessage(reason string) string {
+	reason = strings.ToValidUTF8(reason, "")
+	reason = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, reason)
+	reason = cardLikeRun.ReplaceAllString(reason, "[redacted]")
+	reason = strings.Join(strings.Fields(reason), " ")
+	if len(reason) > maxRefundErrorMessage {
+		cut := maxRefundErrorMessage
+		for cut > 0 && !utf8.RuneStart(reason[cut]) {
+			cut--
+		}
+		reason = strings.TrimSpace(reason[:cut]) + "…"
+	}
+	if reason == "" {
+		return msgRefundFailed
+	}
+	return reason
 }

@@ -44,6 +44,18 @@ type refundData struct {
 	Status        string `json:"status"`
 	Amount        int64  `json:"amount"`
 	Currency      string `json:"currency"`
+	// Why a failed refund failed; null in every other refund event
+	// (decisions §15).
+	ErrorCode    *string `json:"errorCode"`
+	ErrorMessage *string `json:"errorMessage"`
+}
+
+// nullable is s, or JSON null when s is empty.
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // PaymentEvent returns the event of a payment reaching p.Status. amount is
@@ -65,7 +77,8 @@ func PaymentEvent(typ paygate.EventType, p paygate.Payment, amount int64, now ti
 	return ev
 }
 
-// RefundEvent returns the event of a refund reaching r.Status.
+// RefundEvent returns the event of a refund reaching r.Status; a failed
+// refund's event carries its ErrorCode and ErrorMessage.
 func RefundEvent(typ paygate.EventType, r paygate.Refund, now time.Time) paygate.Event {
 	ev := paygate.Event{
 		ID: id.New(), MerchantID: r.MerchantID, Mode: r.Mode, Type: typ,
@@ -76,6 +89,7 @@ func RefundEvent(typ paygate.EventType, r paygate.Refund, now time.Time) paygate
 		Data: refundData{
 			RefundID: r.ID, TransactionID: r.PaymentID, MerchantID: r.MerchantID,
 			Status: string(r.Status), Amount: r.Amount.Amount, Currency: r.Amount.Currency,
+			ErrorCode: nullable(r.ErrorCode), ErrorMessage: nullable(r.ErrorMessage),
 		},
 	})
 	return ev

@@ -47,7 +47,7 @@ func TestPayloadsMatchSchemas(t *testing.T) {
 		PaymentEvent(paygate.EventPaymentFailed, pay(paygate.PaymentFailed, 0, "KWD", "PROVIDER_ERROR", ""), 0, now),
 		RefundEvent(paygate.EventRefundCreated, ref(paygate.RefundCreated), now),
 		RefundEvent(paygate.EventRefundSucceeded, ref(paygate.RefundSucceeded), now),
-		RefundEvent(paygate.EventRefundFailed, ref(paygate.RefundFailed), now),
+		RefundEvent(paygate.EventRefundFailed, failedRefund(ref(paygate.RefundFailed)), now),
 		PingEvent(id.New(), paygate.ModeTest, now),
 	}
 	covered := map[string]bool{}
@@ -85,6 +85,22 @@ func TestPayloadsMatchSchemas(t *testing.T) {
 		t.Errorf("schema files %v, want one per event %v", names, want)
 	}
 
+	// A refund's error is in refund.failed only, and null elsewhere.
+	for name, ev := range map[string]paygate.Event{
+		"refund.failed without its error":  RefundEvent(paygate.EventRefundFailed, ref(paygate.RefundFailed), now),
+		"refund.succeeded with an error":   RefundEvent(paygate.EventRefundSucceeded, failedRefund(ref(paygate.RefundSucceeded)), now),
+		"refund.created with an error":     RefundEvent(paygate.EventRefundCreated, failedRefund(ref(paygate.RefundCreated)), now),
+		"refund.failed with another error": RefundEvent(paygate.EventRefundFailed, withError(ref(paygate.RefundFailed), "CARD_DECLINED"), now),
+	} {
+		var doc any
+		if err := json.Unmarshal(ev.Payload, &doc); err != nil {
+			t.Fatal(err)
+		}
+		if errs := validate(loadSchema(t, string(ev.Type)), doc, "$"); len(errs) == 0 {
+			t.Errorf("the %s schema accepted %s: %s", ev.Type, name, ev.Payload)
+		}
+	}
+
 	// The validator itself refuses what it should.
 	schema := loadSchema(t, "payment.captured")
 	for name, bad := range map[string]string{
@@ -106,6 +122,16 @@ func TestPayloadsMatchSchemas(t *testing.T) {
 	}
 }
 
+// failedRefund is r with the error of a refund the provider refused.
+func failedRefund(r paygate.Refund) paygate.Refund {
+	return withError(r, "PROVIDER_ERROR")
+}
+
+func withError(r paygate.Refund, code string) paygate.Refund {
+	r.ErrorCode, r.ErrorMessage = code, "The card issuer refused the refund."
+	return r
+}
+
 func loadSchema(t *testing.T, event string) map[string]any {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(schemaDir, event+".schema.json"))
@@ -120,8 +146,9 @@ func loadSchema(t *testing.T, event string) map[string]any {
 }
 
 // validate checks doc against the subset of JSON Schema the event schemas
-// use: type, required, properties, additionalProperties false, const,
-// enum, pattern, minimum. It returns one message per violation.
+// use: type (object, string, integer, null), required, properties,
+// additionalProperties false, const, enum, pattern, minimum. It returns one
+// message per violation.
 func validate(schema map[string]any, doc any, path string) []string {
 	var errs []string
 	fail := func(format string, args ...any) { errs = append(errs, path+": "+fmt.Sprintf(format, args...)) }
@@ -162,6 +189,10 @@ func validate(schema map[string]any, doc any, path string) []string {
 		}
 		if p, ok := schema["pattern"].(string); ok && !regexp.MustCompile(p).MatchString(s) {
 			fail("%q does not match %s", s, p)
+		}
+	case "null":
+		if doc != nil {
+			fail("is %v, want null", doc)
 		}
 	case "integer":
 		n, ok := doc.(float64)
