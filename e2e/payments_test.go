@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"testing"
 	"time"
@@ -254,6 +255,24 @@ func TestCaptureVoidAndRefundFailure(t *testing.T) {
 		if got := g.call(http.MethodGet, "/v1/payments/"+bid, key, nil).Data()["amountRefunded"]; got != "0.00" {
 			t.Fatalf("amountRefunded after failed refund: %v", got)
 		}
+		// It says why (decisions §15), by id and in the payment's list; the
+		// create answer and a refund that did not fail say null.
+		assertRefundError(t, rf.Raw, "", "")
+		const why = "The card issuer refused the refund."
+		assertRefundError(t, g.call(http.MethodGet, "/v1/refunds/"+rid, key, nil).Raw, "PROVIDER_ERROR", why)
+		list := g.call(http.MethodGet, "/v1/payments/"+bid+"/refunds", key, nil)
+		var listed struct {
+			Data []json.RawMessage `json:"data"`
+		}
+		if err := json.Unmarshal(list.Raw, &listed); err != nil || len(listed.Data) != 1 {
+			t.Fatalf("refunds of the payment: %s", list.Raw)
+		}
+		assertRefundError(t, []byte(`{"data":`+string(listed.Data[0])+`}`), "PROVIDER_ERROR", why)
+		refunds := g.call(http.MethodGet, "/v1/payments/"+pid+"/refunds", key, nil)
+		if err := json.Unmarshal(refunds.Raw, &listed); err != nil || len(listed.Data) != 1 {
+			t.Fatalf("refunds of the payment: %s", refunds.Raw)
+		}
+		assertRefundError(t, []byte(`{"data":`+string(listed.Data[0])+`}`), "", "")
 		evs := events(t, db, m.MerchantID, paygate.ModeTest)
 		for typ, want := range map[paygate.EventType]int{
 			paygate.EventPaymentAuthorized: 2, paygate.EventPaymentCaptured: 2, paygate.EventPaymentVoided: 1,
@@ -264,4 +283,28 @@ func TestCaptureVoidAndRefundFailure(t *testing.T) {
 			}
 		}
 	})
+}
+
+// assertRefundError checks the errorCode and errorMessage of the refund
+// record in an answer's body: both present, null when want is "".
+func assertRefundError(t *testing.T, body []byte, code, message string) {
+	t.Helper()
+	var env struct {
+		Data map[string]json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(body, &env); err != nil {
+		t.Fatalf("refund answer %s: %v", body, err)
+	}
+	quoted := func(s string) string {
+		if s == "" {
+			return "null"
+		}
+		b, _ := json.Marshal(s)
+		return string(b)
+	}
+	gotCode, hasCode := env.Data["errorCode"]
+	gotMsg, hasMsg := env.Data["errorMessage"]
+	if !hasCode || !hasMsg || string(gotCode) != quoted(code) || string(gotMsg) != quoted(message) {
+		t.Errorf("refund %s: want errorCode %s and errorMessage %s", body, quoted(code), quoted(message))
+	}
 }

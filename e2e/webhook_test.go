@@ -109,6 +109,17 @@ func TestWebhookEveryEvent(t *testing.T) {
 			if w.decline != "" && (data["declineCode"] != w.decline || data["errorCode"] != "CARD_DECLINED") {
 				t.Errorf("payment.failed: %s", h.Body)
 			}
+			// decisions §15: a refund event says why a refund failed, and
+			// null (present, not omitted) when it did not fail.
+			if w.refund != "" {
+				code, hasCode := data["errorCode"]
+				msg, hasMsg := data["errorMessage"]
+				failed := w.event == "refund.failed"
+				if !hasCode || !hasMsg || (failed && (code != "PROVIDER_ERROR" || msg != "The card issuer refused the refund.")) ||
+					(!failed && (code != nil || msg != nil)) {
+					t.Errorf("%s: errorCode %v, errorMessage %v (%s)", w.event, code, msg, h.Body)
+				}
+			}
 			if strings.Contains(string(h.Body), "4000000000009995") || strings.Contains(string(h.Body), `"cvv"`) {
 				t.Errorf("a webhook carries card data: %s", h.Body)
 			}
