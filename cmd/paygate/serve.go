@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -61,15 +60,6 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		return err
 	}
 
-	fresh := make([]byte, 32)
-	if _, err := rand.Read(fresh); err != nil {
-		return fmt.Errorf("generate fingerprint key: %w", err)
-	}
-	fpKey, err := st.InstanceSecret(ctx, "card-fingerprint-key", fresh)
-	if err != nil {
-		return fmt.Errorf("load fingerprint key: %w", err)
-	}
-
 	limiter, closeLimiter, err := ratelimit.Open(cfg.RedisURL, log)
 	if err != nil {
 		return fmt.Errorf("rate limiter: %w", err)
@@ -103,14 +93,13 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		Store: st, Clock: clock, Logger: log, Schedule: cfg.WebhookRetrySchedule,
 	})
 	payments := payment.New(payment.Config{
-		Store:          webhook.WakeOnEvents(st, dispatcher.Wake),
-		Router:         router,
-		Clock:          clock,
-		Answers:        httpapi.Answers{},
-		Logger:         log,
-		FingerprintKey: fpKey,
-		Vault:          vlt,
-		ThreeDS:        payment.ThreeDSConfig{BaseURL: cfg.BaseURL, ChallengeTTL: cfg.ThreeDSChallengeTTL},
+		Store:   webhook.WakeOnEvents(st, dispatcher.Wake),
+		Router:  router,
+		Clock:   clock,
+		Answers: httpapi.Answers{},
+		Logger:  log,
+		Vault:   vlt,
+		ThreeDS: payment.ThreeDSConfig{BaseURL: cfg.BaseURL, ChallengeTTL: cfg.ThreeDSChallengeTTL},
 	})
 
 	refunds := payments.NewRefundWorker(time.Second, 30*time.Second)

@@ -78,7 +78,7 @@ func newStoreAndService(t *testing.T, clock paygate.Clock) (*sqlite.Store, *paym
 	}
 	svc := payment.New(payment.Config{
 		Store: st, Router: provider.Default(), Clock: clock, Answers: httpapi.Answers{},
-		FingerprintKey: []byte("dashboard-test-fingerprint-key"), Vault: v,
+		Vault: v,
 	})
 	return st, svc
 }

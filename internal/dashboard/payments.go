@@ -514,7 +514,7 @@ func (d *Dashboard) refundPayment(w http.ResponseWriter, r *http.Request, v *vie
 	}
 	if !reserved {
 		switch {
-		case !bytes.Equal(rec.Fingerprint, fp):
+		case !d.payments.SameRequest(rec.Fingerprint, fp, http.MethodPost, "/v1/refunds", body):
 			refused("This form was already submitted with other values. Check the refunds below before refunding again.")
 		case rec.State != paygate.IdempotencyComplete:
 			refused("This refund is still being processed. Reload the page in a moment to see it.")

@@ -153,7 +153,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key paygate.
 		return
 	}
 	if !reserved {
-		s.answerTaken(w, r, rec, res.Fingerprint)
+		s.answerTaken(w, r, rec, res.Fingerprint, body)
 		return
 	}
 
@@ -200,9 +200,9 @@ func (s *Server) readIdempotent(w http.ResponseWriter, r *http.Request, key payg
 
 // answerTaken answers a request whose key has a live record: a replay of
 // the stored answer, or 409 for another body or a request still in flight.
-func (s *Server) answerTaken(w http.ResponseWriter, r *http.Request, rec paygate.IdempotencyRecord, fp []byte) {
+func (s *Server) answerTaken(w http.ResponseWriter, r *http.Request, rec paygate.IdempotencyRecord, fp, body []byte) {
 	switch {
-	case !bytes.Equal(rec.Fingerprint, fp):
+	case !s.cfg.Payments.SameRequest(rec.Fingerprint, fp, r.Method, r.URL.Path, body):
 		s.writeError(w, r, paygate.Errorf(paygate.CodeDuplicateRequest, "Idempotency-Key", "this Idempotency-Key was used with different request parameters"))
 	case rec.State != paygate.IdempotencyComplete:
 		w.Header().Set("Retry-After", "1")
@@ -246,7 +246,7 @@ func (s *Server) createPayment(w http.ResponseWriter, r *http.Request, key payga
 		return
 	}
 	if st.peeked && st.record != nil && st.record.Live(res.Now) {
-		s.answerTaken(w, r, *st.record, res.Fingerprint)
+		s.answerTaken(w, r, *st.record, res.Fingerprint, body)
 		return
 	}
 	in, err := s.paymentInput(r, body)
@@ -261,7 +261,7 @@ func (s *Server) createPayment(w http.ResponseWriter, r *http.Request, key payga
 			writeRaw(w, ans.Status, ans.Body)
 			return
 		case errors.As(err, &taken):
-			s.answerTaken(w, r, taken.Record, res.Fingerprint)
+			s.answerTaken(w, r, taken.Record, res.Fingerprint, body)
 			return
 		case !errors.Is(err, payment.ErrNotReserved):
 			s.releaseAndFail(w, r, res, err)
@@ -279,7 +279,7 @@ func (s *Server) createPayment(w http.ResponseWriter, r *http.Request, key payga
 	case rerr != nil:
 		s.fail(w, r, rerr)
 	case !reserved:
-		s.answerTaken(w, r, rec, res.Fingerprint)
+		s.answerTaken(w, r, rec, res.Fingerprint, body)
 	default:
 		s.releaseAndFail(w, r, res, err)
 	}
