@@ -53,12 +53,9 @@ func cmdWebhookSet(ctx context.Context, c *cli, args []string) error {
 	// The secret is stored sealed by the vault: PostgreSQL without a key
 	// is refused in one line, as serve does; SQLite uses (or creates) the
 	// database's key file, as serve would.
-	v, src, err := openVault(dbURL, keys, true)
+	v, _, err := openVault(dbURL, keys, true)
 	if err != nil {
 		return err
-	}
-	if src.created {
-		fmt.Fprintln(c.stderr, keyFileNote(src))
 	}
 	var ep paygate.WebhookEndpointState
 	err = withStore(ctx, dbURL, func(ctx context.Context, st paygate.Store) error {
