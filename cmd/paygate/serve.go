@@ -59,6 +59,9 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	if err := logVault(ctx, log, st, vlt, vaultSrc); err != nil {
 		return err
 	}
+	if err := sealWebhookSecrets(ctx, log, st, vlt); err != nil {
+		return err
+	}
 
 	limiter, closeLimiter, err := ratelimit.Open(cfg.RedisURL, log)
 	if err != nil {
@@ -90,7 +93,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	// after a local commit that wrote events, and by polling for the rest
 	// (other nodes' events, retries, deliveries due while no node ran).
 	dispatcher := webhook.NewDispatcher(webhook.Config{
-		Store: st, Clock: clock, Logger: log, Schedule: cfg.WebhookRetrySchedule,
+		Store: st, Clock: clock, Logger: log, Schedule: cfg.WebhookRetrySchedule, Vault: vlt,
 	})
 	payments := payment.New(payment.Config{
 		Store:   webhook.WakeOnEvents(st, dispatcher.Wake),
@@ -153,6 +156,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		SessionIdle: cfg.DashboardSessionIdle,
 		SessionMax:  cfg.DashboardSessionMax,
 		Wake:        dispatcher.Wake,
+		Vault:       vlt,
 	})
 
 	api := httpapi.New(httpapi.Config{

@@ -37,6 +37,7 @@ import (
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/ratelimit"
+	"github.com/paygate/paygate/internal/vault"
 )
 
 //go:embed templates/*.html
@@ -68,6 +69,9 @@ type Config struct {
 	// Wake, when set, asks the webhook dispatcher to look for due
 	// deliveries now (after a test event or a resend).
 	Wake func()
+	// Vault seals and opens webhook signing secrets (setting, rotating and
+	// revealing them need it).
+	Vault *vault.Vault
 }
 
 // Dashboard is the http.Handler of /dashboard and everything under it.

@@ -44,7 +44,7 @@ func newSite(t *testing.T, mutate ...func(*Config)) *site {
 	clock := &testClock{}
 	clock.Set(time.Now())
 	st, svc := newStoreAndService(t, clock)
-	cfg := Config{Store: st, Payments: svc, Limiter: ratelimit.NewMemory(), Clock: clock, BaseURL: "http://127.0.0.1:8080"}
+	cfg := Config{Store: st, Payments: svc, Limiter: ratelimit.NewMemory(), Clock: clock, BaseURL: "http://127.0.0.1:8080", Vault: siteVault}
 	for _, m := range mutate {
 		m(&cfg)
 	}

@@ -253,7 +253,7 @@ func TestPaymentDetail(t *testing.T) {
 	// An endpoint, so that the payment's events have deliveries.
 	now := f.clock.Now()
 	if _, err := f.st.ConfigureWebhookEndpoint(context.Background(), paygate.WebhookEndpoint{
-		MerchantID: f.a.merchantID, Mode: paygate.ModeTest, URL: "http://127.0.0.1:9/hooks", Secret: "whsec_dGVzdC1zZWNyZXQtdGVzdC1zZWNyZXQ=",
+		MerchantID: f.a.merchantID, Mode: paygate.ModeTest, URL: "http://127.0.0.1:9/hooks", SealedSecret: sealedSecret(t, f.a.merchantID, paygate.ModeTest),
 		CreatedAt: now, UpdatedAt: now,
 	}, false, now); err != nil {
 		t.Fatal(err)
@@ -291,7 +291,7 @@ func TestPaymentDetail(t *testing.T) {
 	// The deliveries of all the payment's events are one read, not one
 	// per event.
 	counted := &deliveryReads{Store: f.st}
-	f.d = New(Config{Store: counted, Payments: f.svc, Limiter: ratelimit.NewMemory(), Clock: f.clock})
+	f.d = New(Config{Store: counted, Payments: f.svc, Limiter: ratelimit.NewMemory(), Clock: f.clock, Vault: siteVault})
 	again := f.get(f.a.viewer, "/payments/"+pid)
 	for _, dl := range ds {
 		if !strings.Contains(again.body, `href="/dashboard/test/webhook/deliveries/`+dl.ID+`"`) {

@@ -74,7 +74,8 @@ type masterKey struct {
 // Vault seals and opens card numbers under the configured master keys. It is
 // immutable and safe for concurrent use.
 type Vault struct {
-	keys []masterKey // keys[0] seals
+	keys    []masterKey // keys[0] seals
+	secrets []secretKey // the same keys, for SealSecret (secret.go)
 }
 
 // New returns a vault over the master keys, each KeySize bytes; the first
@@ -98,6 +99,11 @@ func New(keys ...[]byte) (*Vault, error) {
 		}
 		seen[mk.id] = true
 		v.keys = append(v.keys, mk)
+		sk, err := newSecretKey(k)
+		if err != nil {
+			return nil, err
+		}
+		v.secrets = append(v.secrets, sk)
 	}
 	return v, nil
 }
