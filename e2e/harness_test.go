@@ -84,7 +84,16 @@ func cli(t *testing.T, env []string, args ...string) (string, string, int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, args...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = os.Environ()
+	for _, a := range args {
+		if strings.HasPrefix(a, "postgres") {
+			// Commands that read or write secrets need the vault's key on
+			// PostgreSQL, as serve does; env may override it.
+			cmd.Env = append(cmd.Env, "PAYGATE_VAULT_KEY="+testVaultKey)
+			break
+		}
+	}
+	cmd.Env = append(cmd.Env, env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
