@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"net"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/clientaddr"
 	"github.com/paygate/paygate/internal/id"
 	"github.com/paygate/paygate/internal/idempotency"
 	"github.com/paygate/paygate/internal/paygate"
@@ -41,6 +41,9 @@ type Config struct {
 	// Dashboard serves /dashboard and everything under it (the merchant
 	// dashboard's HTML pages); nil answers 404 there.
 	Dashboard http.Handler
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
+	// the client (serve --trusted-proxies); none: the peer is the client.
+	TrustedProxies clientaddr.Proxies
 }
 
 // Server is the HTTP handler of the whole service.
@@ -71,6 +74,7 @@ func New(cfg Config) *Server {
 // reqState is what one request accumulates for its log line.
 type reqState struct {
 	requestID string
+	clientIP  string
 	key       paygate.APIKey
 	authed    bool
 	// peeked: the record of the request's Idempotency-Key was read with
@@ -126,7 +130,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("X-Request-Id", st.requestID)
 	sw := &statusWriter{ResponseWriter: w}
-	r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, st))
+	// The client address is decided once, here, and read from the context
+	// by everything that uses one (the dashboard included).
+	st.clientIP = s.cfg.TrustedProxies.ClientAddr(r)
+	r = r.WithContext(clientaddr.NewContext(context.WithValue(r.Context(), ctxKey{}, st), st.clientIP))
 
 	defer func() {
 		if v := recover(); v != nil {
@@ -257,16 +264,9 @@ func ceilSeconds(d time.Duration) int {
 
 func retryAfter(d time.Duration) string { return strconv.Itoa(max(ceilSeconds(d), 1)) }
 
-// clientIP is the address of the peer. paygate does not trust forwarding
-// headers: put it behind a proxy that terminates at the same address, or
-// limit at the proxy.
-func clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
+// clientIP is the request's client address: the peer, or the client a
+// trusted proxy forwarded for (Config.TrustedProxies, ServeHTTP).
+func clientIP(r *http.Request) string { return clientaddr.FromRequest(r) }
 
 // writeData writes a success envelope; GET responses carry meta.timestamp.
 func (s *Server) writeData(w http.ResponseWriter, r *http.Request, status int, data any) {

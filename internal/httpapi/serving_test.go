@@ -2,14 +2,19 @@ package httpapi_test
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/clientaddr"
 	"github.com/paygate/paygate/internal/httpapi"
 	"github.com/paygate/paygate/internal/id"
 	"github.com/paygate/paygate/internal/paygate"
@@ -129,6 +134,151 @@ func TestJSONAnswersAreNotCachedOrSniffed(t *testing.T) {
 			}
 			if got := h.Get("X-Content-Type-Options"); got != "nosniff" {
 				t.Errorf("X-Content-Type-Options %q, want nosniff", got)
+			}
+		})
+	}
+}
+
+// failAuth sends a request with a wrong key from peer, forwarded for xff
+// when xff is not empty, and returns the status.
+func failAuth(s benchServer, peer, xff string) int {
+	req := httptest.NewRequestWithContext(context.Background(), http.MethodGet, "/v1/payments?merchantRef=x", nil)
+	req.RemoteAddr = peer
+	req.Header.Set("X-API-Key", "smtgw_sk_test_wrongwrongwrongwrongwrongwrongwrong")
+	if xff != "" {
+		req.Header.Set("X-Forwarded-For", xff)
+	}
+	w := httptest.NewRecorder()
+	s.handler.ServeHTTP(w, req)
+	return w.Code
+}
+
+// TestFailedAuthLimitKeysOnClientAddress checks finding 6: behind a
+// trusted proxy the failed-authentication limit (decisions §6) counts per
+// forwarded client, so one client's failures do not lock out the others
+// behind the same proxy; without --trusted-proxies X-Forwarded-For is
+// ignored and the peer is the client, whatever the header says.
+func TestFailedAuthLimitKeysOnClientAddress(t *testing.T) {
+	t.Parallel()
+	const limit = 3
+	t.Run("TrustedProxy", func(t *testing.T) {
+		t.Parallel()
+		proxies, err := clientaddr.Parse("10.0.0.0/8")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := newServer(t, func(c *httpapi.Config) { c.RateLimitUnauthenticated = limit; c.TrustedProxies = proxies })
+		for i := range limit {
+			if code := failAuth(s, "10.0.0.2:5000", "198.51.100.7, 10.0.0.3"); code != http.StatusUnauthorized {
+				t.Fatalf("failure %d: status %d, want 401", i+1, code)
+			}
+		}
+		if code := failAuth(s, "10.0.0.2:5000", "198.51.100.7"); code != http.StatusTooManyRequests {
+			t.Errorf("client over its budget: status %d, want 429", code)
+		}
+		// Another client behind the same proxy keeps its own budget.
+		if code := failAuth(s, "10.0.0.2:5000", "198.51.100.8"); code != http.StatusUnauthorized {
+			t.Errorf("other client behind the proxy: status %d, want 401", code)
+		}
+		// An untrusted peer cannot borrow another client's name, nor
+		// escape its own budget with a header.
+		for i := range limit {
+			if code := failAuth(s, "203.0.113.9:5000", "198.51.100.9"); code != http.StatusUnauthorized {
+				t.Fatalf("untrusted peer, failure %d: status %d, want 401", i+1, code)
+			}
+		}
+		if code := failAuth(s, "203.0.113.9:5000", "198.51.100.10"); code != http.StatusTooManyRequests {
+			t.Errorf("untrusted peer with a fresh forwarded address: status %d, want 429", code)
+		}
+		if code := failAuth(s, "10.0.0.2:5000", "198.51.100.9"); code != http.StatusUnauthorized {
+			t.Errorf("the address the untrusted peer claimed was charged: status %d, want 401", code)
+		}
+	})
+	t.Run("NoTrustedProxies", func(t *testing.T) {
+		t.Parallel()
+		s := newServer(t, func(c *httpapi.Config) { c.RateLimitUnauthenticated = limit })
+		for i := range limit {
+			if code := failAuth(s, "10.0.0.2:5000", fmt.Sprintf("198.51.100.%d", i+1)); code != http.StatusUnauthorized {
+				t.Fatalf("failure %d: status %d, want 401", i+1, code)
+			}
+		}
+		if code := failAuth(s, "10.0.0.2:5000", "198.51.100.99"); code != http.StatusTooManyRequests {
+			t.Errorf("the peer over its budget with a fresh X-Forwarded-For: status %d, want 429", code)
+		}
+	})
+}
+
+// TestDashboardSeesClientAddress checks that the dashboard, mounted under
+// the API's handler, reads the client address the server resolved once.
+func TestDashboardSeesClientAddress(t *testing.T) {
+	t.Parallel()
+	proxies, err := clientaddr.Parse("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	dash := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = append(seen, clientaddr.FromRequest(r))
+	})
+	for _, c := range []struct {
+		proxies clientaddr.Proxies
+		want    string
+	}{{proxies, "198.51.100.7"}, {nil, "127.0.0.1"}} {
+		seen = nil
+		s := newServer(t, func(cfg *httpapi.Config) { cfg.TrustedProxies = c.proxies; cfg.Dashboard = dash })
+		req := httptest.NewRequest(http.MethodGet, "/dashboard/login", nil)
+		req.RemoteAddr = "127.0.0.1:5000"
+		req.Header.Set("X-Forwarded-For", "198.51.100.7")
+		s.handler.ServeHTTP(httptest.NewRecorder(), req)
+		if len(seen) != 1 || seen[0] != c.want {
+			t.Errorf("proxies %q: the dashboard saw %q, want %q", c.proxies, seen, c.want)
+		}
+	}
+}
+
+// TestBillingIPAddressDefaultsToClientAddress checks that a payment's
+// billing.ipAddress, when omitted, is the forwarded client behind a
+// trusted proxy, and the peer otherwise.
+func TestBillingIPAddressDefaultsToClientAddress(t *testing.T) {
+	t.Parallel()
+	proxies, err := clientaddr.Parse("10.0.0.0/8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string
+		proxies clientaddr.Proxies
+		want    string
+	}{{"TrustedProxy", proxies, "198.51.100.7"}, {"NoTrustedProxies", nil, "10.0.0.2"}} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			s := newServer(t, func(cfg *httpapi.Config) { cfg.TrustedProxies = c.proxies })
+			req := httptest.NewRequest(http.MethodPost, "/v1/payments", bytes.NewReader(benchBody(1)))
+			req.RemoteAddr = "10.0.0.2:5000"
+			req.Header.Set("X-API-Key", s.secret)
+			req.Header.Set("Idempotency-Key", "billing-ip")
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("X-Forwarded-For", "198.51.100.7")
+			w := httptest.NewRecorder()
+			s.handler.ServeHTTP(w, req)
+			var env struct {
+				Data struct {
+					ID string `json:"id"`
+				} `json:"data"`
+			}
+			if err := json.Unmarshal(w.Body.Bytes(), &env); err != nil || w.Code != http.StatusCreated {
+				t.Fatalf("create: %d %s", w.Code, w.Body)
+			}
+			key, err := s.store.APIKeyByHash(context.Background(), auth.Hash(s.secret))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := s.store.PaymentByID(context.Background(), key.MerchantID, key.Mode, env.Data.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Billing == nil || p.Billing.IPAddress != c.want {
+				t.Errorf("billing %+v, want ipAddress %s", p.Billing, c.want)
 			}
 		})
 	}
