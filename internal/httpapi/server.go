@@ -75,6 +75,9 @@ func New(cfg Config) *Server {
 type reqState struct {
 	requestID string
 	clientIP  string
+	// route is the route pattern the request matched (/v1/payments/{id}),
+	// "unmatched" when none did: the log names it, never the raw path.
+	route string
 	key       paygate.APIKey
 	authed    bool
 	// peeked: the record of the request's Idempotency-Key was read with
@@ -145,39 +148,61 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				s.writeError(sw, r, &paygate.Error{Code: paygate.CodeInternal, Message: "an internal error occurred"})
 			}
 		}
-		attrs := []slog.Attr{
+		// One line per request (decisions §15), with stable names: the
+		// key's id, never the key; the route pattern, never the raw path.
+		attrs := make([]slog.Attr, 0, 9)
+		attrs = append(attrs,
 			slog.String("request_id", st.requestID),
 			slog.String("method", r.Method),
-			slog.String("path", logPath(r.URL.Path)),
+			slog.String("route", st.route),
 			slog.Int("status", sw.status),
-			slog.Float64("duration_ms", math.Round(float64(time.Since(start).Microseconds()))/1000),
-		}
+			slog.Float64("latency_ms", math.Round(float64(time.Since(start).Microseconds()))/1000),
+		)
 		if st.authed {
-			attrs = append(attrs, slog.String("merchant", st.key.MerchantID), slog.String("mode", string(st.key.Mode)))
+			attrs = append(attrs, slog.String("key_id", st.key.ID), slog.String("merchant_id", st.key.MerchantID), slog.String("mode", string(st.key.Mode)))
 		}
+		attrs = append(attrs, slog.String("client_ip", st.clientIP))
 		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 	}()
 
+	st.route = routeUnmatched
 	switch path := r.URL.Path; {
 	case path == "/healthz":
+		st.route = path
 		s.healthz(sw, r)
 	case path == "/readyz":
+		st.route = path
 		s.readyz(sw, r)
 	case isBrowserPath(path):
 		// 3-D Secure pages for the customer's browser (browser.go): no
 		// API key, no idempotency, HTML answers.
+		st.route = browserRoute(path)
 		s.serveBrowser(sw, r)
 	case isAdyenNotificationPath(path):
 		// Adyen's notification webhook (adyen_notifications.go): no API
 		// key, every item is authenticated by its HMAC signature.
+		st.route = adyenNotificationPrefix + "{provider}/notifications"
 		s.serveAdyenNotification(sw, r)
 	case path == "/v1" || strings.HasPrefix(path, "/v1/"):
-		s.serveAPI(sw, r)
+		s.serveAPI(sw, r) // sets the route it matched
 	case (path == "/dashboard" || strings.HasPrefix(path, "/dashboard/")) && s.cfg.Dashboard != nil:
+		st.route = "/dashboard/*"
 		s.cfg.Dashboard.ServeHTTP(sw, r)
 	default:
 		s.writeError(sw, r, paygate.Errorf(paygate.CodeNotFound, "", "no such path"))
 	}
+}
+
+// routeUnmatched is the route a request that matched none is logged under.
+const routeUnmatched = "unmatched"
+
+// browserRoute is the route of a 3-D Secure browser path: the callback's
+// token is a credential and stays out of the log.
+func browserRoute(path string) string {
+	if strings.HasPrefix(path, payment.CallbackPath) {
+		return payment.CallbackPath + "{token}"
+	}
+	return path
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
@@ -203,6 +228,9 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	var key paygate.APIKey
 	var err error
 	m := match(s.routes, r.URL.Path)
+	if m.ok {
+		st.route = m.name()
+	}
 	switch ik := r.Header.Get("Idempotency-Key"); m.peeks(r.Method) {
 	case peekIdempotency:
 		// A payment's key record is read with its API key (createPayment).

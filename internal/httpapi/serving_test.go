@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -281,5 +283,114 @@ func TestBillingIPAddressDefaultsToClientAddress(t *testing.T) {
 				t.Errorf("billing %+v, want ipAddress %s", p.Billing, c.want)
 			}
 		})
+	}
+}
+
+// syncBuffer is a log destination safe for the server's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// requestLines returns the "request" log lines written so far.
+func (s *syncBuffer) requestLines(t *testing.T) []map[string]any {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []map[string]any
+	for _, line := range bytes.Split(s.b.Bytes(), []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		var rec map[string]any
+		if err := json.Unmarshal(line, &rec); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		if rec["msg"] == "request" {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+// TestRequestLogLine checks decisions §15: each request's log line names
+// the request id, method, route (the pattern, never the raw path), status,
+// latency, the key's id (never the key), merchant, mode and client address.
+func TestRequestLogLine(t *testing.T) {
+	t.Parallel()
+	var logs syncBuffer
+	proxies, err := clientaddr.Parse("10.0.0.0/8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newServer(t, func(c *httpapi.Config) {
+		c.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
+		c.TrustedProxies = proxies
+	})
+	key, err := s.store.APIKeyByHash(context.Background(), auth.Hash(s.secret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := s.do(http.MethodPost, "/v1/payments", s.secret, "log-1", benchBody(1))
+	var env struct {
+		Data struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(created.Body.Bytes(), &env); err != nil || created.Code != http.StatusCreated {
+		t.Fatalf("create: %d %s", created.Code, created.Body)
+	}
+
+	req := httptest.NewRequest(http.MethodGet, "/v1/payments/"+env.Data.ID, nil)
+	req.RemoteAddr = "10.0.0.2:5000"
+	req.Header.Set("X-API-Key", s.secret)
+	req.Header.Set("X-Request-Id", "log-test-1")
+	req.Header.Set("X-Forwarded-For", "198.51.100.7")
+	s.handler.ServeHTTP(httptest.NewRecorder(), req)
+	s.do(http.MethodGet, "/v1/payments/"+env.Data.ID, "smtgw_sk_test_wrongwrongwrongwrongwrongwrongwrong", "", nil)
+	s.do(http.MethodGet, "/v1/no/such/path", s.secret, "", nil)
+
+	lines := logs.requestLines(t)
+	if len(lines) != 4 {
+		t.Fatalf("%d request lines, want 4: %v", len(lines), lines)
+	}
+	get := lines[1]
+	for name, want := range map[string]any{
+		"request_id": "log-test-1", "method": "GET", "route": "/v1/payments/{id}", "status": float64(200),
+		"key_id": key.ID, "merchant_id": key.MerchantID, "mode": "test", "client_ip": "198.51.100.7",
+	} {
+		if get[name] != want {
+			t.Errorf("GET line: %s = %v, want %v (line %v)", name, get[name], want, get)
+		}
+	}
+	if ms, ok := get["latency_ms"].(float64); !ok || ms < 0 {
+		t.Errorf("GET line: latency_ms = %v (line %v)", get["latency_ms"], get)
+	}
+	if lines[0]["route"] != "/v1/payments" || lines[0]["status"] != float64(201) || lines[0]["key_id"] != key.ID {
+		t.Errorf("POST line: %v", lines[0])
+	}
+	// A failed authentication names no key, merchant or mode.
+	if l := lines[2]; l["status"] != float64(401) || l["route"] != "/v1/payments/{id}" || l["key_id"] != nil || l["merchant_id"] != nil || l["client_ip"] != "127.0.0.1" {
+		t.Errorf("401 line: %v", l)
+	}
+	if l := lines[3]; l["status"] != float64(404) || l["route"] != "unmatched" {
+		t.Errorf("unknown path line: %v", l)
+	}
+	logs.mu.Lock()
+	all := logs.b.String()
+	logs.mu.Unlock()
+	for _, secret := range []string{s.secret, s.secret[len("smtgw_sk_test_"):], "4242424242424242", "/v1/payments/" + env.Data.ID} {
+		if strings.Contains(all, secret) {
+			t.Errorf("the log holds %q:\n%s", secret, all)
+		}
+	}
+	if strings.Contains(all, `"path"`) {
+		t.Errorf("the log shows a raw path:\n%s", all)
 	}
 }
