@@ -75,9 +75,6 @@ func New(cfg Config) *Server {
 type reqState struct {
 	requestID string
 	clientIP  string
-	// route is the route pattern the request matched (/v1/payments/{id}),
-	// "unmatched" when none did: the log names it, never the raw path.
-	route string
 	key       paygate.APIKey
 	authed    bool
 	// peeked: the record of the request's Idempotency-Key was read with
@@ -89,6 +86,9 @@ type reqState struct {
 	// key (auth.AuthenticatePayment); nil when it was not read so or not
 	// found, and getPayment reads it itself.
 	payment *paygate.Payment
+	// route is the route pattern the request matched (/v1/payments/{id}),
+	// "unmatched" when none did: the log names it, never the raw path.
+	route string
 }
 
 type ctxKey struct{}
