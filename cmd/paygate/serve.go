@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/connlimit"
 	"github.com/paygate/paygate/internal/dashboard"
 	"github.com/paygate/paygate/internal/httpapi"
 	"github.com/paygate/paygate/internal/idempotency"
@@ -23,6 +24,15 @@ import (
 
 // shutdownGrace is how long in-flight requests get to finish on SIGTERM.
 const shutdownGrace = 30 * time.Second
+
+// maxHeaderBytes is the largest request head (request line and header
+// fields) served: one byte more is answered 431 (decisions §15). net/http
+// allows MaxHeaderBytes plus 4096 bytes of read-ahead slack before it
+// answers 431, so the server is given the limit less that slack.
+const (
+	maxHeaderBytes     = 64 << 10
+	netHTTPHeaderSlack = 4096
+)
 
 // newLogger returns the JSON logger every part of serve writes to.
 func newLogger(w io.Writer, level string) *slog.Logger {
@@ -80,6 +90,8 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	if cfg.BaseURL == "http://"+cfg.Addr {
 		cfg.BaseURL = "http://" + ln.Addr().String()
 	}
+	// At most --max-connections open at once; more wait to be accepted.
+	ln = connlimit.Listener(ln, cfg.MaxConnections)
 
 	clock := paygate.SystemClock{}
 	// The router: breakers, drain states polled from the database, sandboxes
@@ -170,6 +182,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		RateLimitLive:            cfg.RateLimitLive,
 		RateLimitUnauthenticated: cfg.RateLimitUnauthenticated,
 		Dashboard:                dash,
+		TrustedProxies:           cfg.TrustedProxies,
 	})
 
 	srv := &http.Server{
@@ -178,6 +191,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      90 * time.Second,
 		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    maxHeaderBytes - netHTTPHeaderSlack,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}

@@ -81,6 +81,9 @@ type matched struct {
 	ok  bool
 }
 
+// name is the route's pattern as written: /v1/payments/{id}.
+func (rt route) name() string { return "/" + strings.Join(rt.pattern, "/") }
+
 // peeks returns what a request of method to the matched route reads with
 // its API key.
 func (m matched) peeks(method string) peekKind {
