@@ -24,6 +24,7 @@ import (
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/ratelimit"
 	"github.com/paygate/paygate/internal/store/sqlite"
+	"github.com/paygate/paygate/internal/vault"
 	"github.com/paygate/paygate/internal/webhook"
 )
 
@@ -56,12 +57,16 @@ func newServer(t *testing.T, mutate ...func(*httpapi.Config)) benchServer {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	vlt, err := vault.New(bytes.Repeat([]byte{7}, vault.KeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
 	payments := payment.New(payment.Config{
-		Store:          webhook.WakeOnEvents(st, func() {}),
-		Router:         router,
-		Answers:        httpapi.Answers{},
-		Logger:         log,
-		FingerprintKey: bytes.Repeat([]byte{7}, 32),
+		Store:   webhook.WakeOnEvents(st, func() {}),
+		Router:  router,
+		Answers: httpapi.Answers{},
+		Logger:  log,
+		Vault:   vlt,
 	})
 	cfg := httpapi.Config{
 		Store: st, Payments: payments, Auth: &auth.Authenticator{Store: st},
