@@ -26,6 +26,7 @@ import (
 	"github.com/paygate/paygate/internal/store/postgres"
 	"github.com/paygate/paygate/internal/store/sqlite"
 	"github.com/paygate/paygate/internal/testenv"
+	"github.com/paygate/paygate/internal/vault"
 	"github.com/paygate/paygate/internal/webhook"
 )
 
@@ -93,7 +94,12 @@ func newBenchServer(b testing.TB, engine string, wrap ...func(paygate.Store) pay
 	}
 	log := slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	fpKey := bytes.Repeat([]byte{7}, 32)
+	vlt, err := vault.New(bytes.Repeat([]byte{9}, vault.KeySize))
+	if err != nil {
+		b.Fatal(err)
+	}
 	payments := payment.New(payment.Config{
+		Vault:          vlt,
 		Store:          webhook.WakeOnEvents(st, func() {}),
 		Router:         router,
 		Answers:        httpapi.Answers{},
