@@ -144,8 +144,9 @@ func (r *paymentRequest) validate(now time.Time, clientIP string) (payment.Creat
 }
 
 // validate checks a card: number 13–19 digits passing Luhn, expiryMonth
-// "01"–"12", expiryYear two digits (20YY) not in the past, cvv 3–4 digits
-// (required when withCVV, refused otherwise: a stored card never has one),
+// "01"–"12", expiryYear two digits (20YY) not in the past, cvv 4 digits for
+// American Express and 3 for every other brand (decisions §15; required
+// when withCVV, refused otherwise: a stored card never has one),
 // holderName 1–100 characters. Params are card.number and so on; an expired
 // card is card.expiryYear.
 func (c *cardRequest) validate(now time.Time, withCVV bool) (paygate.Card, *paygate.Error) {
@@ -185,8 +186,12 @@ func (c *cardRequest) validate(now time.Time, withCVV bool) (paygate.Card, *payg
 		switch {
 		case c.CVV == "":
 			return out, fieldError("card.cvv", "card.cvv is required")
-		case len(c.CVV) < 3 || len(c.CVV) > 4 || !allDigits(c.CVV):
-			return out, fieldError("card.cvv", "card.cvv must be 3 or 4 digits")
+		case card.Brand(c.Number) == card.BrandAmex:
+			if len(c.CVV) != 4 || !allDigits(c.CVV) {
+				return out, fieldError("card.cvv", "card.cvv must be 4 digits for American Express")
+			}
+		case len(c.CVV) != 3 || !allDigits(c.CVV):
+			return out, fieldError("card.cvv", "card.cvv must be 3 digits")
 		}
 		out.CVV = paygate.CVV(c.CVV)
 	} else if c.CVV != "" {
