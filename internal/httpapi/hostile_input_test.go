@@ -145,3 +145,28 @@ func TestHostileTextRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestNotPositiveAmountMessage checks decisions §15 through the router: a
+// negative or zero amount of a payment, a refund or a capture is 400 param
+// amount with a message saying that it must be greater than zero.
+func TestNotPositiveAmountMessage(t *testing.T) {
+	s := newBenchServer(t, "sqlite")
+	paymentID := s.create(t, 1, "amount-payment")
+	n := 0
+	for _, amount := range []string{"-10.00", "0", "0.00", "-1"} {
+		for _, tc := range []struct{ path, body string }{
+			{"/v1/payments", strings.Replace(string(benchBody(2)), `"amount":"42.00"`, `"amount":"`+amount+`"`, 1)},
+			{"/v1/refunds", `{"transactionId":"` + paymentID + `","amount":"` + amount + `","currency":"EUR"}`},
+			{"/v1/payments/" + paymentID + "/capture", `{"amount":"` + amount + `"}`},
+		} {
+			n++
+			w := s.do(http.MethodPost, tc.path, s.secret, "amount-"+strconv.Itoa(n), []byte(tc.body))
+			wantInvalid(t, tc.path+" "+amount, w.Code, w.Body.Bytes(), "amount")
+			var e apiError
+			_ = json.Unmarshal(w.Body.Bytes(), &e)
+			if !strings.Contains(e.Error.Message, "greater than zero") {
+				t.Errorf("%s amount %s: message %q does not say greater than zero", tc.path, amount, e.Error.Message)
+			}
+		}
+	}
+}
