@@ -171,6 +171,24 @@ func TestRefundFromDashboard(t *testing.T) {
 			}
 		})
 	}
+	t.Run("ErrCardNumberInReason", func(t *testing.T) {
+		t.Parallel()
+		f := newDataFixture(t)
+		pid := f.pay(f.a, cardOK, "10.00", "EUR", "cust-1", "")
+		form := f.refundFormOf(t, f.a.viewer, pid)
+		form.Set("amount", "1.00")
+		form.Set("reason", "refund to 4242 4242 4242 4242 please")
+		pg := f.post(f.a.viewer, "/payments/"+pid+"/refund", form)
+		if pg.code != http.StatusBadRequest || !strings.Contains(pg.body, "card numbers do not belong in reason") {
+			t.Fatalf("card number in the reason: %d\n%s", pg.code, pg.body)
+		}
+		if strings.Contains(pg.body, "4242 4242 4242 4242") {
+			t.Errorf("the page shows the card number back")
+		}
+		if rs := f.refunds(t, f.a, pid); len(rs) != 0 {
+			t.Fatalf("refunds stored: %+v", rs)
+		}
+	})
 	t.Run("ErrOtherFormValues", func(t *testing.T) {
 		t.Parallel()
 		f := newDataFixture(t)

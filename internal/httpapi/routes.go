@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/paygate/paygate/internal/id"
 	"github.com/paygate/paygate/internal/idempotency"
@@ -380,7 +381,11 @@ func (s *Server) getPayment(w http.ResponseWriter, r *http.Request, key paygate.
 }
 
 func (s *Server) lookupPayment(w http.ResponseWriter, r *http.Request, key paygate.APIKey, _ []string) {
-	ref := r.URL.Query().Get("merchantRef")
+	ref, e := queryText(r, "merchantRef")
+	if e != nil {
+		s.writeError(w, r, e)
+		return
+	}
 	if ref == "" {
 		s.writeError(w, r, paygate.Errorf(paygate.CodeInvalidRequest, "merchantRef", "the merchantRef query parameter is required"))
 		return
@@ -391,6 +396,17 @@ func (s *Server) lookupPayment(w http.ResponseWriter, r *http.Request, key payga
 		return
 	}
 	s.writeData(w, r, http.StatusOK, paymentResponse(p))
+}
+
+// queryText returns the query parameter name, refused (param name) when it
+// is not UTF-8 or holds U+0000 (decisions §15): such text can be neither
+// stored nor compared by PostgreSQL, and is nobody's reference.
+func queryText(r *http.Request, name string) (string, *paygate.Error) {
+	v := r.URL.Query().Get(name)
+	if !utf8.ValidString(v) || strings.IndexByte(v, 0) >= 0 {
+		return "", paygate.Errorf(paygate.CodeInvalidRequest, name, "the %s query parameter must be UTF-8 text without NUL characters", name)
+	}
+	return v, nil
 }
 
 func (s *Server) listRefunds(w http.ResponseWriter, r *http.Request, key paygate.APIKey, ids []string) {
