@@ -84,7 +84,16 @@ func cli(t *testing.T, env []string, args ...string) (string, string, int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, args...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = os.Environ()
+	for _, a := range args {
+		if strings.HasPrefix(a, "postgres") {
+			// Commands that read or write secrets need the vault's key on
+			// PostgreSQL, as serve does; env may override it.
+			cmd.Env = append(cmd.Env, "PAYGATE_VAULT_KEY="+testVaultKey)
+			break
+		}
+	}
+	cmd.Env = append(cmd.Env, env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -325,15 +334,20 @@ func expect(t *testing.T, r response, status int, nameParam ...string) {
 // futureYear is a two-digit expiry year three years ahead.
 func futureYear() string { return fmt.Sprintf("%02d", (time.Now().Year()+3)%100) }
 
-// paymentBody is a valid card payment with the card number.
+// paymentBody is a valid card payment with the card number (and a CVV of
+// the brand's length: 4 digits for American Express, 3 otherwise).
 func paymentBody(number, amount, currency string) map[string]any {
+	cvv := "123"
+	if strings.HasPrefix(number, "34") || strings.HasPrefix(number, "37") {
+		cvv = "1234"
+	}
 	return map[string]any{
 		"amount":     amount,
 		"currency":   currency,
 		"customerId": "cust-e2e",
 		"card": map[string]any{
 			"number": number, "expiryMonth": "12", "expiryYear": futureYear(),
-			"cvv": "123", "holderName": "Ada Lovelace",
+			"cvv": cvv, "holderName": "Ada Lovelace",
 		},
 		"billing": map[string]any{
 			"firstName": "Ada", "lastName": "Lovelace", "email": "ada@example.com",

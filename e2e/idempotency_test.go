@@ -172,3 +172,26 @@ func TestConcurrentRefunds(t *testing.T) {
 		}
 	})
 }
+
+// TestIdempotencyIgnoresCVV: the CVV is left out of a request's fingerprint
+// (decisions §15), so a retry that differs from the first request only in
+// its CVV is the same request and gets the replay; a retry with another
+// card number is another request.
+func TestIdempotencyIgnoresCVV(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e engine) {
+		dbURL := e.url(t)
+		m := createMerchant(t, dbURL, "CVV Ltd")
+		g := startGateway(t, dbURL)
+		b := paymentBody("4242424242424242", "5.00", "EUR")
+		first := g.call(http.MethodPost, "/v1/payments", m.TestSecretKey, b, "Idempotency-Key", "cvv-retry")
+		expect(t, first, http.StatusCreated)
+		b["card"].(map[string]any)["cvv"] = "999"
+		again := g.call(http.MethodPost, "/v1/payments", m.TestSecretKey, b, "Idempotency-Key", "cvv-retry")
+		if again.Header.Get("Idempotent-Replayed") != "true" || string(again.Raw) != string(first.Raw) {
+			t.Fatalf("retry with another CVV: %d %s, want the replay", again.Status, again.Raw)
+		}
+		b["card"].(map[string]any)["number"] = "5555555555554444"
+		other := g.call(http.MethodPost, "/v1/payments", m.TestSecretKey, b, "Idempotency-Key", "cvv-retry")
+		expect(t, other, http.StatusConflict, "DUPLICATE_REQUEST", "Idempotency-Key")
+	})
+}

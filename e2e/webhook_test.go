@@ -14,6 +14,7 @@ import (
 
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/store"
+	"github.com/paygate/paygate/internal/vault"
 	internalwebhook "github.com/paygate/paygate/internal/webhook"
 	"github.com/paygate/paygate/webhook"
 )
@@ -522,9 +523,27 @@ func TestWebhookLiveGuard(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := paygate.SystemClock{}.Now()
+	// Sealed under the database's vault key, which webhook set created.
+	path, _ := store.SQLitePath(db)
+	key, err := vault.LoadKeyFile(path + vault.KeyFileSuffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := vault.ParseKeys([]string{key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := vault.New(raw...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealed, err := internalwebhook.SealSecret(v, m.MerchantID, paygate.ModeLive, internalwebhook.NewSecret())
+	if err != nil {
+		t.Fatal(err)
+	}
 	_, err = st.ConfigureWebhookEndpoint(ctx, paygate.WebhookEndpoint{
 		MerchantID: m.MerchantID, Mode: paygate.ModeLive, URL: "https://localhost:" + port + "/hooks",
-		Secret: internalwebhook.NewSecret(), CreatedAt: now, UpdatedAt: now,
+		SealedSecret: sealed, CreatedAt: now, UpdatedAt: now,
 	}, false, time.Time{})
 	st.Close()
 	if err != nil {

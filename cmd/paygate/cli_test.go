@@ -628,6 +628,7 @@ func TestServeConfig(t *testing.T) {
 			WebhookRetrySchedule: defaultWebhookRetrySchedule(), RateLimitTest: 100, RateLimitLive: 1000,
 			RateLimitUnauthenticated: 60, ThreeDSChallengeTTL: 30 * time.Minute, RecoveryInterval: 5 * time.Second,
 			LogLevel: "info", DashboardSessionIdle: 30 * time.Minute, DashboardSessionMax: 12 * time.Hour,
+			MaxConnections: 4096,
 		}
 		if cfg.String() != want.String() || len(cfg.VaultKeys) != 0 {
 			t.Errorf("defaults\n got %s\nwant %s", cfg, want)

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/paygate/paygate/internal/clientaddr"
 )
 
 // serveConfig is the configuration of serve and demo, from flags, the
@@ -32,6 +34,10 @@ type serveConfig struct {
 	DashboardSessionIdle     time.Duration   // --dashboard-session-idle 30m
 	DashboardSessionMax      time.Duration   // --dashboard-session-max 12h
 	PprofAddr                string          // --pprof, default "" (off); loopback host:port only
+
+	// Hostile input (decisions §15).
+	MaxConnections int                // --max-connections 4096
+	TrustedProxies clientaddr.Proxies // --trusted-proxies CIDR[,CIDR...], default none
 }
 
 // Defaults of serve's flags (decisions.md sections 6, 8, 9, 11, 14).
@@ -45,6 +51,7 @@ const (
 	defaultLogLevel                 = "info"
 	defaultDashboardSessionIdle     = 30 * time.Minute
 	defaultDashboardSessionMax      = 12 * time.Hour
+	defaultMaxConnections           = 4096
 	// maxRetrySchedule bounds the number of delivery attempts.
 	maxRetrySchedule = 50
 )
@@ -60,7 +67,8 @@ const serveSynopsis = "[--database-url URL] [--addr 127.0.0.1:8080] [--base-url 
 	"        [--webhook-retry-schedule 0s,5s,5m,...] [--rate-limit-test 100] [--rate-limit-live 1000]\n" +
 	"        [--rate-limit-unauthenticated 60] [--vault-key KEY[,KEY...]]\n" +
 	"        [--3ds-challenge-ttl 30m] [--recovery-interval 5s] [--log-level info] [--pprof 127.0.0.1:6060]\n" +
-	"        [--dashboard-session-idle 30m] [--dashboard-session-max 12h]"
+	"        [--dashboard-session-idle 30m] [--dashboard-session-max 12h]\n" +
+	"        [--max-connections 4096] [--trusted-proxies CIDR[,CIDR...]]"
 
 // serveNotes closes the help of serve and demo.
 const serveNotes = "Every flag also reads the environment variable PAYGATE_<FLAG> (PAYGATE_ADDR,\n" +
@@ -90,6 +98,9 @@ func serveFlags(fs *flagSet, c *serveConfig) (finish func() error) {
 	fs.envFlags = append(fs.envFlags, "dashboard-session-idle", "dashboard-session-max")
 	fs.StringVar(&c.PprofAddr, "pprof", "", "loopback `host:port` serving net/http/pprof on a separate listener (default: off)")
 	fs.envFlags = append(fs.envFlags, "pprof")
+	fs.IntVar(&c.MaxConnections, "max-connections", defaultMaxConnections, "most connections open at once; more wait to be accepted")
+	fs.Var(proxyList{&c.TrustedProxies}, "trusted-proxies", "reverse proxies whose X-Forwarded-For names the client, `CIDR[,CIDR...]` (a bare address is one host; default: none, the header is ignored)")
+	fs.envFlags = append(fs.envFlags, "max-connections", "trusted-proxies")
 	fs.envFlags = append(fs.envFlags, "addr", "base-url", "redis-url", "config", "webhook-retry-schedule",
 		"rate-limit-test", "rate-limit-live", "rate-limit-unauthenticated", "vault-key",
 		"3ds-challenge-ttl", "recovery-interval", "log-level")
@@ -178,6 +189,28 @@ func (c *serveConfig) Validate() error {
 			return fmt.Errorf("--pprof: %v", err)
 		}
 	}
+	if c.MaxConnections < 1 {
+		return errors.New("--max-connections must be at least 1")
+	}
+	return nil
+}
+
+// proxyList is the --trusted-proxies flag.
+type proxyList struct{ p *clientaddr.Proxies }
+
+func (l proxyList) String() string {
+	if l.p == nil {
+		return ""
+	}
+	return l.p.String()
+}
+
+func (l proxyList) Set(v string) error {
+	p, err := clientaddr.Parse(v)
+	if err != nil {
+		return err
+	}
+	*l.p = p
 	return nil
 }
 
@@ -205,6 +238,8 @@ func (c serveConfig) LogValue() slog.Value {
 		slog.String("dashboardSessionIdle", shortDuration(c.DashboardSessionIdle)),
 		slog.String("dashboardSessionMax", shortDuration(c.DashboardSessionMax)),
 		slog.String("pprof", c.PprofAddr),
+		slog.Int("maxConnections", c.MaxConnections),
+		slog.String("trustedProxies", c.TrustedProxies.String()),
 	)
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/connlimit"
 	"github.com/paygate/paygate/internal/dashboard"
 	"github.com/paygate/paygate/internal/httpapi"
 	"github.com/paygate/paygate/internal/idempotency"
@@ -24,6 +24,15 @@ import (
 
 // shutdownGrace is how long in-flight requests get to finish on SIGTERM.
 const shutdownGrace = 30 * time.Second
+
+// maxHeaderBytes is the largest request head (request line and header
+// fields) served: one byte more is answered 431 (decisions §15). net/http
+// allows MaxHeaderBytes plus 4096 bytes of read-ahead slack before it
+// answers 431, so the server is given the limit less that slack.
+const (
+	maxHeaderBytes     = 64 << 10
+	netHTTPHeaderSlack = 4096
+)
 
 // newLogger returns the JSON logger every part of serve writes to.
 func newLogger(w io.Writer, level string) *slog.Logger {
@@ -60,14 +69,8 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	if err := logVault(ctx, log, st, vlt, vaultSrc); err != nil {
 		return err
 	}
-
-	fresh := make([]byte, 32)
-	if _, err := rand.Read(fresh); err != nil {
-		return fmt.Errorf("generate fingerprint key: %w", err)
-	}
-	fpKey, err := st.InstanceSecret(ctx, "card-fingerprint-key", fresh)
-	if err != nil {
-		return fmt.Errorf("load fingerprint key: %w", err)
+	if err := sealWebhookSecrets(ctx, log, st, vlt); err != nil {
+		return err
 	}
 
 	limiter, closeLimiter, err := ratelimit.Open(cfg.RedisURL, log)
@@ -87,6 +90,8 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	if cfg.BaseURL == "http://"+cfg.Addr {
 		cfg.BaseURL = "http://" + ln.Addr().String()
 	}
+	// At most --max-connections open at once; more wait to be accepted.
+	ln = connlimit.Listener(ln, cfg.MaxConnections)
 
 	clock := paygate.SystemClock{}
 	// The router: breakers, drain states polled from the database, sandboxes
@@ -100,17 +105,16 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	// after a local commit that wrote events, and by polling for the rest
 	// (other nodes' events, retries, deliveries due while no node ran).
 	dispatcher := webhook.NewDispatcher(webhook.Config{
-		Store: st, Clock: clock, Logger: log, Schedule: cfg.WebhookRetrySchedule,
+		Store: st, Clock: clock, Logger: log, Schedule: cfg.WebhookRetrySchedule, Vault: vlt,
 	})
 	payments := payment.New(payment.Config{
-		Store:          webhook.WakeOnEvents(st, dispatcher.Wake),
-		Router:         router,
-		Clock:          clock,
-		Answers:        httpapi.Answers{},
-		Logger:         log,
-		FingerprintKey: fpKey,
-		Vault:          vlt,
-		ThreeDS:        payment.ThreeDSConfig{BaseURL: cfg.BaseURL, ChallengeTTL: cfg.ThreeDSChallengeTTL},
+		Store:   webhook.WakeOnEvents(st, dispatcher.Wake),
+		Router:  router,
+		Clock:   clock,
+		Answers: httpapi.Answers{},
+		Logger:  log,
+		Vault:   vlt,
+		ThreeDS: payment.ThreeDSConfig{BaseURL: cfg.BaseURL, ChallengeTTL: cfg.ThreeDSChallengeTTL},
 	})
 
 	refunds := payments.NewRefundWorker(time.Second, 30*time.Second)
@@ -164,6 +168,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		SessionIdle: cfg.DashboardSessionIdle,
 		SessionMax:  cfg.DashboardSessionMax,
 		Wake:        dispatcher.Wake,
+		Vault:       vlt,
 	})
 
 	api := httpapi.New(httpapi.Config{
@@ -177,6 +182,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		RateLimitLive:            cfg.RateLimitLive,
 		RateLimitUnauthenticated: cfg.RateLimitUnauthenticated,
 		Dashboard:                dash,
+		TrustedProxies:           cfg.TrustedProxies,
 	})
 
 	srv := &http.Server{
@@ -185,6 +191,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      90 * time.Second,
 		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    maxHeaderBytes - netHTTPHeaderSlack,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/vault"
+	"github.com/paygate/paygate/internal/webhook"
 )
 
 // vaultKeySource tells where the card vault's master keys came from.
@@ -121,6 +122,40 @@ func logVault(ctx context.Context, log *slog.Logger, st paygate.Store, v *vault.
 	return nil
 }
 
+// vaultKeyFlag registers --vault-key (and PAYGATE_VAULT_KEY) on a command
+// that seals or opens webhook signing secrets.
+func vaultKeyFlag(fs *flagSet, keys *[]string) {
+	fs.Var(&stringList{list: keys}, "vault-key", "vault master `KEY[,KEY...]`, base64 of 32 bytes, as serve's (env PAYGATE_VAULT_KEY; default on SQLite: the database's .vault-key file)")
+	fs.envFlags = append(fs.envFlags, "vault-key")
+}
+
+// checkVaultKeys refuses a --vault-key that is not base64 of 32 bytes, as
+// a usage error; the message names the key's position, never the key.
+func checkVaultKeys(keys []string) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	if _, err := vault.ParseKeys(keys); err != nil {
+		return usageErrorf("--vault-key: %s", strings.TrimPrefix(err.Error(), "vault: "))
+	}
+	return nil
+}
+
+// sealWebhookSecrets seals the webhook signing secrets that rows written
+// before secrets were sealed still hold in plain text, and says how many it
+// converted. Every program that opens the store with the vault calls it at
+// startup; it is idempotent and safe beside other nodes doing the same.
+func sealWebhookSecrets(ctx context.Context, log *slog.Logger, st paygate.Store, v *vault.Vault) error {
+	n, err := webhook.SealStoredSecrets(ctx, st, v)
+	if err != nil {
+		return fmt.Errorf("encrypt the stored webhook signing secrets: %w", err)
+	}
+	if n > 0 && log != nil {
+		log.Info("encrypted the webhook signing secrets stored in plain text by an earlier version", "endpoints", n)
+	}
+	return nil
+}
+
 // vaultRewrapped is the --json output of vault rewrap.
 type vaultRewrapped struct {
 	KeyID     string `json:"keyId"`
@@ -137,26 +172,29 @@ func cmdVaultRewrap(ctx context.Context, c *cli, args []string) error {
 	fs.BoolVar(&asJSON, "json", false, "print the result as one line of JSON")
 	fs.envFlags = append(fs.envFlags, "vault-key")
 	fs.notes = "Re-encrypts every stored card under the first key: a fresh data key, wrapped by the first key,\n" +
-		"and the card's fingerprint under it. Safe while serve runs; stops at the first card it cannot open."
+		"and the card's fingerprint under it; then every webhook signing secret. Safe while serve runs;\n" +
+		"stops at the first card or secret it cannot open."
 	if err := fs.parse(args, c.env, c.stdout); err != nil {
 		return err
 	}
-	if len(keys) > 0 {
-		if _, err := vault.ParseKeys(keys); err != nil {
-			// As serve: the message names the key's position, never the key.
-			return usageErrorf("--vault-key: %s", strings.TrimPrefix(err.Error(), "vault: "))
-		}
+	if err := checkVaultKeys(keys); err != nil {
+		return err
 	}
 	v, _, err := openVault(dbURL, keys, false)
 	if err != nil {
 		return err
 	}
 	var res payment.RewrapResult
+	var endpoints int
 	err = withStore(ctx, dbURL, func(ctx context.Context, st paygate.Store) error {
 		var err error
 		res, err = payment.Rewrap(ctx, st, v, paygate.SystemClock{})
 		if err != nil {
 			return fmt.Errorf("rewrap: %w (%d cards were moved before)", err, res.Rewrapped)
+		}
+		// Webhook signing secrets are sealed under the same keys.
+		if endpoints, err = webhook.RewrapSecrets(ctx, st, v); err != nil {
+			return fmt.Errorf("rewrap: %w (%d webhook endpoints were moved before)", err, endpoints)
 		}
 		return nil
 	})
@@ -167,5 +205,8 @@ func cmdVaultRewrap(ctx context.Context, c *cli, args []string) error {
 		return writeJSON(c.stdout, vaultRewrapped{KeyID: res.KeyID, Rewrapped: res.Rewrapped})
 	}
 	_, err = fmt.Fprintf(c.stdout, "Rewrapped %d stored cards; every stored card is now sealed under key %s.\n", res.Rewrapped, res.KeyID)
+	if err == nil && endpoints > 0 {
+		_, err = fmt.Fprintf(c.stdout, "Rewrapped the signing secrets of %d webhook endpoints under key %s.\n", endpoints, res.KeyID)
+	}
 	return err
 }

@@ -17,9 +17,9 @@ type webhookSet struct {
 }
 
 func cmdWebhookSet(ctx context.Context, c *cli, args []string) error {
-	fs := newFlagSet("webhook set", "--merchant ID --mode test|live --url URL [--events a,b] [--rotate-secret] [--json] [--database-url URL]")
+	fs := newFlagSet("webhook set", "--merchant ID --mode test|live --url URL [--events a,b] [--rotate-secret] [--vault-key KEY[,KEY...]] [--json] [--database-url URL]")
 	var dbURL, merchantID, mode, rawURL string
-	var events []string
+	var events, keys []string
 	var rotate, asJSON bool
 	fs.databaseURL(&dbURL)
 	fs.StringVar(&merchantID, "merchant", "", "merchant `ID` (required)")
@@ -28,10 +28,14 @@ func cmdWebhookSet(ctx context.Context, c *cli, args []string) error {
 	fs.Var(&stringList{list: &events}, "events", "subscribed `events`, comma-separated (default: every event): "+eventList())
 	fs.BoolVar(&rotate, "rotate-secret", false, "replace the signing secret (setting again otherwise keeps it)")
 	fs.BoolVar(&asJSON, "json", false, "print the result as one line of JSON")
+	vaultKeyFlag(fs, &keys)
 	if err := fs.parse(args, c.env, c.stdout); err != nil {
 		return err
 	}
 	if err := required(fs, "merchant", "mode", "url"); err != nil {
+		return err
+	}
+	if err := checkVaultKeys(keys); err != nil {
 		return err
 	}
 	u, err := parseWebhookURL(rawURL)
@@ -46,15 +50,25 @@ func cmdWebhookSet(ctx context.Context, c *cli, args []string) error {
 	if err := checkWebhookTarget(u, paygate.Mode(mode)); err != nil {
 		return fmt.Errorf("--url %v", err) // "--url refused: ..."
 	}
+	// The secret is stored sealed by the vault: PostgreSQL without a key
+	// is refused in one line, as serve does; SQLite uses (or creates) the
+	// database's key file, as serve would.
+	v, _, err := openVault(dbURL, keys, true)
+	if err != nil {
+		return err
+	}
 	var ep paygate.WebhookEndpointState
 	err = withStore(ctx, dbURL, func(ctx context.Context, st paygate.Store) error {
+		if err := sealWebhookSecrets(ctx, nil, st, v); err != nil {
+			return err
+		}
 		m, err := merchantByID(ctx, st, merchantID)
 		if err != nil {
 			return err
 		}
 		// Setting the endpoint enables it again (after a 410); a rotation
 		// keeps the old secret signing beside the new one for a while.
-		ep, err = account.SetWebhook(ctx, st, m.ID, paygate.Mode(mode), rawURL, subscribed, rotate, now())
+		ep, err = account.SetWebhook(ctx, st, v, m.ID, paygate.Mode(mode), rawURL, subscribed, rotate, now())
 		return err
 	})
 	if err != nil {

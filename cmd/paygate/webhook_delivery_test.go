@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/paygate/paygate/internal/id"
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/store"
+	"github.com/paygate/paygate/internal/webhook"
 )
 
 // deliveryKeys are the keys of a delivery in --json output, in order.
@@ -26,8 +28,14 @@ func TestWebhookDeliveryCommands(t *testing.T) {
 		run("webhook", "test", "--merchant", m.MerchantID, "--mode", "test", "--json").
 			mustFail(t, 1, "no such webhook endpoint")
 		run("webhook", "test", "--merchant", id.New(), "--mode", "test").mustFail(t, 1, "merchant not found")
+		if strings.HasPrefix(db, "postgres") {
+			// The secret is sealed by the vault: PostgreSQL has no key
+			// file to fall back on, so it is refused without a key.
+			run("webhook", "set", "--merchant", m.MerchantID, "--mode", "test", "--url", "http://127.0.0.1:9/hook").
+				mustFail(t, 1, "a card vault master key is required with PostgreSQL")
+		}
 		run("webhook", "set", "--merchant", m.MerchantID, "--mode", "test", "--url", "http://127.0.0.1:9/hook",
-			"--events", "refund.failed").mustSucceed(t)
+			"--events", "refund.failed", "--vault-key", newVaultKey(t)).mustSucceed(t)
 
 		r := run("webhook", "test", "--merchant", m.MerchantID, "--mode", "test", "--json")
 		var ping deliveryJSON
@@ -104,6 +112,17 @@ func TestWebhookSetRotationKeepsPreviousSecret(t *testing.T) {
 	defer st.Close()
 	e, err := st.WebhookEndpointState(ctx, m.MerchantID, paygate.ModeTest)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Secret != "" || e.PreviousSecret != "" {
+		t.Fatal("the store holds a plain secret")
+	}
+	// Sealed under the key webhook set generated beside the database.
+	v, _, err := openVault(db, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := webhook.OpenSecrets(v, &e); err != nil {
 		t.Fatal(err)
 	}
 	if e.Secret != second.Secret || e.PreviousSecret != first.Secret || e.PreviousSecretExpiresAt == nil ||

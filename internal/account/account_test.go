@@ -2,6 +2,7 @@ package account_test
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/paygate/paygate/internal/id"
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/store/sqlite"
+	"github.com/paygate/paygate/internal/vault"
 	"github.com/paygate/paygate/internal/webhook"
 )
 
@@ -24,6 +26,19 @@ func newStore(t *testing.T) *sqlite.Store {
 	}
 	t.Cleanup(func() { st.Close() })
 	return st
+}
+
+func newVault(t *testing.T) *vault.Vault {
+	t.Helper()
+	key := make([]byte, vault.KeySize)
+	if _, err := rand.Read(key); err != nil {
+		t.Fatal(err)
+	}
+	v, err := vault.New(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 func newMerchant(t *testing.T, st paygate.Store, now time.Time) (string, paygate.APIKey) {
@@ -148,20 +163,21 @@ func TestSetWebhook(t *testing.T) {
 	ctx := context.Background()
 	now := paygate.SystemClock{}.Now()
 	mid, _ := newMerchant(t, st, now)
-	first, err := account.SetWebhook(ctx, st, mid, paygate.ModeTest, "http://127.0.0.1:9/a", nil, false, now)
+	v := newVault(t)
+	first, err := account.SetWebhook(ctx, st, v, mid, paygate.ModeTest, "http://127.0.0.1:9/a", nil, false, now)
 	if err != nil || !strings.HasPrefix(first.Secret, "whsec_") {
 		t.Fatalf("SetWebhook: %+v %v", first, err)
 	}
-	again, err := account.SetWebhook(ctx, st, mid, paygate.ModeTest, "http://127.0.0.1:9/b", []string{"refund.failed"}, false, now)
+	again, err := account.SetWebhook(ctx, st, v, mid, paygate.ModeTest, "http://127.0.0.1:9/b", []string{"refund.failed"}, false, now)
 	if err != nil || again.Secret != first.Secret || again.URL != "http://127.0.0.1:9/b" {
 		t.Errorf("setting again kept %+v, %v", again, err)
 	}
-	rotated, err := account.SetWebhook(ctx, st, mid, paygate.ModeTest, again.URL, again.Events, true, now)
+	rotated, err := account.SetWebhook(ctx, st, v, mid, paygate.ModeTest, again.URL, again.Events, true, now)
 	if err != nil || rotated.Secret == first.Secret || rotated.PreviousSecret != first.Secret ||
 		rotated.PreviousSecretExpiresAt == nil || !rotated.PreviousSecretExpiresAt.Equal(now.Add(paygate.WebhookSecretOverlap)) {
 		t.Errorf("rotation: %+v, %v", rotated, err)
 	}
-	if _, err := account.SetWebhook(ctx, st, id.New(), paygate.ModeTest, "http://127.0.0.1:9/a", nil, false, now); !paygate.IsNotFound(err) {
+	if _, err := account.SetWebhook(ctx, st, v, id.New(), paygate.ModeTest, "http://127.0.0.1:9/a", nil, false, now); !paygate.IsNotFound(err) {
 		t.Errorf("unknown merchant: %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/vault"
 	"github.com/paygate/paygate/internal/webhook"
 )
 
@@ -75,18 +76,26 @@ func CheckEvents(events []string) ([]string, error) {
 // subscribed events (checked by the caller with ParseWebhookURL,
 // CheckWebhookTarget and CheckEvents), and enables it again after a 410.
 // The secret is kept unless rotateSecret; a rotated-out secret keeps
-// signing beside the new one for paygate.WebhookSecretOverlap.
-func SetWebhook(ctx context.Context, st paygate.Store, merchantID string, mode paygate.Mode, rawURL string, events []string, rotateSecret bool, now time.Time) (paygate.WebhookEndpointState, error) {
+// signing beside the new one for paygate.WebhookSecretOverlap. The secrets
+// are stored sealed by the vault v, and returned opened.
+func SetWebhook(ctx context.Context, st paygate.Store, v *vault.Vault, merchantID string, mode paygate.Mode, rawURL string, events []string, rotateSecret bool, now time.Time) (paygate.WebhookEndpointState, error) {
+	sealed, err := webhook.SealSecret(v, merchantID, mode, webhook.NewSecret())
+	if err != nil {
+		return paygate.WebhookEndpointState{}, fmt.Errorf("set webhook endpoint: %w", err)
+	}
 	ep, err := st.ConfigureWebhookEndpoint(ctx, paygate.WebhookEndpoint{
-		MerchantID: merchantID,
-		Mode:       mode,
-		URL:        rawURL,
-		Secret:     webhook.NewSecret(),
-		Events:     events,
-		CreatedAt:  now,
-		UpdatedAt:  now,
+		MerchantID:   merchantID,
+		Mode:         mode,
+		URL:          rawURL,
+		SealedSecret: sealed,
+		Events:       events,
+		CreatedAt:    now,
+		UpdatedAt:    now,
 	}, rotateSecret, now.Add(paygate.WebhookSecretOverlap))
 	if err != nil {
+		return ep, fmt.Errorf("set webhook endpoint: %w", err)
+	}
+	if err := webhook.OpenSecrets(v, &ep); err != nil {
 		return ep, fmt.Errorf("set webhook endpoint: %w", err)
 	}
 	return ep, nil

@@ -7,9 +7,6 @@
 package card
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"time"
 
 	"github.com/paygate/paygate/internal/paygate"
@@ -115,21 +112,10 @@ func Expired(month, year4 int, now time.Time) bool {
 	return !now.Before(end)
 }
 
-// Fingerprint returns the hex HMAC-SHA256 of number under key. The same
-// number gives the same fingerprint under one key, so a card can be
-// recognised (the same card saved twice) without storing its number; the
-// key must stay secret, or fingerprints of the small space of card numbers
-// could be reversed by brute force.
-func Fingerprint(key []byte, number string) string {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(number))
-	return hex.EncodeToString(m.Sum(nil))
-}
-
 // Summary returns what a payment keeps of c: brand, last four digits,
-// expiry, holder name and fingerprint under key. Nothing in it allows a
-// charge.
-func Summary(c paygate.Card, key []byte) paygate.CardSummary {
+// expiry, holder name and the fingerprint given (the vault's, keyed by a
+// key the database never holds). Nothing in it allows a charge.
+func Summary(c paygate.Card, fingerprint string) paygate.CardSummary {
 	number := c.Number.Reveal()
 	return paygate.CardSummary{
 		Brand:       Brand(number),
@@ -137,6 +123,6 @@ func Summary(c paygate.Card, key []byte) paygate.CardSummary {
 		ExpMonth:    c.ExpMonth,
 		ExpYear:     c.ExpYear,
 		HolderName:  c.HolderName,
-		Fingerprint: Fingerprint(key, number),
+		Fingerprint: fingerprint,
 	}
 }

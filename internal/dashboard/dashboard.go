@@ -24,7 +24,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"maps"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -34,9 +33,11 @@ import (
 	// is embedded so that a machine without /usr/share/zoneinfo works.
 	_ "time/tzdata"
 
+	"github.com/paygate/paygate/internal/clientaddr"
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/ratelimit"
+	"github.com/paygate/paygate/internal/vault"
 )
 
 //go:embed templates/*.html
@@ -68,6 +69,9 @@ type Config struct {
 	// Wake, when set, asks the webhook dispatcher to look for due
 	// deliveries now (after a test event or a resend).
 	Wake func()
+	// Vault seals and opens webhook signing secrets (setting, rotating and
+	// revealing them need it).
+	Vault *vault.Vault
 }
 
 // Dashboard is the http.Handler of /dashboard and everything under it.
@@ -414,15 +418,10 @@ func (d *Dashboard) recordAudit(ctx context.Context, e paygate.AuditEntry) {
 	}
 }
 
-// clientAddr is the peer's address. Like the API, the dashboard trusts no
-// forwarding header.
-func clientAddr(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
+// clientAddr is the request's client address, as the server's entry
+// point decided it (the peer, or the client a trusted proxy forwarded
+// for: package clientaddr).
+func clientAddr(r *http.Request) string { return clientaddr.FromRequest(r) }
 
 // safeNext returns next when it is a path inside the dashboard on this
 // origin, and "" otherwise (an open redirect through ?next= is refused).

@@ -194,9 +194,12 @@ func TestWebhookPages(t *testing.T) {
 	if p.code != http.StatusSeeOther {
 		t.Fatalf("set test webhook: %d\n%s", p.code, p.body)
 	}
-	ep, err := s.st.WebhookEndpointState(ctx, s.a.id, paygate.ModeTest)
+	ep, err := openedEndpoint(ctx, s.st, s.a.id, paygate.ModeTest)
 	if err != nil || ep.URL != "http://127.0.0.1:9/hook" || strings.Join(ep.Events, ",") != "payment.captured,refund.succeeded" {
 		t.Fatalf("stored endpoint %+v, %v", ep, err)
+	}
+	if stored, _ := s.st.WebhookEndpointState(ctx, s.a.id, paygate.ModeTest); stored.Secret != "" || len(stored.SealedSecret) == 0 {
+		t.Fatal("the dashboard stored the plain secret")
 	}
 	page := b.get("/dashboard/test/webhook")
 	if strings.Contains(html.UnescapeString(page.body), ep.Secret) {
@@ -209,13 +212,13 @@ func TestWebhookPages(t *testing.T) {
 	}
 	// Rotate: a new secret, the old one signs beside it.
 	p = b.post("/dashboard/test/webhook", "/dashboard/test/webhook/rotate", nil)
-	rotated, err := s.st.WebhookEndpointState(ctx, s.a.id, paygate.ModeTest)
+	rotated, err := openedEndpoint(ctx, s.st, s.a.id, paygate.ModeTest)
 	if err != nil || rotated.Secret == ep.Secret || rotated.PreviousSecret != ep.Secret || !strings.Contains(html.UnescapeString(p.body), rotated.Secret) {
 		t.Fatalf("rotate secret: %d, %+v, %v", p.code, rotated, err)
 	}
 	// Saving the URL again keeps the secret.
 	b.post("/dashboard/test/webhook", "/dashboard/test/webhook", url.Values{"url": {"http://127.0.0.1:9/other"}})
-	if again, _ := s.st.WebhookEndpointState(ctx, s.a.id, paygate.ModeTest); again.Secret != rotated.Secret || len(again.Events) != 0 {
+	if again, _ := openedEndpoint(ctx, s.st, s.a.id, paygate.ModeTest); again.Secret != rotated.Secret || len(again.Events) != 0 {
 		t.Errorf("saving again: %+v", again)
 	}
 	// Test event: a ping delivery, and the dispatcher woken.
@@ -264,7 +267,7 @@ func TestOtherMerchantsIDs(t *testing.T) {
 	ctx := context.Background()
 	// B has a test endpoint and a delivery.
 	if _, err := s.st.ConfigureWebhookEndpoint(ctx, paygate.WebhookEndpoint{
-		MerchantID: s.b.id, Mode: paygate.ModeTest, URL: "http://127.0.0.1:9/b", Secret: webhook.NewSecret(),
+		MerchantID: s.b.id, Mode: paygate.ModeTest, URL: "http://127.0.0.1:9/b", SealedSecret: sealedSecret(t, s.b.id, paygate.ModeTest),
 		CreatedAt: s.clock.Now(), UpdatedAt: s.clock.Now(),
 	}, false, s.clock.Now()); err != nil {
 		t.Fatal(err)

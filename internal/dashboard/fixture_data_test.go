@@ -78,7 +78,7 @@ func newStoreAndService(t *testing.T, clock paygate.Clock) (*sqlite.Store, *paym
 	}
 	svc := payment.New(payment.Config{
 		Store: st, Router: provider.Default(), Clock: clock, Answers: httpapi.Answers{},
-		FingerprintKey: []byte("dashboard-test-fingerprint-key"), Vault: v,
+		Vault: v,
 	})
 	return st, svc
 }
@@ -111,7 +111,7 @@ func newDataFixture(t *testing.T) *dataFixture {
 		Store: st, Payments: svc, Auth: &auth.Authenticator{Store: st, Clock: clock}, Limiter: ratelimit.NewMemory(),
 		Clock: clock, RateLimitTest: 100000, RateLimitLive: 100000, RateLimitUnauthenticated: 100000,
 	})
-	f := &dataFixture{t: t, st: st, svc: svc, api: api, clock: clock, d: New(Config{Store: st, Payments: svc, Limiter: ratelimit.NewMemory(), Clock: clock})}
+	f := &dataFixture{t: t, st: st, svc: svc, api: api, clock: clock, d: New(Config{Store: st, Payments: svc, Limiter: ratelimit.NewMemory(), Clock: clock, Vault: siteVault})}
 	f.a = f.merchant("m-a", "Ada's Books")
 	f.b = f.merchant("m-b", "Bob's Bikes")
 	f.aLive = f.a

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/clientaddr"
 	"github.com/paygate/paygate/internal/id"
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/ratelimit"
@@ -28,6 +29,10 @@ type site struct {
 	st    *sqlite.Store
 	d     *Dashboard
 	clock *testClock
+	// proxies are the trusted proxies the server in front of the
+	// dashboard resolves client addresses with (httpapi.Server does it in
+	// production); none: the peer.
+	proxies clientaddr.Proxies
 	// Merchants A and B: their ids, a test secret key id each, and their
 	// users' emails.
 	a, b siteMerchant
@@ -44,7 +49,7 @@ func newSite(t *testing.T, mutate ...func(*Config)) *site {
 	clock := &testClock{}
 	clock.Set(time.Now())
 	st, svc := newStoreAndService(t, clock)
-	cfg := Config{Store: st, Payments: svc, Limiter: ratelimit.NewMemory(), Clock: clock, BaseURL: "http://127.0.0.1:8080"}
+	cfg := Config{Store: st, Payments: svc, Limiter: ratelimit.NewMemory(), Clock: clock, BaseURL: "http://127.0.0.1:8080", Vault: siteVault}
 	for _, m := range mutate {
 		m(&cfg)
 	}
@@ -86,6 +91,7 @@ type browser struct {
 	s       *site
 	cookies map[string]string
 	addr    string
+	xff     string // X-Forwarded-For, when not empty
 }
 
 func (s *site) browser() *browser {
@@ -112,6 +118,10 @@ func (b *browser) do(method, path string, form url.Values) reply {
 		r = httptest.NewRequest(method, path, nil)
 	}
 	r.RemoteAddr = b.addr
+	if b.xff != "" {
+		r.Header.Set("X-Forwarded-For", b.xff)
+	}
+	r = r.WithContext(clientaddr.NewContext(r.Context(), b.s.proxies.ClientAddr(r)))
 	for n, v := range b.cookies {
 		r.AddCookie(&http.Cookie{Name: n, Value: v})
 	}

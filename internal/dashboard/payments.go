@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/paygate/paygate/internal/card"
 	"github.com/paygate/paygate/internal/httpapi"
 	"github.com/paygate/paygate/internal/id"
 	"github.com/paygate/paygate/internal/money"
@@ -488,6 +489,9 @@ func (d *Dashboard) refundPayment(w http.ResponseWriter, r *http.Request, v *vie
 		}
 		data.Error = msg
 		data.Form = refundForm{Amount: form.Amount, Reason: form.Reason, Key: id.New()}
+		if card.ContainsNumber(form.Reason) {
+			data.Form.Reason = "" // refused for it: never shown back
+		}
 		d.render(w, r, v, http.StatusBadRequest, "payment", data)
 	}
 	if !id.Valid(form.Key) {
@@ -514,7 +518,7 @@ func (d *Dashboard) refundPayment(w http.ResponseWriter, r *http.Request, v *vie
 	}
 	if !reserved {
 		switch {
-		case !bytes.Equal(rec.Fingerprint, fp):
+		case !d.payments.SameRequest(rec.Fingerprint, fp, http.MethodPost, "/v1/refunds", body):
 			refused("This form was already submitted with other values. Check the refunds below before refunding again.")
 		case rec.State != paygate.IdempotencyComplete:
 			refused("This refund is still being processed. Reload the page in a moment to see it.")

@@ -171,6 +171,24 @@ func TestRefundFromDashboard(t *testing.T) {
 			}
 		})
 	}
+	t.Run("ErrCardNumberInReason", func(t *testing.T) {
+		t.Parallel()
+		f := newDataFixture(t)
+		pid := f.pay(f.a, cardOK, "10.00", "EUR", "cust-1", "")
+		form := f.refundFormOf(t, f.a.viewer, pid)
+		form.Set("amount", "1.00")
+		form.Set("reason", "refund to 4242 4242 4242 4242 please")
+		pg := f.post(f.a.viewer, "/payments/"+pid+"/refund", form)
+		if pg.code != http.StatusBadRequest || !strings.Contains(pg.body, "card numbers do not belong in reason") {
+			t.Fatalf("card number in the reason: %d\n%s", pg.code, pg.body)
+		}
+		if strings.Contains(pg.body, "4242 4242 4242 4242") {
+			t.Errorf("the page shows the card number back")
+		}
+		if rs := f.refunds(t, f.a, pid); len(rs) != 0 {
+			t.Fatalf("refunds stored: %+v", rs)
+		}
+	})
 	t.Run("ErrOtherFormValues", func(t *testing.T) {
 		t.Parallel()
 		f := newDataFixture(t)
@@ -253,7 +271,7 @@ func TestPaymentDetail(t *testing.T) {
 	// An endpoint, so that the payment's events have deliveries.
 	now := f.clock.Now()
 	if _, err := f.st.ConfigureWebhookEndpoint(context.Background(), paygate.WebhookEndpoint{
-		MerchantID: f.a.merchantID, Mode: paygate.ModeTest, URL: "http://127.0.0.1:9/hooks", Secret: "whsec_dGVzdC1zZWNyZXQtdGVzdC1zZWNyZXQ=",
+		MerchantID: f.a.merchantID, Mode: paygate.ModeTest, URL: "http://127.0.0.1:9/hooks", SealedSecret: sealedSecret(t, f.a.merchantID, paygate.ModeTest),
 		CreatedAt: now, UpdatedAt: now,
 	}, false, now); err != nil {
 		t.Fatal(err)
@@ -291,7 +309,7 @@ func TestPaymentDetail(t *testing.T) {
 	// The deliveries of all the payment's events are one read, not one
 	// per event.
 	counted := &deliveryReads{Store: f.st}
-	f.d = New(Config{Store: counted, Payments: f.svc, Limiter: ratelimit.NewMemory(), Clock: f.clock})
+	f.d = New(Config{Store: counted, Payments: f.svc, Limiter: ratelimit.NewMemory(), Clock: f.clock, Vault: siteVault})
 	again := f.get(f.a.viewer, "/payments/"+pid)
 	for _, dl := range ds {
 		if !strings.Contains(again.body, `href="/dashboard/test/webhook/deliveries/`+dl.ID+`"`) {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paygate/paygate/internal/clientaddr"
 	"github.com/paygate/paygate/internal/id"
 	"github.com/paygate/paygate/internal/paygate"
 )
@@ -228,4 +229,53 @@ func TestTemplatesHaveNoInlineCode(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Finding 6: behind a reverse proxy every client had the proxy's address,
+// so a password spray locked everyone out. With the proxy trusted, the
+// sign-in throttle and the audit log key on the forwarded client; without,
+// the header is ignored and cannot buy a spray fresh budgets.
+func TestSignInThrottleBehindProxy(t *testing.T) {
+	t.Parallel()
+	spray := func(s *site, xff func(i int) string) bool {
+		for i := range 2 * loginPerAddr {
+			b := s.browser()
+			b.addr, b.xff = "10.0.0.2:4000", xff(i)
+			if p := b.signIn(fmt.Sprintf("user%d@spray.example", i), "whatever password"); p.code == http.StatusTooManyRequests {
+				return true
+			}
+		}
+		return false
+	}
+	t.Run("TrustedProxy", func(t *testing.T) {
+		t.Parallel()
+		s := newSite(t)
+		proxies, err := clientaddr.Parse("10.0.0.0/8")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.proxies = proxies
+		if !spray(s, func(int) string { return "203.0.113.66, 10.0.0.3" }) {
+			t.Fatalf("%d attempts from one forwarded client were never throttled", 2*loginPerAddr)
+		}
+		// Another client behind the same proxy signs in, and is recorded
+		// under its own address.
+		b := s.browser()
+		b.addr, b.xff = "10.0.0.2:4000", "198.51.100.7"
+		b.mustSignIn(s.a.email)
+		es, err := s.st.AuditLog(context.Background(), paygate.AuditQuery{MerchantID: s.a.id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(es) == 0 || es[0].Action != paygate.AuditSignIn || es[0].RemoteAddr != "198.51.100.7" {
+			t.Errorf("newest audit entry %+v, want a sign-in from 198.51.100.7", es)
+		}
+	})
+	t.Run("NoTrustedProxies", func(t *testing.T) {
+		t.Parallel()
+		s := newSite(t)
+		if !spray(s, func(i int) string { return fmt.Sprintf("198.51.100.%d", i+1) }) {
+			t.Fatalf("%d attempts from one peer, each claiming another X-Forwarded-For, were never throttled", 2*loginPerAddr)
+		}
+	})
 }

@@ -189,6 +189,10 @@ func (d *Dashboard) withSession(w http.ResponseWriter, r *http.Request, mode pay
 			return
 		}
 	}
+	if !cleanInput(r) {
+		d.render(w, r, v, http.StatusBadRequest, "error", errorData{Title: "Invalid request", Message: badInputMessage})
+		return
+	}
 	page(v)
 }
 
@@ -255,6 +259,12 @@ func (d *Dashboard) login(w http.ResponseWriter, r *http.Request) {
 			Title:   "Form expired",
 			Message: "The sign-in form could not be checked. Reload the sign-in page and try again (cookies must be enabled).",
 		})
+		return
+	}
+	if !cleanInput(r) {
+		data.Email, data.Next = "", ""
+		data.Error = "The email or password is not valid text."
+		d.loginPage(w, r, http.StatusBadRequest, data)
 		return
 	}
 	if len(email) > 254 {

@@ -56,7 +56,9 @@ func (d *Dashboard) loadWebhook(r *http.Request, v *viewer) (webhookData, error)
 	case err == nil:
 		data.Endpoint = &ep
 		data.Form = ep.URL
-		data.PreviousActive = len(ep.Secrets(d.now())) > 1
+		// Whether the previous secret still signs; it stays sealed here.
+		data.PreviousActive = (ep.PreviousSecret != "" || len(ep.SealedPreviousSecret) > 0) &&
+			ep.PreviousSecretExpiresAt != nil && d.now().Before(*ep.PreviousSecretExpiresAt)
 	case !paygate.IsNotFound(err):
 		return data, err
 	}
@@ -128,7 +130,7 @@ func (d *Dashboard) setWebhook(w http.ResponseWriter, r *http.Request, v *viewer
 		refuse("The events are refused: " + err.Error() + ".")
 		return
 	}
-	ep, err := account.SetWebhook(ctx, d.store, v.User.MerchantID, v.Mode, raw, subscribed, false, d.now())
+	ep, err := account.SetWebhook(ctx, d.store, d.cfg.Vault, v.User.MerchantID, v.Mode, raw, subscribed, false, d.now())
 	if err != nil {
 		d.fail(w, r, v, err)
 		return
@@ -153,7 +155,12 @@ func (d *Dashboard) revealSecret(w http.ResponseWriter, r *http.Request, v *view
 		d.fail(w, r, v, paygate.Errorf(paygate.CodeNotFound, "", "no webhook endpoint is set in %s mode", v.Mode))
 		return
 	}
-	data.Secret = data.Endpoint.Secret
+	ep := *data.Endpoint
+	if err := webhook.OpenSecrets(d.cfg.Vault, &ep); err != nil {
+		d.fail(w, r, v, err)
+		return
+	}
+	data.Secret = ep.Secret
 	d.audit(r.Context(), r, v, v.Mode, paygate.AuditWebhookSecretShown, auditURL(data.Endpoint.URL), "")
 	d.render(w, r, v, http.StatusOK, "webhook", data)
 }
@@ -170,7 +177,7 @@ func (d *Dashboard) rotateSecret(w http.ResponseWriter, r *http.Request, v *view
 		d.fail(w, r, v, err)
 		return
 	}
-	next, err := account.SetWebhook(ctx, d.store, v.User.MerchantID, v.Mode, ep.URL, ep.Events, true, d.now())
+	next, err := account.SetWebhook(ctx, d.store, d.cfg.Vault, v.User.MerchantID, v.Mode, ep.URL, ep.Events, true, d.now())
 	if err != nil {
 		d.fail(w, r, v, err)
 		return

@@ -35,7 +35,19 @@ func decodeJSON(body []byte, v any) *paygate.Error {
 		panic("httpapi: decodeJSON needs a non-nil pointer to a struct")
 	}
 	if !json.Valid(body) {
-		return invalidBodyError(body)
+		// A raw NUL inside a string makes the JSON invalid, yet one field
+		// is to blame (decisions §15): with each NUL made an invalid
+		// UTF-8 byte instead, a body valid otherwise is walked, and the
+		// field holding it refused as text that is not UTF-8.
+		nul := bytes.IndexByte(body, 0)
+		if nul < 0 {
+			return invalidBodyError(body)
+		}
+		patched := bytes.ReplaceAll(body, []byte{0}, []byte{0xff})
+		if !json.Valid(patched) {
+			return invalidBodyError(body)
+		}
+		body = patched
 	}
 	w := jsonWalker{data: body}
 	w.skipSpace()
@@ -132,6 +144,9 @@ func decodeField(val []byte, fv reflect.Value, f *fieldInfo, path string) *payga
 		if val[0] != '"' {
 			return wrongType()
 		}
+		if badText(val) {
+			return badTextError(joinPath(path, f.name))
+		}
 		s, ok := jsonString(val)
 		if !ok {
 			return bodyError("the request body is not valid JSON")
@@ -149,8 +164,14 @@ func decodeField(val []byte, fv reflect.Value, f *fieldInfo, path string) *payga
 		}
 		fv.SetBool(val[0] == 't')
 	case kindRaw:
+		if e := checkRawText(val, joinPath(path, f.name)); e != nil {
+			return e
+		}
 		fv.SetBytes(bytes.Clone(val))
 	default:
+		if badText(val) {
+			return badTextError(joinPath(path, f.name))
+		}
 		if err := json.Unmarshal(val, fv.Addr().Interface()); err != nil {
 			var typeErr *json.UnmarshalTypeError
 			if errors.As(err, &typeErr) {
@@ -179,6 +200,123 @@ func jsonString(lit []byte) (string, bool) {
 		return "", false
 	}
 	return s, true
+}
+
+// badText reports whether b, valid JSON text or a part of it that starts
+// and ends outside any string, holds text decisions §15 refuses in a
+// string: bytes that are not UTF-8, the character U+0000 (raw or as the
+// escape \u0000), or a \u escape of a lone surrogate (which
+// encoding/json would turn into U+FFFD, as it does invalid bytes). Outside
+// strings valid JSON has ASCII only and no backslash, so the whole of b can
+// be scanned as if it were string contents. It runs on every string of
+// every request: no allocation, one pass.
+func badText(b []byte) bool {
+	for i := 0; i < len(b); {
+		c := b[i]
+		switch {
+		case c == 0:
+			return true
+		case c == '\\':
+			if i+1 >= len(b) {
+				return true
+			}
+			if b[i+1] != 'u' {
+				i += 2
+				continue
+			}
+			r, ok := hex4(b, i+2)
+			switch {
+			case !ok || r == 0 || (r >= 0xdc00 && r <= 0xdfff):
+				return true
+			case r >= 0xd800 && r <= 0xdbff:
+				// A high surrogate counts only with a low one after it.
+				if i+7 >= len(b) || b[i+6] != '\\' || b[i+7] != 'u' {
+					return true
+				}
+				lo, ok := hex4(b, i+8)
+				if !ok || lo < 0xdc00 || lo > 0xdfff {
+					return true
+				}
+				i += 12
+			default:
+				i += 6
+			}
+		case c < utf8.RuneSelf:
+			i++
+		default:
+			r, size := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && size == 1 {
+				return true
+			}
+			i += size
+		}
+	}
+	return false
+}
+
+// hex4 is the value of the four hex digits at b[i:i+4].
+func hex4(b []byte, i int) (rune, bool) {
+	if i+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[i : i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
+
+// badTextError refuses the text of param ("" when no field is to blame,
+// e.g. a key of the body itself).
+func badTextError(param string) *paygate.Error {
+	if param == "" {
+		return bodyError("the request body must be UTF-8 text without NUL characters")
+	}
+	return paygate.Errorf(paygate.CodeInvalidRequest, param, "%s must be UTF-8 text without NUL characters", param)
+}
+
+// checkRawText checks the strings of a value kept as sent (metadata): a bad
+// key of the object is param itself, anything bad in a member's value is
+// param.key, and a value that is not an object is param as a whole.
+func checkRawText(val []byte, param string) *paygate.Error {
+	if !badText(val) {
+		return nil
+	}
+	if val[0] != '{' {
+		return badTextError(param)
+	}
+	w := jsonWalker{data: val, pos: 1}
+	for {
+		w.skipSpace()
+		if w.peek() != '"' {
+			return badTextError(param) // not reached: something was bad
+		}
+		keyRaw := w.value()
+		if badText(keyRaw) {
+			return badTextError(param)
+		}
+		w.skipSpace()
+		w.pos++ // the ':'
+		w.skipSpace()
+		v := w.value()
+		if badText(v) {
+			key, _ := jsonString(keyRaw)
+			return badTextError(param + "." + safeFieldName(key))
+		}
+		w.skipSpace()
+		if w.peek() == ',' {
+			w.pos++
+		}
+	}
 }
 
 // jsonWalker steps through JSON text that json.Valid has accepted, so it
@@ -267,7 +405,8 @@ func joinPath(path, name string) string {
 }
 
 // safeFieldName makes an unknown key fit to be shown as a param: at most 64
-// bytes, control characters replaced, and a run of 12 or more digits (a key
+// bytes, control characters and U+FFFD (what a key that was not UTF-8
+// became) replaced, and a run of 12 or more digits (a key
 // that may be a card number, sent by mistake as a key) redacted.
 func safeFieldName(key string) string {
 	const maxLen = 64
@@ -280,7 +419,7 @@ func safeFieldName(key string) string {
 		} else {
 			run = 0
 		}
-		if c < 0x20 || c == 0x7f || run >= 12 {
+		if c < 0x20 || c == 0x7f || c >= utf8.RuneSelf || run >= 12 {
 			clean = false
 			break
 		}
@@ -302,7 +441,7 @@ func safeFieldName(key string) string {
 				return "[redacted]"
 			}
 			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f:
+		case r < 0x20 || r == 0x7f || r == utf8.RuneError:
 			run = 0
 			b.WriteRune('?')
 		default:

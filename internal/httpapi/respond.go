@@ -92,10 +92,14 @@ func mustJSON(v any) []byte {
 	return b
 }
 
-// writeRaw writes a complete JSON body.
+// writeRaw writes a complete JSON body. Every JSON answer, replays
+// included, is private to its client and is not to be content-sniffed
+// (decisions §15).
 func writeRaw(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	_, _ = w.Write(body)

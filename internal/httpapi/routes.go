@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/paygate/paygate/internal/id"
 	"github.com/paygate/paygate/internal/idempotency"
@@ -81,6 +82,9 @@ type matched struct {
 	ok  bool
 }
 
+// name is the route's pattern as written: /v1/payments/{id}.
+func (rt route) name() string { return "/" + strings.Join(rt.pattern, "/") }
+
 // peeks returns what a request of method to the matched route reads with
 // its API key.
 func (m matched) peeks(method string) peekKind {
@@ -153,7 +157,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key paygate.
 		return
 	}
 	if !reserved {
-		s.answerTaken(w, r, rec, res.Fingerprint)
+		s.answerTaken(w, r, rec, res.Fingerprint, body)
 		return
 	}
 
@@ -200,9 +204,9 @@ func (s *Server) readIdempotent(w http.ResponseWriter, r *http.Request, key payg
 
 // answerTaken answers a request whose key has a live record: a replay of
 // the stored answer, or 409 for another body or a request still in flight.
-func (s *Server) answerTaken(w http.ResponseWriter, r *http.Request, rec paygate.IdempotencyRecord, fp []byte) {
+func (s *Server) answerTaken(w http.ResponseWriter, r *http.Request, rec paygate.IdempotencyRecord, fp, body []byte) {
 	switch {
-	case !bytes.Equal(rec.Fingerprint, fp):
+	case !s.cfg.Payments.SameRequest(rec.Fingerprint, fp, r.Method, r.URL.Path, body):
 		s.writeError(w, r, paygate.Errorf(paygate.CodeDuplicateRequest, "Idempotency-Key", "this Idempotency-Key was used with different request parameters"))
 	case rec.State != paygate.IdempotencyComplete:
 		w.Header().Set("Retry-After", "1")
@@ -246,7 +250,7 @@ func (s *Server) createPayment(w http.ResponseWriter, r *http.Request, key payga
 		return
 	}
 	if st.peeked && st.record != nil && st.record.Live(res.Now) {
-		s.answerTaken(w, r, *st.record, res.Fingerprint)
+		s.answerTaken(w, r, *st.record, res.Fingerprint, body)
 		return
 	}
 	in, err := s.paymentInput(r, body)
@@ -261,7 +265,7 @@ func (s *Server) createPayment(w http.ResponseWriter, r *http.Request, key payga
 			writeRaw(w, ans.Status, ans.Body)
 			return
 		case errors.As(err, &taken):
-			s.answerTaken(w, r, taken.Record, res.Fingerprint)
+			s.answerTaken(w, r, taken.Record, res.Fingerprint, body)
 			return
 		case !errors.Is(err, payment.ErrNotReserved):
 			s.releaseAndFail(w, r, res, err)
@@ -279,7 +283,7 @@ func (s *Server) createPayment(w http.ResponseWriter, r *http.Request, key payga
 	case rerr != nil:
 		s.fail(w, r, rerr)
 	case !reserved:
-		s.answerTaken(w, r, rec, res.Fingerprint)
+		s.answerTaken(w, r, rec, res.Fingerprint, body)
 	default:
 		s.releaseAndFail(w, r, res, err)
 	}
@@ -377,7 +381,11 @@ func (s *Server) getPayment(w http.ResponseWriter, r *http.Request, key paygate.
 }
 
 func (s *Server) lookupPayment(w http.ResponseWriter, r *http.Request, key paygate.APIKey, _ []string) {
-	ref := r.URL.Query().Get("merchantRef")
+	ref, e := queryText(r, "merchantRef")
+	if e != nil {
+		s.writeError(w, r, e)
+		return
+	}
 	if ref == "" {
 		s.writeError(w, r, paygate.Errorf(paygate.CodeInvalidRequest, "merchantRef", "the merchantRef query parameter is required"))
 		return
@@ -388,6 +396,17 @@ func (s *Server) lookupPayment(w http.ResponseWriter, r *http.Request, key payga
 		return
 	}
 	s.writeData(w, r, http.StatusOK, paymentResponse(p))
+}
+
+// queryText returns the query parameter name, refused (param name) when it
+// is not UTF-8 or holds U+0000 (decisions §15): such text can be neither
+// stored nor compared by PostgreSQL, and is nobody's reference.
+func queryText(r *http.Request, name string) (string, *paygate.Error) {
+	v := r.URL.Query().Get(name)
+	if !utf8.ValidString(v) || strings.IndexByte(v, 0) >= 0 {
+		return "", paygate.Errorf(paygate.CodeInvalidRequest, name, "the %s query parameter must be UTF-8 text without NUL characters", name)
+	}
+	return v, nil
 }
 
 func (s *Server) listRefunds(w http.ResponseWriter, r *http.Request, key paygate.APIKey, ids []string) {

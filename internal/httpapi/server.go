@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"net"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/clientaddr"
 	"github.com/paygate/paygate/internal/id"
 	"github.com/paygate/paygate/internal/idempotency"
 	"github.com/paygate/paygate/internal/paygate"
@@ -41,6 +41,9 @@ type Config struct {
 	// Dashboard serves /dashboard and everything under it (the merchant
 	// dashboard's HTML pages); nil answers 404 there.
 	Dashboard http.Handler
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
+	// the client (serve --trusted-proxies); none: the peer is the client.
+	TrustedProxies clientaddr.Proxies
 }
 
 // Server is the HTTP handler of the whole service.
@@ -71,6 +74,7 @@ func New(cfg Config) *Server {
 // reqState is what one request accumulates for its log line.
 type reqState struct {
 	requestID string
+	clientIP  string
 	key       paygate.APIKey
 	authed    bool
 	// peeked: the record of the request's Idempotency-Key was read with
@@ -82,6 +86,9 @@ type reqState struct {
 	// key (auth.AuthenticatePayment); nil when it was not read so or not
 	// found, and getPayment reads it itself.
 	payment *paygate.Payment
+	// route is the route pattern the request matched (/v1/payments/{id}),
+	// "unmatched" when none did: the log names it, never the raw path.
+	route string
 }
 
 type ctxKey struct{}
@@ -126,7 +133,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("X-Request-Id", st.requestID)
 	sw := &statusWriter{ResponseWriter: w}
-	r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, st))
+	// The client address is decided once, here, and read from the context
+	// by everything that uses one (the dashboard included).
+	st.clientIP = s.cfg.TrustedProxies.ClientAddr(r)
+	r = r.WithContext(clientaddr.NewContext(context.WithValue(r.Context(), ctxKey{}, st), st.clientIP))
 
 	defer func() {
 		if v := recover(); v != nil {
@@ -138,39 +148,61 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				s.writeError(sw, r, &paygate.Error{Code: paygate.CodeInternal, Message: "an internal error occurred"})
 			}
 		}
-		attrs := []slog.Attr{
+		// One line per request (decisions §15), with stable names: the
+		// key's id, never the key; the route pattern, never the raw path.
+		attrs := make([]slog.Attr, 0, 9)
+		attrs = append(attrs,
 			slog.String("request_id", st.requestID),
 			slog.String("method", r.Method),
-			slog.String("path", logPath(r.URL.Path)),
+			slog.String("route", st.route),
 			slog.Int("status", sw.status),
-			slog.Float64("duration_ms", math.Round(float64(time.Since(start).Microseconds()))/1000),
-		}
+			slog.Float64("latency_ms", math.Round(float64(time.Since(start).Microseconds()))/1000),
+		)
 		if st.authed {
-			attrs = append(attrs, slog.String("merchant", st.key.MerchantID), slog.String("mode", string(st.key.Mode)))
+			attrs = append(attrs, slog.String("key_id", st.key.ID), slog.String("merchant_id", st.key.MerchantID), slog.String("mode", string(st.key.Mode)))
 		}
+		attrs = append(attrs, slog.String("client_ip", st.clientIP))
 		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 	}()
 
+	st.route = routeUnmatched
 	switch path := r.URL.Path; {
 	case path == "/healthz":
+		st.route = path
 		s.healthz(sw, r)
 	case path == "/readyz":
+		st.route = path
 		s.readyz(sw, r)
 	case isBrowserPath(path):
 		// 3-D Secure pages for the customer's browser (browser.go): no
 		// API key, no idempotency, HTML answers.
+		st.route = browserRoute(path)
 		s.serveBrowser(sw, r)
 	case isAdyenNotificationPath(path):
 		// Adyen's notification webhook (adyen_notifications.go): no API
 		// key, every item is authenticated by its HMAC signature.
+		st.route = adyenNotificationPrefix + "{provider}/notifications"
 		s.serveAdyenNotification(sw, r)
 	case path == "/v1" || strings.HasPrefix(path, "/v1/"):
-		s.serveAPI(sw, r)
+		s.serveAPI(sw, r) // sets the route it matched
 	case (path == "/dashboard" || strings.HasPrefix(path, "/dashboard/")) && s.cfg.Dashboard != nil:
+		st.route = "/dashboard/*"
 		s.cfg.Dashboard.ServeHTTP(sw, r)
 	default:
 		s.writeError(sw, r, paygate.Errorf(paygate.CodeNotFound, "", "no such path"))
 	}
+}
+
+// routeUnmatched is the route a request that matched none is logged under.
+const routeUnmatched = "unmatched"
+
+// browserRoute is the route of a 3-D Secure browser path: the callback's
+// token is a credential and stays out of the log.
+func browserRoute(path string) string {
+	if strings.HasPrefix(path, payment.CallbackPath) {
+		return payment.CallbackPath + "{token}"
+	}
+	return path
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
@@ -196,6 +228,9 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	var key paygate.APIKey
 	var err error
 	m := match(s.routes, r.URL.Path)
+	if m.ok {
+		st.route = m.name()
+	}
 	switch ik := r.Header.Get("Idempotency-Key"); m.peeks(r.Method) {
 	case peekIdempotency:
 		// A payment's key record is read with its API key (createPayment).
@@ -257,16 +292,9 @@ func ceilSeconds(d time.Duration) int {
 
 func retryAfter(d time.Duration) string { return strconv.Itoa(max(ceilSeconds(d), 1)) }
 
-// clientIP is the address of the peer. paygate does not trust forwarding
-// headers: put it behind a proxy that terminates at the same address, or
-// limit at the proxy.
-func clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
+// clientIP is the request's client address: the peer, or the client a
+// trusted proxy forwarded for (Config.TrustedProxies, ServeHTTP).
+func clientIP(r *http.Request) string { return clientaddr.FromRequest(r) }
 
 // writeData writes a success envelope; GET responses carry meta.timestamp.
 func (s *Server) writeData(w http.ResponseWriter, r *http.Request, status int, data any) {

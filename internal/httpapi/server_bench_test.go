@@ -26,6 +26,7 @@ import (
 	"github.com/paygate/paygate/internal/store/postgres"
 	"github.com/paygate/paygate/internal/store/sqlite"
 	"github.com/paygate/paygate/internal/testenv"
+	"github.com/paygate/paygate/internal/vault"
 	"github.com/paygate/paygate/internal/webhook"
 )
 
@@ -92,13 +93,16 @@ func newBenchServer(b testing.TB, engine string, wrap ...func(paygate.Store) pay
 		b.Fatal(err)
 	}
 	log := slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	fpKey := bytes.Repeat([]byte{7}, 32)
+	vlt, err := vault.New(bytes.Repeat([]byte{7}, vault.KeySize))
+	if err != nil {
+		b.Fatal(err)
+	}
 	payments := payment.New(payment.Config{
-		Store:          webhook.WakeOnEvents(st, func() {}),
-		Router:         router,
-		Answers:        httpapi.Answers{},
-		Logger:         log,
-		FingerprintKey: fpKey,
+		Store:   webhook.WakeOnEvents(st, func() {}),
+		Router:  router,
+		Answers: httpapi.Answers{},
+		Logger:  log,
+		Vault:   vlt,
 	})
 	h := httpapi.New(httpapi.Config{
 		Store: st, Payments: payments, Auth: &auth.Authenticator{Store: st},

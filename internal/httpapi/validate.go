@@ -144,8 +144,9 @@ func (r *paymentRequest) validate(now time.Time, clientIP string) (payment.Creat
 }
 
 // validate checks a card: number 13–19 digits passing Luhn, expiryMonth
-// "01"–"12", expiryYear two digits (20YY) not in the past, cvv 3–4 digits
-// (required when withCVV, refused otherwise: a stored card never has one),
+// "01"–"12", expiryYear two digits (20YY) not in the past, cvv 4 digits for
+// American Express and 3 for every other brand (decisions §15; required
+// when withCVV, refused otherwise: a stored card never has one),
 // holderName 1–100 characters. Params are card.number and so on; an expired
 // card is card.expiryYear.
 func (c *cardRequest) validate(now time.Time, withCVV bool) (paygate.Card, *paygate.Error) {
@@ -185,15 +186,19 @@ func (c *cardRequest) validate(now time.Time, withCVV bool) (paygate.Card, *payg
 		switch {
 		case c.CVV == "":
 			return out, fieldError("card.cvv", "card.cvv is required")
-		case len(c.CVV) < 3 || len(c.CVV) > 4 || !allDigits(c.CVV):
-			return out, fieldError("card.cvv", "card.cvv must be 3 or 4 digits")
+		case card.Brand(c.Number) == card.BrandAmex:
+			if len(c.CVV) != 4 || !allDigits(c.CVV) {
+				return out, fieldError("card.cvv", "card.cvv must be 4 digits for American Express")
+			}
+		case len(c.CVV) != 3 || !allDigits(c.CVV):
+			return out, fieldError("card.cvv", "card.cvv must be 3 digits")
 		}
 		out.CVV = paygate.CVV(c.CVV)
 	} else if c.CVV != "" {
 		return out, fieldError("card.cvv", "card.cvv must not be sent: it is never stored")
 	}
 
-	if e := checkText("card.holderName", c.HolderName, true, maxHolderName); e != nil {
+	if e := checkFreeText("card.holderName", c.HolderName, true, maxHolderName); e != nil {
 		return out, e
 	}
 	out.HolderName = c.HolderName
@@ -204,13 +209,13 @@ func (c *cardRequest) validate(now time.Time, withCVV bool) (paygate.Card, *payg
 // returned upper-cased; ipAddress defaults to clientIP when that is IPv4.
 func (b *billingRequest) validate(now time.Time, clientIP string) (paygate.Billing, *paygate.Error) {
 	var out paygate.Billing
-	if e := checkText("billing.firstName", b.FirstName, false, maxBillingName); e != nil {
+	if e := checkFreeText("billing.firstName", b.FirstName, false, maxBillingName); e != nil {
 		return out, e
 	}
-	if e := checkText("billing.lastName", b.LastName, false, maxBillingName); e != nil {
+	if e := checkFreeText("billing.lastName", b.LastName, false, maxBillingName); e != nil {
 		return out, e
 	}
-	if e := checkEmail("billing.email", b.Email, true); e != nil {
+	if e := checkFreeEmail("billing.email", b.Email, true); e != nil {
 		return out, e
 	}
 	if e := checkPhone("billing.phone", b.Phone); e != nil {
@@ -220,23 +225,23 @@ func (b *billingRequest) validate(now time.Time, clientIP string) (paygate.Billi
 	if e != nil {
 		return out, e
 	}
-	if e := checkText("billing.address", b.Address, true, maxAddressLine); e != nil {
+	if e := checkFreeText("billing.address", b.Address, true, maxAddressLine); e != nil {
 		return out, e
 	}
-	if e := checkText("billing.addressLine2", b.AddressLine2, false, maxAddressLine); e != nil {
+	if e := checkFreeText("billing.addressLine2", b.AddressLine2, false, maxAddressLine); e != nil {
 		return out, e
 	}
-	if e := checkText("billing.city", b.City, true, maxCity); e != nil {
+	if e := checkFreeText("billing.city", b.City, true, maxCity); e != nil {
 		return out, e
 	}
-	if e := checkText("billing.postalCode", b.PostalCode, true, maxPostalCode); e != nil {
+	if e := checkFreeText("billing.postalCode", b.PostalCode, true, maxPostalCode); e != nil {
 		return out, e
 	}
 	stateRequired := country == "US" || country == "CA"
 	if stateRequired && strings.TrimSpace(b.State) == "" {
 		return out, fieldError("billing.state", "billing.state is required when billing.country is %s", country)
 	}
-	if e := checkText("billing.state", b.State, false, maxState); e != nil {
+	if e := checkFreeText("billing.state", b.State, false, maxState); e != nil {
 		return out, e
 	}
 	ip := b.IPAddress
@@ -293,6 +298,9 @@ func (r *refundRequest) validate() (payment.RefundInput, string, *paygate.Error)
 	if e := checkMultilineText("reason", r.Reason, maxReason); e != nil {
 		return in, "", e
 	}
+	if card.ContainsNumber(r.Reason) {
+		return in, "", cardNumberError("reason")
+	}
 	return payment.RefundInput{
 		PaymentID:  id,
 		Amount:     amount,
@@ -308,7 +316,7 @@ func (r *customerRequest) validate() (externalID string, email *string, metadata
 		return "", nil, nil, e
 	}
 	if r.Email != nil {
-		if e := checkEmail("email", *r.Email, true); e != nil {
+		if e := checkFreeEmail("email", *r.Email, true); e != nil {
 			return "", nil, nil, e
 		}
 		v := *r.Email
@@ -390,6 +398,37 @@ func checkText(param, s string, required bool, maxLen int) *paygate.Error {
 		}
 	}
 	return nil
+}
+
+// checkFreeText is checkText for text where no card number belongs
+// (decisions §15): one that holds a card number is refused, param the
+// field.
+func checkFreeText(param, s string, required bool, maxLen int) *paygate.Error {
+	if e := checkText(param, s, required, maxLen); e != nil {
+		return e
+	}
+	if card.ContainsNumber(s) {
+		return cardNumberError(param)
+	}
+	return nil
+}
+
+// checkFreeEmail is checkEmail refusing a card number as checkFreeText
+// does: an address's local part may be all digits.
+func checkFreeEmail(param, s string, required bool) *paygate.Error {
+	if e := checkEmail(param, s, required); e != nil {
+		return e
+	}
+	if card.ContainsNumber(s) {
+		return cardNumberError(param)
+	}
+	return nil
+}
+
+// cardNumberError refuses a card number in a field where none belongs.
+// The message names the field, never the number.
+func cardNumberError(param string) *paygate.Error {
+	return fieldError(param, "card numbers do not belong in %s", param)
 }
 
 // checkMultilineText is checkText for free text that may hold line breaks
@@ -631,8 +670,9 @@ func checkReturnURL(s string) *paygate.Error {
 
 // checkMetadata checks metadata (decisions.md section 7): absent or null is
 // nil; otherwise a JSON object of at most 50 keys, each 1–40 characters
-// and not repeated, at most 8 KiB as compact JSON; values may be any JSON.
-// Every breach is param metadata. It returns the compact object. raw comes
+// and not repeated, at most 8 KiB as compact JSON; values may be any JSON
+// but a card number (decisions §15: in a string or a number, at any depth,
+// param metadata.<key>). Every other breach is param metadata. It returns the compact object. raw comes
 // from decodeJSON, so it is valid JSON.
 func checkMetadata(raw json.RawMessage) ([]byte, *paygate.Error) {
 	const param = "metadata"
@@ -667,7 +707,9 @@ func checkMetadata(raw json.RawMessage) ([]byte, *paygate.Error) {
 		w.skipSpace()
 		w.pos++ // the ':'
 		w.skipSpace()
-		w.value()
+		if card.ContainsNumber(w.value()) {
+			return nil, cardNumberError(param + "." + safeFieldName(key))
+		}
 		w.skipSpace()
 		if w.peek() == ',' {
 			w.pos++

@@ -166,6 +166,11 @@ func paymentErrorCases() []paymentCase {
 		{"ErrCVVTooShort", b().set("card.cvv", "12"), "card.cvv"},
 		{"ErrCVVTooLong", b().set("card.cvv", "12345"), "card.cvv"},
 		{"ErrCVVLetters", b().set("card.cvv", "12a"), "card.cvv"},
+		{"ErrCVVFourDigitsVisa", b().set("card.cvv", "1234"), "card.cvv"},
+		{"ErrCVVFourDigitsMastercard", b().set("card.number", "5555555555554444").set("card.cvv", "1234"), "card.cvv"},
+		{"ErrCVVThreeDigitsAmex", b().set("card.number", "378282246310005").set("card.cvv", "123"), "card.cvv"},
+		{"ErrCVVFiveDigitsAmex", b().set("card.number", "371449635398431").set("card.cvv", "12345"), "card.cvv"},
+		{"ErrCVVLettersAmex", b().set("card.number", "378282246310005").set("card.cvv", "12a4"), "card.cvv"},
 		{"ErrHolderNameMissing", b().set("card.holderName", omitField), "card.holderName"},
 		{"ErrHolderNameBlank", b().set("card.holderName", " "), "card.holderName"},
 		{"ErrHolderNameTooLong", b().set("card.holderName", strings.Repeat("é", 101)), "card.holderName"},
@@ -364,7 +369,7 @@ func TestPaymentValidateOK(t *testing.T) {
 	})
 	t.Run("OKMinimal", func(t *testing.T) {
 		t.Parallel()
-		raw := []byte(`{"amount":"100","currency":"JPY","customerId":"c","card":{"number":"5555555555554444","expiryMonth":"06","expiryYear":"26","cvv":"1234","holderName":"A"}}`)
+		raw := []byte(`{"amount":"100","currency":"JPY","customerId":"c","card":{"number":"5555555555554444","expiryMonth":"06","expiryYear":"26","cvv":"123","holderName":"A"}}`)
 		in, e := decodeAndValidatePayment(raw, "203.0.113.7")
 		if e != nil {
 			t.Fatal(e)
@@ -374,7 +379,7 @@ func TestPaymentValidateOK(t *testing.T) {
 			AmountText:         "100",
 			Method:             paygate.MethodCard,
 			CustomerExternalID: "c",
-			Card:               &paygate.Card{Number: "5555555555554444", ExpMonth: 6, ExpYear: 2026, CVV: "1234", HolderName: "A"},
+			Card:               &paygate.Card{Number: "5555555555554444", ExpMonth: 6, ExpYear: 2026, CVV: "123", HolderName: "A"},
 		}
 		assertCreateInput(t, in, want)
 	})
@@ -406,6 +411,15 @@ func TestPaymentValidateOK(t *testing.T) {
 		in, e := decodeAndValidatePayment(validPaymentBody().set("saveCard", true).json(t), "203.0.113.7")
 		if e != nil || !in.SaveCard {
 			t.Fatalf("input %+v, error %v", in, e)
+		}
+	})
+	t.Run("OKAmexFourDigitCVV", func(t *testing.T) {
+		t.Parallel()
+		for _, pan := range []string{"378282246310005", "371449635398431", "340000000000009"} {
+			in, e := decodeAndValidatePayment(validPaymentBody().set("card.number", pan).set("card.cvv", "0123").json(t), "203.0.113.7")
+			if e != nil || in.Card.CVV.Reveal() != "0123" {
+				t.Fatalf("amex %s with a 4-digit cvv: error %v", pan[:2], e)
+			}
 		}
 	})
 	t.Run("OKKWDThreeDecimals", func(t *testing.T) {

@@ -2,6 +2,9 @@ package idempotency
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"slices"
 	"sync"
 	"unicode/utf16"
@@ -36,6 +39,9 @@ type jsonNode struct {
 // canonicalizer holds the buffers of one canonicalization, reused through
 // canonicalizers.
 type canonicalizer struct {
+	// cardKey, when set, keys the fingerprint that replaces a card number
+	// (see writeCard); nil leaves bodies as they are.
+	cardKey []byte
 	body    []byte
 	nodes   []jsonNode
 	scratch []byte  // decoded strings that had escapes
@@ -47,25 +53,36 @@ var canonicalizers = sync.Pool{New: func() any { return new(canonicalizer) }}
 
 // canonicalJSON returns the canonical text of one JSON value, or false when
 // body is not exactly one valid JSON value in valid UTF-8.
-func canonicalJSON(body []byte) ([]byte, bool) {
+func canonicalJSON(body []byte) ([]byte, bool) { return canonicalRequest(body, nil) }
+
+// canonicalRequest is canonicalJSON with the card of a request made safe to
+// fingerprint when cardKey is set: in a top-level "card" object, "cvv" is
+// left out and "number" is replaced by its keyed fingerprint (decisions
+// §15), so that the canonical text, and so the stored fingerprint, depends
+// on the card only through a key the database never holds.
+func canonicalRequest(body, cardKey []byte) ([]byte, bool) {
 	if len(body) == 0 || !utf8.Valid(body) {
 		return nil, false
 	}
 	c := canonicalizers.Get().(*canonicalizer)
 	defer func() {
-		c.body = nil
+		c.body, c.cardKey = nil, nil
 		if cap(c.nodes) <= 1<<12 && cap(c.scratch) <= 1<<16 { // keep no outsized buffers
 			canonicalizers.Put(c)
 		}
 	}()
-	c.body, c.nodes, c.scratch, c.members, c.depth = body, c.nodes[:0], c.scratch[:0], c.members[:0], 0
+	c.cardKey, c.body, c.nodes, c.scratch, c.members, c.depth = cardKey, body, c.nodes[:0], c.scratch[:0], c.members[:0], 0
 	root, pos, ok := c.value(skipSpace(body, 0))
 	if !ok || skipSpace(body, pos) != len(body) {
 		return nil, false
 	}
 	var buf bytes.Buffer
 	buf.Grow(len(body))
-	c.write(&buf, root)
+	at := atValue
+	if cardKey != nil {
+		at = atRoot
+	}
+	c.write(&buf, root, at)
 	return buf.Bytes(), true
 }
 
@@ -343,10 +360,21 @@ func (c *canonicalizer) text(n int32) []byte {
 	return c.body[nd.start:nd.end]
 }
 
+// Where a node stands, for the card's redaction (canonicalRequest).
+const (
+	atValue byte = iota // anywhere: written as it is
+	atRoot              // the body's top-level value
+	atCard              // the top-level "card" object
+)
+
+// cardNumberLabel starts the message of a card number's fingerprint.
+const cardNumberLabel = "paygate/idempotency/card-number/v2\x00"
+
 // write writes node n in canonical form: object keys sorted by code point
 // (byte order of their UTF-8), the last of duplicate keys kept, no
-// whitespace, strings minimally escaped, numbers as written.
-func (c *canonicalizer) write(buf *bytes.Buffer, n int32) {
+// whitespace, strings minimally escaped, numbers as written. at says where
+// n stands, for the card's redaction.
+func (c *canonicalizer) write(buf *bytes.Buffer, n int32, at byte) {
 	switch nd := c.nodes[n]; nd.kind {
 	case 'n':
 		buf.WriteString("null")
@@ -364,7 +392,7 @@ func (c *canonicalizer) write(buf *bytes.Buffer, n int32) {
 			if v != nd.first {
 				buf.WriteByte(',')
 			}
-			c.write(buf, v)
+			c.write(buf, v, atValue)
 		}
 		buf.WriteByte(']')
 	case '{':
@@ -388,15 +416,44 @@ func (c *canonicalizer) write(buf *bytes.Buffer, n int32) {
 			if i+1 < to && bytes.Equal(key, c.text(c.nodes[c.members[i+1]].key)) {
 				continue // a later duplicate wins
 			}
+			child := atValue
+			switch {
+			case at == atRoot && string(key) == "card" && c.nodes[v].kind == '{':
+				child = atCard
+			case at == atCard && string(key) == "cvv":
+				continue
+			}
 			if wrote {
 				buf.WriteByte(',')
 			}
 			wrote = true
 			writeString(buf, key)
 			buf.WriteByte(':')
-			c.write(buf, v)
+			if at == atCard && string(key) == "number" {
+				c.writeCardNumber(buf, v)
+				continue
+			}
+			c.write(buf, v, child)
 		}
 		buf.WriteByte('}')
 		c.members = c.members[:from]
 	}
+}
+
+// writeCardNumber writes, in place of a card's number, the hex HMAC-SHA256
+// under cardKey of the number's canonical text: equal numbers give equal
+// fingerprints, and nothing in the output can be tried against a number
+// without the key.
+func (c *canonicalizer) writeCardNumber(buf *bytes.Buffer, n int32) {
+	var value bytes.Buffer
+	c.write(&value, n, atValue)
+	m := hmac.New(sha256.New, c.cardKey)
+	m.Write([]byte(cardNumberLabel))
+	m.Write(value.Bytes())
+	var sum [sha256.Size]byte
+	var out [2 * sha256.Size]byte
+	hex.Encode(out[:], m.Sum(sum[:0]))
+	buf.WriteByte('"')
+	buf.Write(out[:])
+	buf.WriteByte('"')
 }

@@ -6,7 +6,6 @@ package idempotency
 
 import (
 	"bytes"
-	"crypto/hkdf"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/binary"
@@ -16,22 +15,7 @@ import (
 
 // fingerprintVersion starts every hashed message, so that a later change of
 // the canonical form can never collide with stored fingerprints.
-const fingerprintVersion = "paygate/idempotency/fingerprint/v1"
-
-// keyLabel is the HKDF label of the fingerprint key (DeriveKey).
-const keyLabel = "paygate/idempotency/fingerprint-key/v1"
-
-// DeriveKey derives the fingerprint key from an installation secret with
-// HKDF-SHA256 under a label of its own, so that the secret may serve other
-// purposes too without the keys being related.
-func DeriveKey(secret []byte) []byte {
-	k, err := hkdf.Key(sha256.New, secret, nil, keyLabel, sha256.Size)
-	if err != nil {
-		// Only a key length beyond 255 hash blocks fails.
-		panic("idempotency: derive key: " + err.Error())
-	}
-	return k
-}
+const fingerprintVersion = "paygate/idempotency/fingerprint/v2"
 
 // Body kinds, hashed before the body so that the three cases can never be
 // confused with one another.
@@ -42,11 +26,14 @@ const (
 )
 
 // Fingerprint returns the fingerprint of a request, HMAC-SHA256 under key of
-// its method, its path and its body as parsed JSON. It is keyed because it is
-// stored: a payment's body holds a card number, and an unkeyed hash of a body
-// whose other fields are known could be reversed by trying the few card
-// numbers that fit the stored brand and last four digits. The key must be the
-// same on every node and across restarts (see DeriveKey), or replays would be
+// its method, its path and its body as parsed JSON. It is stored, and a
+// payment's body holds a card, so two rules keep it from leading back to the
+// card (decisions §15): the key must never be stored in the database (it is
+// derived from the vault's master key), and the card never enters it as it
+// is: in a top-level "card" object, "cvv" is left out and "number" is
+// replaced by its HMAC under the same key. A retry that differs from the
+// first request only in its CVV is therefore the same request. The key must
+// be the same on every node and across restarts, or replays would be
 // refused as different requests.
 //
 // Two requests have the same fingerprint exactly when they ask for the same
@@ -64,8 +51,9 @@ const (
 //     that reads the request.
 //   - An empty body, or one of JSON whitespace only, hashes as empty.
 //   - A body that is not valid JSON (or not valid UTF-8, or has data after
-//     the value) is hashed as its raw bytes: the request fails validation
-//     and its answer is not stored, so only an exact repeat matches.
+//     the value) is hashed as its raw bytes, under the same key: the request
+//     fails validation and its answer is not stored, so only an exact repeat
+//     matches.
 //
 // The method and path are taken as given (the caller passes the request's
 // method and URL path); they are length-prefixed, so no choice of path can
@@ -81,7 +69,7 @@ func Fingerprint(key []byte, method, path string, body []byte) ([]byte, error) {
 	writeField(h, []byte(path))
 
 	trimmed := bytes.Trim(body, " \t\r\n")
-	switch canon, ok := canonicalJSON(trimmed); {
+	switch canon, ok := canonicalRequest(trimmed, key); {
 	case len(trimmed) == 0:
 		h.Write([]byte{bodyEmpty})
 	case ok:

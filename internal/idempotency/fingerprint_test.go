@@ -8,7 +8,7 @@ import (
 )
 
 // testKey keys the fingerprints of these tests.
-var testKey = DeriveKey([]byte("installation secret of the tests"))
+var testKey = sha256.New().Sum([]byte("a key of the tests, 32 bytes...."))[:32]
 
 func fp(t testing.TB, method, path, body string) []byte {
 	t.Helper()
@@ -168,15 +168,15 @@ func TestFingerprintKeyed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Fingerprint(DeriveKey([]byte("another installation")), "POST", "/v1/payments", body)
+	b, err := Fingerprint([]byte("another installation's key......"), "POST", "/v1/payments", body)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if bytes.Equal(a, b) {
 		t.Fatal("two keys give the same fingerprint")
 	}
-	if again, _ := Fingerprint(DeriveKey([]byte("installation secret of the tests")), "POST", "/v1/payments", body); !bytes.Equal(a, again) {
-		t.Fatal("the key derived from the same secret gives another fingerprint")
+	if again, _ := Fingerprint(append([]byte(nil), testKey...), "POST", "/v1/payments", body); !bytes.Equal(a, again) {
+		t.Fatal("the same key gives another fingerprint")
 	}
 	plain := sha256.Sum256(body)
 	if bytes.Equal(a, plain[:]) || bytes.Contains(a, []byte("4242")) {
@@ -185,7 +185,53 @@ func TestFingerprintKeyed(t *testing.T) {
 	if _, err := Fingerprint(nil, "POST", "/v1/payments", body); err == nil {
 		t.Fatal("an empty key was accepted")
 	}
-	if bytes.Equal(DeriveKey([]byte("s")), []byte("s")) || len(DeriveKey([]byte("s"))) != 32 {
-		t.Fatal("DeriveKey does not derive a 32-byte key")
+}
+
+// TestFingerprintCard checks the card's redaction (decisions §15): the CVV
+// does not count, the number counts only through its keyed fingerprint, and
+// only the top-level "card" object is redacted.
+func TestFingerprintCard(t *testing.T) {
+	t.Parallel()
+	const base = `{"amount":"1.00","card":{"number":"4242424242424242","cvv":"123","expiryMonth":"12"}}`
+	same := map[string]string{
+		"OtherCVV":      `{"amount":"1.00","card":{"number":"4242424242424242","cvv":"999","expiryMonth":"12"}}`,
+		"NoCVV":         `{"amount":"1.00","card":{"number":"4242424242424242","expiryMonth":"12"}}`,
+		"CVVNotAString": `{"amount":"1.00","card":{"cvv":123,"number":"4242424242424242","expiryMonth":"12"}}`,
+		"EscapedNumber": `{"amount":"1.00","card":{"number":"\u0034242424242424242","cvv":"123","expiryMonth":"12"}}`,
+		"DuplicateLast": `{"amount":"1.00","card":{"number":"5555555555554444","number":"4242424242424242","cvv":"123","expiryMonth":"12"}}`,
+		"DuplicateCard": `{"card":{"number":"5555555555554444"},"amount":"1.00","card":{"number":"4242424242424242","cvv":"1","expiryMonth":"12"}}`,
+	}
+	want := fp(t, "POST", "/v1/payments", base)
+	for name, body := range same {
+		if !bytes.Equal(fp(t, "POST", "/v1/payments", body), want) {
+			t.Errorf("%s: another fingerprint, want the same", name)
+		}
+	}
+	differ := map[string]string{
+		"OtherNumber": `{"amount":"1.00","card":{"number":"5555555555554444","cvv":"123","expiryMonth":"12"}}`,
+		"NumberAsInt": `{"amount":"1.00","card":{"number":4242424242424242,"cvv":"123","expiryMonth":"12"}}`,
+		"OtherExpiry": `{"amount":"1.00","card":{"number":"4242424242424242","cvv":"123","expiryMonth":"11"}}`,
+	}
+	for name, body := range differ {
+		if bytes.Equal(fp(t, "POST", "/v1/payments", body), want) {
+			t.Errorf("%s: the same fingerprint, want another", name)
+		}
+	}
+	// Only the top-level card: elsewhere a cvv is an ordinary field.
+	nested := func(cvv string) []byte {
+		return fp(t, "POST", "/v1/x", `{"metadata":{"card":{"cvv":"`+cvv+`"}}}`)
+	}
+	if bytes.Equal(nested("1"), nested("2")) {
+		t.Error("a cvv outside the top-level card was left out")
+	}
+	// The canonical text itself holds neither the number nor the CVV.
+	canon, ok := canonicalRequest([]byte(base), testKey)
+	if !ok || bytes.Contains(canon, []byte("4242424242424242")) || bytes.Contains(canon, []byte(`"cvv"`)) {
+		t.Fatalf("canonical text %s holds card data", canon)
+	}
+	// And the number's fingerprint depends on the key.
+	other, _ := canonicalRequest([]byte(base), []byte("another key....................."))
+	if bytes.Equal(canon, other) {
+		t.Fatal("the number's fingerprint does not depend on the key")
 	}
 }

@@ -73,6 +73,15 @@ func Parse(s, currency string) (paygate.Money, *paygate.Error) {
 // ParseSyntax by hand: the amount is on every payment's hot path and a
 // scanner needs no allocation.
 func parseDecimal(s string) (units, frac int64, fracDigits int, err *paygate.Error) {
+	if len(s) > 1 && s[0] == '-' && isDigit(s[1]) {
+		// A negative amount is refused for its sign, not its syntax, when
+		// the rest is a well-formed decimal (decisions §15): the client
+		// should learn that the amount must be positive.
+		if _, _, _, e := parseDecimal(s[1:]); e == nil || e.Message != syntaxMessage {
+			return 0, 0, 0, notPositiveError()
+		}
+		return 0, 0, 0, syntaxError()
+	}
 	i := 0
 	for i < len(s) && isDigit(s[i]) {
 		i++
@@ -107,16 +116,21 @@ func parseDecimal(s string) (units, frac int64, fracDigits int, err *paygate.Err
 		units = units*10 + int64(c-'0')
 	}
 	if units == 0 && frac == 0 {
-		return 0, 0, 0, paygate.Errorf(paygate.CodeInvalidRequest, "amount", "amount must be greater than zero")
+		return 0, 0, 0, notPositiveError()
 	}
 	return units, frac, fracDigits, nil
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
+func notPositiveError() *paygate.Error {
+	return paygate.Errorf(paygate.CodeInvalidRequest, "amount", "amount must be greater than zero")
+}
+
+const syntaxMessage = "amount must be a decimal string with at most two decimal places, such as \"10.50\""
+
 func syntaxError() *paygate.Error {
-	return paygate.Errorf(paygate.CodeInvalidRequest, "amount",
-		"amount must be a decimal string with at most two decimal places, such as \"10.50\"")
+	return paygate.Errorf(paygate.CodeInvalidRequest, "amount", "%s", syntaxMessage)
 }
 
 func rangeError() *paygate.Error {

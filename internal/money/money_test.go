@@ -258,6 +258,29 @@ func referenceValid(s string) bool {
 // TestParseSyntaxMatchesRule compares the hand-written scanner with the
 // regular expression on every string over a small alphabet up to length 5,
 // plus boundary values.
+// TestNotPositiveMessage checks decisions §15: a negative or zero amount is
+// refused with a message saying that it must be greater than zero, also
+// when its magnitude would be out of range; other malformed amounts keep
+// the syntax message.
+func TestNotPositiveMessage(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"-10.00", "-1", "-0", "-0.00", "-0.5", "0", "0.00", "0.0", "-1000000000"} {
+		err := ParseSyntax(s)
+		if err == nil || err.Param != "amount" || !strings.Contains(err.Message, "greater than zero") {
+			t.Errorf("ParseSyntax(%q) = %v, want param amount and \"greater than zero\"", s, err)
+		}
+		if _, err := Parse(s, "EUR"); err == nil || !strings.Contains(err.Message, "greater than zero") {
+			t.Errorf("Parse(%q, EUR) = %v, want \"greater than zero\"", s, err)
+		}
+	}
+	for _, s := range []string{"-", "--1", "-1.", "-.5", "-1.505", "- 1", "-1e2", "-abc", "-01"} {
+		err := ParseSyntax(s)
+		if err == nil || err.Param != "amount" || strings.Contains(err.Message, "greater than zero") {
+			t.Errorf("ParseSyntax(%q) = %v, want the syntax message", s, err)
+		}
+	}
+}
+
 func TestParseSyntaxMatchesRule(t *testing.T) {
 	t.Parallel()
 	alphabet := []byte("019.-e ")

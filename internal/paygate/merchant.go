@@ -54,10 +54,15 @@ type WebhookEndpoint struct {
 	MerchantID string
 	Mode       Mode
 	URL        string
-	Secret     string   // whsec_<base64>
-	Events     []string // empty means every event
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
+	// Secret is the signing secret, whsec_<base64>, in memory only: the
+	// store keeps SealedSecret (the vault's seal of it) and never writes
+	// Secret. A store fills Secret only from a row written before secrets
+	// were sealed and not converted yet.
+	Secret       string
+	SealedSecret []byte
+	Events       []string // empty means every event
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
 }
 
 // Customer is a merchant's customer, unique by ExternalID within (merchant,

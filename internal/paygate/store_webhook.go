@@ -69,6 +69,32 @@ type WebhookStore interface {
 	// (ev.MerchantID, ev.Mode) has no endpoint; ErrStateConflict when it is
 	// disabled.
 	CreatePing(ctx context.Context, ev Event, deliveryID string) (Delivery, error)
+
+	// WebhookSecrets lists the stored secrets of up to limit endpoints of
+	// any merchant whose (merchant id, mode) comes after (afterMerchant,
+	// afterMode), in that order. It serves the conversion of plain secrets
+	// at startup and `paygate vault rewrap` only. A limit <= 0 means no
+	// limit.
+	WebhookSecrets(ctx context.Context, afterMerchant string, afterMode Mode, limit int) ([]WebhookSecrets, error)
+	// ReplaceWebhookSecrets replaces the stored secrets of the endpoint of
+	// (from.MerchantID, from.Mode) by to's sealed ones, and empties both
+	// plain columns, if the row still holds exactly from's four values
+	// (compare and set: two nodes converting at once, or a rotation
+	// meanwhile, cannot lose a secret). ErrStateConflict when it changed
+	// or is gone.
+	ReplaceWebhookSecrets(ctx context.Context, from WebhookSecrets, to WebhookSecrets) error
+}
+
+// WebhookSecrets are the stored secrets of one endpoint: the sealed ones,
+// and the plain ones of a row written before secrets were sealed ("" once
+// converted).
+type WebhookSecrets struct {
+	MerchantID           string
+	Mode                 Mode
+	Secret               string
+	SealedSecret         []byte
+	PreviousSecret       string
+	SealedPreviousSecret []byte
 }
 
 // WebhookSecretOverlap is how long a rotated-out webhook secret keeps
@@ -81,8 +107,10 @@ const WebhookSecretOverlap = 24 * time.Hour
 type WebhookEndpointState struct {
 	WebhookEndpoint
 	// PreviousSecret is the secret the last rotation replaced; "" when none.
-	// It signs deliveries too until PreviousSecretExpiresAt.
+	// It signs deliveries too until PreviousSecretExpiresAt. Like Secret it
+	// is kept sealed, in SealedPreviousSecret.
 	PreviousSecret          string
+	SealedPreviousSecret    []byte
 	PreviousSecretExpiresAt *time.Time
 	// DisabledAt is when the receiver answered 410 Gone; nil while enabled.
 	// A disabled endpoint gets no delivery until it is set again.

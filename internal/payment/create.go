@@ -59,7 +59,7 @@ func (s *Service) Create(ctx context.Context, req Request, in CreateInput) (Answ
 		Method:            in.Method,
 		StoredCardID:      in.StoredCardID,
 		MerchantRef:       in.MerchantRef,
-		Card:              card.Summary(*in.Card, s.fpKey),
+		Card:              card.Summary(*in.Card, s.vault.Fingerprint(in.Card.Number)),
 		Billing:           in.Billing,
 		ReturnURL:         in.ReturnURL,
 		DeviceFingerprint: in.DeviceFingerprint,

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/paygate/paygate/internal/idempotency"
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/vault"
 )
@@ -46,11 +45,12 @@ type Service struct {
 	clock   paygate.Clock
 	answers Answers
 	log     *slog.Logger
-	fpKey   []byte
-	// vault seals and opens stored cards (storedcard.go); nil refuses them.
+	// vault seals and opens stored cards (storedcard.go) and keys the
+	// payments' card fingerprints.
 	vault *vault.Vault
-	// requestKey keys the fingerprints of idempotent requests (request.go).
-	requestKey []byte
+	// requestKeys key the fingerprints of idempotent requests, the sealing
+	// master key's first (request.go).
+	requestKeys [][]byte
 	// ProviderTimeout bounds every provider call.
 	providerTimeout time.Duration
 	// refundKick wakes the refund worker after a refund is created.
@@ -66,14 +66,11 @@ type Config struct {
 	Clock   paygate.Clock
 	Answers Answers
 	Logger  *slog.Logger
-	// FingerprintKey keys the card fingerprints (HMAC), so that equal cards
-	// can be recognised without storing their numbers. The key of request
-	// fingerprints (RequestFingerprint) is derived from it.
-	FingerprintKey []byte
 	// ProviderTimeout bounds every provider call; default 30 s.
 	ProviderTimeout time.Duration
-	// Vault seals and opens stored cards. Without it the stored-card use
-	// cases fail as internal errors and saveCard stores nothing.
+	// Vault seals and opens stored cards, and its master key is the root of
+	// every keyed fingerprint: the payments' card fingerprints and the
+	// fingerprints of idempotent requests (decisions §15). Required.
 	Vault *vault.Vault
 	// ThreeDS configures 3-D Secure challenges; see ThreeDSConfig for the
 	// defaults.
@@ -83,8 +80,8 @@ type Config struct {
 // New returns a Service. It panics if a required dependency is missing,
 // which is a wiring mistake.
 func New(cfg Config) *Service {
-	if cfg.Store == nil || cfg.Router == nil || cfg.Answers == nil || len(cfg.FingerprintKey) == 0 {
-		panic("payment.New: Store, Router, Answers and FingerprintKey are required")
+	if cfg.Store == nil || cfg.Router == nil || cfg.Answers == nil || cfg.Vault == nil {
+		panic("payment.New: Store, Router, Answers and Vault are required")
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = paygate.SystemClock{}
@@ -97,11 +94,11 @@ func New(cfg Config) *Service {
 	}
 	return &Service{
 		store: cfg.Store, router: cfg.Router, clock: cfg.Clock, answers: cfg.Answers,
-		log: cfg.Logger, fpKey: cfg.FingerprintKey, providerTimeout: cfg.ProviderTimeout,
-		refundKick: make(chan struct{}, 1),
-		vault:      cfg.Vault,
-		requestKey: idempotency.DeriveKey(cfg.FingerprintKey),
-		threeDS:    cfg.ThreeDS.withDefaults(),
+		log: cfg.Logger, providerTimeout: cfg.ProviderTimeout,
+		refundKick:  make(chan struct{}, 1),
+		vault:       cfg.Vault,
+		requestKeys: cfg.Vault.RequestKeys(),
+		threeDS:     cfg.ThreeDS.withDefaults(),
 	}
 }
 

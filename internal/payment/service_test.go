@@ -1,6 +1,7 @@
 package payment_test
 
 import (
+	"bytes"
 	"context"
 	"path/filepath"
 	"sync/atomic"
@@ -13,6 +14,7 @@ import (
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/store/sqlite"
+	"github.com/paygate/paygate/internal/vault"
 )
 
 // fakeProvider answers every charge with a fixed result or error and counts
@@ -93,7 +95,7 @@ func newFixture(t *testing.T, timeout time.Duration, route ...paygate.Provider) 
 		t.Fatal(err)
 	}
 	svc := payment.New(payment.Config{
-		Store: st, Router: table, Answers: httpapi.Answers{}, FingerprintKey: []byte("k"), ProviderTimeout: timeout,
+		Store: st, Router: table, Answers: httpapi.Answers{}, Vault: testVault(t), ProviderTimeout: timeout,
 	})
 	return fixture{st: st, router: table, svc: svc, keyID: key.ID, req: payment.Request{MerchantID: "m1", Mode: paygate.ModeTest, IdempotencyKey: "ik-1"}}
 }
@@ -245,7 +247,7 @@ func TestCreateDeferFlush(t *testing.T) {
 			f := newFixture(t, time.Second, tc.route...)
 			ds := &deferStore{Store: f.st}
 			f.svc = payment.New(payment.Config{
-				Store: ds, Router: f.router, Answers: httpapi.Answers{}, FingerprintKey: []byte("k"), ProviderTimeout: time.Second,
+				Store: ds, Router: f.router, Answers: httpapi.Answers{}, Vault: testVault(t), ProviderTimeout: time.Second,
 			})
 			ans, p := f.create(t)
 			if ans.Status != 201 || p.Status != paygate.PaymentCaptured {
@@ -256,4 +258,14 @@ func TestCreateDeferFlush(t *testing.T) {
 			}
 		})
 	}
+}
+
+// testVault is a card vault under a fixed master key.
+func testVault(t testing.TB) *vault.Vault {
+	t.Helper()
+	v, err := vault.New(bytes.Repeat([]byte{7}, vault.KeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

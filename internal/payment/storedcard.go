@@ -19,10 +19,6 @@ import (
 // the request that pays with it; it is encrypted once, in the request that
 // saves it. Between the two it exists only as the vault's ciphertext.
 
-// errNoVault is the failure of a stored-card use case on a service built
-// without a vault, a wiring mistake.
-var errNoVault = errors.New("payment: the card vault is not configured")
-
 // newStoredCard returns the stored card of c for the customer, sealed by
 // the vault, in the state given. Nothing of c's CVV is kept.
 func (s *Service) newStoredCard(merchantID string, mode paygate.Mode, customerID string, c paygate.Card, state paygate.StoredCardState, paymentID string) (paygate.StoredCard, error) {
@@ -48,9 +44,6 @@ func (s *Service) newStoredCard(merchantID string, mode paygate.Mode, customerID
 // already has answers that card. Errors (nothing stored): NOT_FOUND when the
 // customer does not exist; internal failures.
 func (s *Service) SaveCard(ctx context.Context, req Request, customerID string, c paygate.Card) (Answer, error) {
-	if s.vault == nil {
-		return Answer{}, errNoVault
-	}
 	sc, err := s.newStoredCard(req.MerchantID, req.Mode, customerID, c, paygate.StoredCardActive, "")
 	if err != nil {
 		return Answer{}, err
@@ -84,9 +77,6 @@ func (s *Service) DeleteCard(ctx context.Context, merchantID string, mode paygat
 // decrypted (its record altered or moved, or its master key not configured)
 // is an internal failure, logged without anything of the number.
 func (s *Service) storedCard(ctx context.Context, req Request, in CreateInput) (paygate.Card, error) {
-	if s.vault == nil {
-		return paygate.Card{}, errNoVault
-	}
 	sc, err := s.store.StoredCardByCustomerRef(ctx, req.MerchantID, req.Mode, in.CustomerExternalID, in.StoredCardID)
 	if paygate.IsNotFound(err) {
 		return paygate.Card{}, paygate.Errorf(paygate.CodeInvalidRequest, "storedCardId", "no stored card with this id exists for the customer")
@@ -126,10 +116,6 @@ func (s *Service) saveCard(ctx context.Context, p paygate.Payment, c paygate.Car
 	case perr == nil && (res.Status == paygate.PaymentCaptured || res.Status == paygate.PaymentAuthorized):
 		state = paygate.StoredCardActive
 	default:
-		return ""
-	}
-	if s.vault == nil {
-		s.log.LogAttrs(ctx, slog.LevelError, "card not stored", attrPayment(p), strAttr("error", errNoVault.Error()))
 		return ""
 	}
 	sc, err := s.newStoredCard(p.MerchantID, p.Mode, p.CustomerID, c, state, p.ID)

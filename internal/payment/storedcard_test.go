@@ -63,9 +63,9 @@ type vaultFixture struct {
 	n     int
 }
 
-// newVaultFixture is a service on SQLite with one provider; withVault
-// false builds it without a vault.
-func newVaultFixture(t *testing.T, withVault bool) *vaultFixture {
+// newVaultFixture is a service on SQLite with one provider; failSave makes
+// every save of a stored card fail in the store.
+func newVaultFixture(t *testing.T, failSave bool) *vaultFixture {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "v.db"))
@@ -86,15 +86,17 @@ func newVaultFixture(t *testing.T, withVault bool) *vaultFixture {
 	if err := st.CreateMerchant(ctx, paygate.Merchant{ID: "m1", Name: "M", CreatedAt: clock.Now()}, []paygate.APIKey{key}); err != nil {
 		t.Fatal(err)
 	}
-	var v *vault.Vault
-	if withVault {
-		if v, err = vault.New(bytes.Repeat([]byte{7}, vault.KeySize)); err != nil {
-			t.Fatal(err)
-		}
+	v, err := vault.New(bytes.Repeat([]byte{7}, vault.KeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var svcStore paygate.Store = st
+	if failSave {
+		svcStore = failingSaveStore{st}
 	}
 	logs := &bytes.Buffer{}
 	svc := payment.New(payment.Config{
-		Store: st, Router: table, Answers: httpapi.Answers{}, FingerprintKey: []byte("k"), Clock: clock,
+		Store: svcStore, Router: table, Answers: httpapi.Answers{}, Clock: clock,
 		Logger: slog.New(slog.NewJSONHandler(logs, nil)), Vault: v,
 	})
 	return &vaultFixture{st: st, svc: svc, prov: prov, clock: clock, logs: logs, keyID: key.ID}
@@ -146,7 +148,7 @@ func storedInput(ext, cardID string) payment.CreateInput {
 
 func TestStoredCardReachesTheProviderWithoutCVV(t *testing.T) {
 	t.Parallel()
-	f := newVaultFixture(t, true)
+	f := newVaultFixture(t, false)
 	ctx := context.Background()
 	cust := f.customer(t, "c1")
 	ans, err := f.svc.SaveCard(ctx, f.request(t), cust.ID, testCard)
@@ -175,7 +177,7 @@ func TestStoredCardReachesTheProviderWithoutCVV(t *testing.T) {
 
 func TestStoredCardExpired(t *testing.T) {
 	t.Parallel()
-	f := newVaultFixture(t, true)
+	f := newVaultFixture(t, false)
 	ctx := context.Background()
 	cust := f.customer(t, "c1")
 	ans, err := f.svc.SaveCard(ctx, f.request(t), cust.ID, testCard)
@@ -198,7 +200,7 @@ func TestStoredCardExpired(t *testing.T) {
 // (an error would free the idempotency key for a second charge).
 func TestSaveCardFailureKeepsThePayment(t *testing.T) {
 	t.Parallel()
-	f := newVaultFixture(t, false)
+	f := newVaultFixture(t, true)
 	in := payment.CreateInput{
 		Amount: paygate.Money{Amount: 1000, Currency: "EUR"}, AmountText: "10.00", Method: paygate.MethodCard,
 		CustomerExternalID: "c1", Card: &testCard, SaveCard: true,
@@ -210,8 +212,15 @@ func TestSaveCardFailureKeepsThePayment(t *testing.T) {
 	if !strings.Contains(f.logs.String(), `"msg":"card not stored"`) || strings.Contains(f.logs.String(), "4242424242424242") {
 		t.Fatalf("logs:\n%s", f.logs.String())
 	}
-	// Without a vault the stored-card use cases are internal errors.
+	// A failing store makes the stored-card use case an internal error.
 	if _, err := f.svc.SaveCard(context.Background(), f.request(t), f.customer(t, "c1").ID, testCard); err == nil || paygate.ErrorCode(err) != paygate.CodeInternal {
-		t.Fatalf("save without a vault: %v", err)
+		t.Fatalf("save with a failing store: %v", err)
 	}
+}
+
+// failingSaveStore fails every save of a stored card.
+type failingSaveStore struct{ paygate.Store }
+
+func (failingSaveStore) SaveStoredCard(context.Context, paygate.StoredCard, []string) (paygate.StoredCard, bool, error) {
+	return paygate.StoredCard{}, false, errors.New("disk on fire")
 }

@@ -108,7 +108,7 @@ func threeDSEngines(t *testing.T, f func(t *testing.T, fx *threeDSFixture)) {
 				t.Fatal(err)
 			}
 			svc := payment.New(payment.Config{
-				Store: st, Router: table, Clock: clock, Answers: httpapi.Answers{}, FingerprintKey: []byte("k"),
+				Store: st, Router: table, Clock: clock, Answers: httpapi.Answers{}, Vault: testVault(t),
 				ProviderTimeout: 5 * time.Second,
 				ThreeDS:         payment.ThreeDSConfig{BaseURL: "https://pay.example/gw/", ChallengeTTL: testTTL},
 			})

@@ -47,6 +47,7 @@ const (
 	labelKeyID       = "paygate/vault/v1/key-id"
 	labelWrap        = "paygate/vault/v1/wrap-key"
 	labelFingerprint = "paygate/vault/v1/fingerprint-key"
+	labelRequest     = "paygate/vault/v1/request-fingerprint-key"
 	labelCardAAD     = "paygate/vault/v1/card-number"
 	labelDataKeyAAD  = "paygate/vault/v1/data-key"
 )
@@ -64,15 +65,17 @@ var (
 
 // masterKey is one configured master key and what is derived from it.
 type masterKey struct {
-	id    string
-	wrap  cipher.AEAD // seals data keys
-	fpKey []byte      // keys fingerprints
+	id     string
+	wrap   cipher.AEAD // seals data keys
+	fpKey  []byte      // keys card fingerprints
+	reqKey []byte      // keys idempotency fingerprints of requests
 }
 
 // Vault seals and opens card numbers under the configured master keys. It is
 // immutable and safe for concurrent use.
 type Vault struct {
-	keys []masterKey // keys[0] seals
+	keys    []masterKey // keys[0] seals
+	secrets []secretKey // the same keys, for SealSecret (secret.go)
 }
 
 // New returns a vault over the master keys, each KeySize bytes; the first
@@ -96,6 +99,11 @@ func New(keys ...[]byte) (*Vault, error) {
 		}
 		seen[mk.id] = true
 		v.keys = append(v.keys, mk)
+		sk, err := newSecretKey(k)
+		if err != nil {
+			return nil, err
+		}
+		v.secrets = append(v.secrets, sk)
 	}
 	return v, nil
 }
@@ -155,7 +163,11 @@ func newMasterKey(master []byte) (masterKey, error) {
 	if err != nil {
 		return masterKey{}, fmt.Errorf("vault: derive fingerprint key: %w", err)
 	}
-	return masterKey{id: id, wrap: wrap, fpKey: fk}, nil
+	rk, err := hkdf.Key(sha256.New, master, nil, labelRequest, KeySize)
+	if err != nil {
+		return masterKey{}, fmt.Errorf("vault: derive request fingerprint key: %w", err)
+	}
+	return masterKey{id: id, wrap: wrap, fpKey: fk, reqKey: rk}, nil
 }
 
 func newGCM(key []byte) (cipher.AEAD, error) {
@@ -204,6 +216,19 @@ func (v *Vault) Fingerprints(pan paygate.PAN) []string {
 	out := make([]string, len(v.keys))
 	for i, k := range v.keys {
 		out[i] = fingerprint(k, pan)
+	}
+	return out
+}
+
+// RequestKeys returns the keys of idempotency fingerprints
+// (idempotency.Fingerprint), one derived from each configured master key,
+// the sealing key's first. Like the card fingerprints' key, they exist only
+// where the vault key does, never in the database (decisions §15); a
+// record fingerprinted before a key rotation matches under the older key.
+func (v *Vault) RequestKeys() [][]byte {
+	out := make([][]byte, len(v.keys))
+	for i, k := range v.keys {
+		out[i] = k.reqKey
 	}
 	return out
 }

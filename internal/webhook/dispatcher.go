@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/vault"
 	swh "github.com/paygate/paygate/webhook"
 )
 
@@ -69,6 +70,10 @@ type Config struct {
 	Concurrency int
 	// Jitter spreads retry waits; default Jitter.
 	Jitter func(time.Duration) time.Duration
+	// Vault opens the endpoints' sealed signing secrets. Without it (or
+	// without the key that sealed them) a delivery to an endpoint whose
+	// secret is sealed fails, with an error in the log naming the endpoint.
+	Vault *vault.Vault
 }
 
 // Dispatcher delivers due webhooks: it claims them from the store under a
@@ -354,6 +359,15 @@ func (d *Dispatcher) post(ctx context.Context, c paygate.ClaimedDelivery) outcom
 	o.host = u.Hostname()
 	if err := CheckEndpointURL(u, ep.Mode); err != nil {
 		return fail(err.Error())
+	}
+	// Never sign with a secret the vault did not open: the attempt fails
+	// (and is retried on the schedule, in case the key is configured by
+	// then), and the operator is told which endpoint, never the secret.
+	if err := OpenSecrets(d.cfg.Vault, ep); err != nil {
+		d.log.Error("webhook delivery failed: the endpoint's signing secret cannot be opened with the configured vault keys",
+			"merchant_id", ep.MerchantID, "mode", string(ep.Mode), "endpoint_host", o.host,
+			"delivery_id", c.Delivery.ID, "error", err)
+		return fail("the endpoint's signing secret cannot be opened with the configured vault keys")
 	}
 	req, err := d.newRequest(ctx, c, start)
 	if err != nil {

@@ -400,13 +400,18 @@ func TestDispatcherLoop(t *testing.T) {
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})
+	v := testVault(t)
+	sealed, err := SealSecret(v, m.ID, paygate.ModeTest, secretA)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := st.ConfigureWebhookEndpoint(ctx, paygate.WebhookEndpoint{
-		MerchantID: m.ID, Mode: paygate.ModeTest, URL: rcv.srv.URL, Secret: secretA, CreatedAt: now, UpdatedAt: now,
+		MerchantID: m.ID, Mode: paygate.ModeTest, URL: rcv.srv.URL, SealedSecret: sealed, CreatedAt: now, UpdatedAt: now,
 	}, false, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 
-	d := NewDispatcher(Config{Store: st, Schedule: Schedule{0, 50 * time.Millisecond, 50 * time.Millisecond}, PollInterval: 20 * time.Millisecond})
+	d := NewDispatcher(Config{Store: st, Vault: v, Schedule: Schedule{0, 50 * time.Millisecond, 50 * time.Millisecond}, PollInterval: 20 * time.Millisecond})
 	if err := d.Start(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/store/codec"
 )
 
 // InstanceSecret returns the installation-wide secret of that name, storing
@@ -208,11 +209,11 @@ func (s *Store) RevokeAPIKey(ctx context.Context, id string, at time.Time) (payg
 
 // --- webhook endpoints ----------------------------------------------------------
 
-const webhookColumns = `merchant_id, mode, url, secret, events, created_at, updated_at`
+const webhookColumns = `merchant_id, mode, url, secret, events, created_at, updated_at, secret_sealed`
 
 func scanWebhookEndpoint(row pgx.Row) (paygate.WebhookEndpoint, error) {
 	var e paygate.WebhookEndpoint
-	err := row.Scan(&e.MerchantID, &e.Mode, &e.URL, &e.Secret, &e.Events, &e.CreatedAt, &e.UpdatedAt)
+	err := row.Scan(&e.MerchantID, &e.Mode, &e.URL, &e.Secret, &e.Events, &e.CreatedAt, &e.UpdatedAt, &e.SealedSecret)
 	if len(e.Events) == 0 {
 		e.Events = nil
 	}
@@ -223,6 +224,9 @@ func scanWebhookEndpoint(row pgx.Row) (paygate.WebhookEndpoint, error) {
 // keeping the stored secret and creation time unless rotateSecret is true.
 // NOT_FOUND when the merchant does not exist.
 func (s *Store) SetWebhookEndpoint(ctx context.Context, e paygate.WebhookEndpoint, rotateSecret bool) (paygate.WebhookEndpoint, error) {
+	if err := codec.CheckSealedSecret(e); err != nil {
+		return paygate.WebhookEndpoint{}, err
+	}
 	events := e.Events
 	if events == nil {
 		events = []string{}
@@ -232,16 +236,17 @@ func (s *Store) SetWebhookEndpoint(ctx context.Context, e paygate.WebhookEndpoin
 		created = e.UpdatedAt
 	}
 	got, err := scanWebhookEndpoint(s.pool.QueryRow(ctx, `
-		INSERT INTO webhook_endpoints AS w (merchant_id, mode, url, secret, events, created_at, updated_at)
-		SELECT $1, $2, $3, $4, $5, $6, $7
+		INSERT INTO webhook_endpoints AS w (merchant_id, mode, url, secret, events, created_at, updated_at, secret_sealed)
+		SELECT $1, $2, $3, '', $5, $6, $7, $4
 		WHERE EXISTS (SELECT 1 FROM merchants WHERE id = $1)
 		ON CONFLICT (merchant_id, mode) DO UPDATE SET
 			url = EXCLUDED.url,
 			events = EXCLUDED.events,
-			secret = CASE WHEN $8 THEN EXCLUDED.secret ELSE w.secret END,
+			secret = CASE WHEN $8 THEN '' ELSE w.secret END,
+			secret_sealed = CASE WHEN $8 THEN EXCLUDED.secret_sealed ELSE w.secret_sealed END,
 			updated_at = EXCLUDED.updated_at
 		RETURNING `+webhookColumns,
-		e.MerchantID, e.Mode, e.URL, e.Secret, events, created, e.UpdatedAt, rotateSecret))
+		e.MerchantID, e.Mode, e.URL, e.SealedSecret, events, created, e.UpdatedAt, rotateSecret))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return paygate.WebhookEndpoint{}, notFound("merchant")
 	}

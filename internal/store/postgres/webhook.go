@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/store/codec"
 )
 
 // Webhook delivery. Deliveries of state changes are inserted by the trigger
@@ -19,12 +20,12 @@ import (
 // longer matches when re-checked under READ COMMITTED.
 
 const endpointStateColumns = `merchant_id, mode, url, secret, events, created_at, updated_at,
-	previous_secret, previous_secret_expires_at, disabled_at`
+	previous_secret, previous_secret_expires_at, disabled_at, secret_sealed, previous_secret_sealed`
 
 func scanEndpointState(row pgx.Row) (paygate.WebhookEndpointState, error) {
 	var e paygate.WebhookEndpointState
 	err := row.Scan(&e.MerchantID, &e.Mode, &e.URL, &e.Secret, &e.Events, &e.CreatedAt, &e.UpdatedAt,
-		&e.PreviousSecret, &e.PreviousSecretExpiresAt, &e.DisabledAt)
+		&e.PreviousSecret, &e.PreviousSecretExpiresAt, &e.DisabledAt, &e.SealedSecret, &e.SealedPreviousSecret)
 	if len(e.Events) == 0 {
 		e.Events = nil
 	}
@@ -37,6 +38,9 @@ func scanEndpointState(row pgx.Row) (paygate.WebhookEndpointState, error) {
 // replaced secret as the previous one until previousUntil. NOT_FOUND when
 // the merchant does not exist.
 func (s *Store) ConfigureWebhookEndpoint(ctx context.Context, e paygate.WebhookEndpoint, rotateSecret bool, previousUntil time.Time) (paygate.WebhookEndpointState, error) {
+	if err := codec.CheckSealedSecret(e); err != nil {
+		return paygate.WebhookEndpointState{}, err
+	}
 	events := e.Events
 	if events == nil {
 		events = []string{}
@@ -47,21 +51,23 @@ func (s *Store) ConfigureWebhookEndpoint(ctx context.Context, e paygate.WebhookE
 	}
 	// Every right-hand side reads the row as it was before the update.
 	got, err := scanEndpointState(s.pool.QueryRow(ctx, `
-		INSERT INTO webhook_endpoints AS w (merchant_id, mode, url, secret, events, created_at, updated_at)
-		SELECT @merchant_id, @mode, @url, @secret, @events, @created_at, @updated_at
+		INSERT INTO webhook_endpoints AS w (merchant_id, mode, url, secret, events, created_at, updated_at, secret_sealed)
+		SELECT @merchant_id, @mode, @url, '', @events, @created_at, @updated_at, @secret_sealed
 		WHERE EXISTS (SELECT 1 FROM merchants WHERE id = @merchant_id)
 		ON CONFLICT (merchant_id, mode) DO UPDATE SET
 			url = EXCLUDED.url,
 			events = EXCLUDED.events,
 			previous_secret = CASE WHEN @rotate::boolean THEN w.secret ELSE w.previous_secret END,
+			previous_secret_sealed = CASE WHEN @rotate::boolean THEN w.secret_sealed ELSE w.previous_secret_sealed END,
 			previous_secret_expires_at = CASE WHEN @rotate::boolean THEN @previous_until::timestamptz
 				ELSE w.previous_secret_expires_at END,
-			secret = CASE WHEN @rotate::boolean THEN EXCLUDED.secret ELSE w.secret END,
+			secret = CASE WHEN @rotate::boolean THEN '' ELSE w.secret END,
+			secret_sealed = CASE WHEN @rotate::boolean THEN EXCLUDED.secret_sealed ELSE w.secret_sealed END,
 			disabled_at = NULL,
 			updated_at = EXCLUDED.updated_at
 		RETURNING `+endpointStateColumns,
 		namedArgs{
-			"merchant_id": e.MerchantID, "mode": e.Mode, "url": e.URL, "secret": e.Secret, "events": events,
+			"merchant_id": e.MerchantID, "mode": e.Mode, "url": e.URL, "secret_sealed": e.SealedSecret, "events": events,
 			"created_at": created, "updated_at": e.UpdatedAt, "rotate": rotateSecret, "previous_until": previousUntil,
 		}))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -118,7 +124,7 @@ const claimDeliveries = `
 	SELECT c.id, c.event_id, c.merchant_id, c.mode, c.event_type, c.status, c.attempts, c.next_attempt_at,
 		c.last_attempt_at, c.last_status_code, c.last_error, c.created_at, c.updated_at,
 		e.payload, w.merchant_id IS NOT NULL, w.url, w.secret, w.events, w.created_at, w.updated_at,
-		w.previous_secret, w.previous_secret_expires_at, w.disabled_at
+		w.previous_secret, w.previous_secret_expires_at, w.disabled_at, w.secret_sealed, w.previous_secret_sealed
 	FROM claimed c
 	JOIN events e ON e.id = c.event_id
 	LEFT JOIN webhook_endpoints w ON w.merchant_id = c.merchant_id AND w.mode = c.mode
@@ -143,9 +149,10 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c paygate.DeliveryClaim) ([
 			events                    []string
 			created, updated          *time.Time
 			previousExpires, disabled *time.Time
+			sealed, sealedPrevious    []byte
 		)
 		dest := append(deliveryScanTargets(&cd.Delivery), &cd.Payload, &hasEndpoint, &url, &secret, &events,
-			&created, &updated, &previous, &previousExpires, &disabled)
+			&created, &updated, &previous, &previousExpires, &disabled, &sealed, &sealedPrevious)
 		if err := r.Scan(dest...); err != nil {
 			return cd, err
 		}
@@ -153,9 +160,10 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c paygate.DeliveryClaim) ([
 			e := paygate.WebhookEndpointState{
 				WebhookEndpoint: paygate.WebhookEndpoint{
 					MerchantID: cd.Delivery.MerchantID, Mode: cd.Delivery.Mode, URL: *url, Secret: *secret,
-					Events: events, CreatedAt: *created, UpdatedAt: *updated,
+					SealedSecret: sealed, Events: events, CreatedAt: *created, UpdatedAt: *updated,
 				},
-				PreviousSecret: *previous, PreviousSecretExpiresAt: previousExpires, DisabledAt: disabled,
+				PreviousSecret: *previous, SealedPreviousSecret: sealedPrevious,
+				PreviousSecretExpiresAt: previousExpires, DisabledAt: disabled,
 			}
 			if len(e.Events) == 0 {
 				e.Events = nil

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/store/codec"
 )
 
 // InstanceSecret returns the installation-wide secret of the name, storing
@@ -240,12 +241,15 @@ func (s *Store) RevokeAPIKey(ctx context.Context, id string, at time.Time) (payg
 	return k, err
 }
 
-const webhookColumns = `merchant_id, mode, url, secret, events, created_at, updated_at`
+const webhookColumns = `merchant_id, mode, url, secret, events, created_at, updated_at, secret_sealed`
 
 // SetWebhookEndpoint creates or replaces the endpoint of (merchant, mode).
 // The existing secret and CreatedAt are kept unless rotateSecret is true
-// (then e.Secret replaces the secret). Returns the stored endpoint.
+// (then e.SealedSecret replaces the secret). Returns the stored endpoint.
 func (s *Store) SetWebhookEndpoint(ctx context.Context, e paygate.WebhookEndpoint, rotateSecret bool) (paygate.WebhookEndpoint, error) {
+	if err := codec.CheckSealedSecret(e); err != nil {
+		return paygate.WebhookEndpoint{}, err
+	}
 	events := e.Events
 	if events == nil {
 		events = []string{}
@@ -258,14 +262,15 @@ func (s *Store) SetWebhookEndpoint(ctx context.Context, e paygate.WebhookEndpoin
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		var err error
 		out, err = scanWebhook(tx.QueryRowContext(ctx, `
-			INSERT INTO webhook_endpoints (`+webhookColumns+`) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+			INSERT INTO webhook_endpoints (`+webhookColumns+`) VALUES (?1, ?2, ?3, '', ?5, ?6, ?7, ?4)
 			ON CONFLICT (merchant_id, mode) DO UPDATE SET
 				url = excluded.url,
 				events = excluded.events,
-				secret = CASE WHEN ?8 THEN excluded.secret ELSE webhook_endpoints.secret END,
+				secret = CASE WHEN ?8 THEN '' ELSE webhook_endpoints.secret END,
+				secret_sealed = CASE WHEN ?8 THEN excluded.secret_sealed ELSE webhook_endpoints.secret_sealed END,
 				updated_at = excluded.updated_at
 			RETURNING `+webhookColumns,
-			e.MerchantID, string(e.Mode), e.URL, e.Secret, string(eventsJSON),
+			e.MerchantID, string(e.Mode), e.URL, e.SealedSecret, string(eventsJSON),
 			micros(e.CreatedAt), micros(e.UpdatedAt), rotateSecret))
 		return err
 	})
@@ -288,7 +293,7 @@ func scanWebhook(row scanner) (paygate.WebhookEndpoint, error) {
 		mode, events     string
 		created, updated int64
 	)
-	if err := row.Scan(&e.MerchantID, &mode, &e.URL, &e.Secret, &events, &created, &updated); err != nil {
+	if err := row.Scan(&e.MerchantID, &mode, &e.URL, &e.Secret, &events, &created, &updated, &e.SealedSecret); err != nil {
 		return paygate.WebhookEndpoint{}, err
 	}
 	if err := json.Unmarshal([]byte(events), &e.Events); err != nil {

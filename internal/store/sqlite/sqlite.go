@@ -76,6 +76,9 @@ func open(ctx context.Context, path string, busy time.Duration) (*Store, error) 
 	if path == ":memory:" {
 		return nil, errors.New("sqlite: an in-memory database cannot be shared between connections; give a file path")
 	}
+	if err := secureFiles(path); err != nil {
+		return nil, err
+	}
 
 	// The writer never checkpoints the WAL itself (checkpoint.go). Its page
 	// cache holds a group's dirty pages (groupcommit.go): with the default

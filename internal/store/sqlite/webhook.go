@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/store/codec"
 )
 
 // Webhook delivery. Deliveries of state changes are inserted by the trigger
@@ -18,7 +19,7 @@ import (
 // transaction) can never hand one delivery to two claimers.
 
 const endpointStateColumns = `merchant_id, mode, url, secret, events, created_at, updated_at,
-	previous_secret, previous_secret_expires_at, disabled_at`
+	previous_secret, previous_secret_expires_at, disabled_at, secret_sealed, previous_secret_sealed`
 
 // ConfigureWebhookEndpoint creates or replaces the endpoint of (merchant,
 // mode) and enables it. The secret and CreatedAt are kept unless
@@ -26,6 +27,9 @@ const endpointStateColumns = `merchant_id, mode, url, secret, events, created_at
 // replaced secret as the previous one until previousUntil. NOT_FOUND when
 // the merchant does not exist.
 func (s *Store) ConfigureWebhookEndpoint(ctx context.Context, e paygate.WebhookEndpoint, rotateSecret bool, previousUntil time.Time) (paygate.WebhookEndpointState, error) {
+	if err := codec.CheckSealedSecret(e); err != nil {
+		return paygate.WebhookEndpointState{}, err
+	}
 	events := e.Events
 	if events == nil {
 		events = []string{}
@@ -40,17 +44,20 @@ func (s *Store) ConfigureWebhookEndpoint(ctx context.Context, e paygate.WebhookE
 		// Every right-hand side reads the row as it was before the update.
 		out, err = scanEndpointState(tx.QueryRowContext(ctx, `
 			INSERT INTO webhook_endpoints (`+endpointStateColumns+`)
-			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, '', NULL, NULL)
+			VALUES (?1, ?2, ?3, '', ?5, ?6, ?7, '', NULL, NULL, ?4, NULL)
 			ON CONFLICT (merchant_id, mode) DO UPDATE SET
 				url = excluded.url,
 				events = excluded.events,
 				previous_secret = CASE WHEN ?8 THEN webhook_endpoints.secret ELSE webhook_endpoints.previous_secret END,
+				previous_secret_sealed = CASE WHEN ?8 THEN webhook_endpoints.secret_sealed
+					ELSE webhook_endpoints.previous_secret_sealed END,
 				previous_secret_expires_at = CASE WHEN ?8 THEN ?9 ELSE webhook_endpoints.previous_secret_expires_at END,
-				secret = CASE WHEN ?8 THEN excluded.secret ELSE webhook_endpoints.secret END,
+				secret = CASE WHEN ?8 THEN '' ELSE webhook_endpoints.secret END,
+				secret_sealed = CASE WHEN ?8 THEN excluded.secret_sealed ELSE webhook_endpoints.secret_sealed END,
 				disabled_at = NULL,
 				updated_at = excluded.updated_at
 			RETURNING `+endpointStateColumns,
-			e.MerchantID, string(e.Mode), e.URL, e.Secret, string(eventsJSON),
+			e.MerchantID, string(e.Mode), e.URL, e.SealedSecret, string(eventsJSON),
 			micros(e.CreatedAt), micros(e.UpdatedAt), rotateSecret, micros(previousUntil)))
 		return err
 	})
@@ -87,7 +94,7 @@ func scanEndpointState(row scanner) (paygate.WebhookEndpointState, error) {
 		previous, disabled sql.NullInt64
 	)
 	if err := row.Scan(&e.MerchantID, &mode, &e.URL, &e.Secret, &events, &created, &updated,
-		&e.PreviousSecret, &previous, &disabled); err != nil {
+		&e.PreviousSecret, &previous, &disabled, &e.SealedSecret, &e.SealedPreviousSecret); err != nil {
 		return paygate.WebhookEndpointState{}, err
 	}
 	if err := json.Unmarshal([]byte(events), &e.Events); err != nil {

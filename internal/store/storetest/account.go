@@ -323,7 +323,7 @@ func webhookCases() []testCase {
 			f := newMerchant(t, s, base)
 			e := paygate.WebhookEndpoint{
 				MerchantID: f.merchant.ID, Mode: paygate.ModeLive,
-				URL: "https://shop.example/hooks", Secret: "whsec_Zmlyc3Q=",
+				URL: "https://shop.example/hooks", SealedSecret: sealed("whsec_Zmlyc3Q="),
 				Events:    []string{"payment.captured", "refund.created"},
 				CreatedAt: at(time.Hour), UpdatedAt: at(time.Hour),
 			}
@@ -338,7 +338,7 @@ func webhookCases() []testCase {
 			f := newMerchant(t, s, base)
 			e := paygate.WebhookEndpoint{
 				MerchantID: f.merchant.ID, Mode: paygate.ModeTest,
-				URL: "http://127.0.0.1:9/hooks", Secret: "whsec_YWxs",
+				URL: "http://127.0.0.1:9/hooks", SealedSecret: sealed("whsec_YWxs"),
 				CreatedAt: base, UpdatedAt: base,
 			}
 			_, err := s.SetWebhookEndpoint(ctx(t), e, false)
@@ -353,7 +353,7 @@ func webhookCases() []testCase {
 			f := newMerchant(t, s, base)
 			first := paygate.WebhookEndpoint{
 				MerchantID: f.merchant.ID, Mode: paygate.ModeTest,
-				URL: "https://a.example/hooks", Secret: "whsec_Zmlyc3Q=",
+				URL: "https://a.example/hooks", SealedSecret: sealed("whsec_Zmlyc3Q="),
 				Events:    []string{"payment.captured"},
 				CreatedAt: at(time.Hour), UpdatedAt: at(time.Hour),
 			}
@@ -362,13 +362,13 @@ func webhookCases() []testCase {
 
 			second := first
 			second.URL = "https://b.example/hooks"
-			second.Secret = "whsec_c2Vjb25k"
+			second.SealedSecret = sealed("whsec_c2Vjb25k")
 			second.Events = []string{"refund.created", "refund.failed"}
 			second.CreatedAt, second.UpdatedAt = at(2*time.Hour), at(2*time.Hour)
 			got, err := s.SetWebhookEndpoint(ctx(t), second, false)
 			must(t, err)
 			want := second
-			want.Secret = first.Secret
+			want.SealedSecret = first.SealedSecret
 			want.CreatedAt = first.CreatedAt
 			equal(t, "endpoint set again", want, got)
 			stored, err := s.WebhookEndpoint(ctx(t), f.merchant.ID, paygate.ModeTest)
@@ -376,7 +376,7 @@ func webhookCases() []testCase {
 			equal(t, "stored endpoint", want, stored)
 
 			third := second
-			third.Secret = "whsec_dGhpcmQ="
+			third.SealedSecret = sealed("whsec_dGhpcmQ=")
 			third.Events = nil
 			third.CreatedAt, third.UpdatedAt = at(3*time.Hour), at(3*time.Hour)
 			got, err = s.SetWebhookEndpoint(ctx(t), third, true)
@@ -393,7 +393,7 @@ func webhookCases() []testCase {
 			other := newMerchant(t, s, base)
 			e := paygate.WebhookEndpoint{
 				MerchantID: f.merchant.ID, Mode: paygate.ModeTest,
-				URL: "https://a.example/hooks", Secret: "whsec_Zmlyc3Q=", CreatedAt: base, UpdatedAt: base,
+				URL: "https://a.example/hooks", SealedSecret: sealed("whsec_Zmlyc3Q="), CreatedAt: base, UpdatedAt: base,
 			}
 			_, err := s.SetWebhookEndpoint(ctx(t), e, false)
 			must(t, err)
@@ -404,7 +404,7 @@ func webhookCases() []testCase {
 			// Setting the other mode's endpoint creates a separate one with its own secret.
 			live := e
 			live.Mode = paygate.ModeLive
-			live.Secret = "whsec_bGl2ZQ=="
+			live.SealedSecret = sealed("whsec_bGl2ZQ==")
 			got, err := s.SetWebhookEndpoint(ctx(t), live, false)
 			must(t, err)
 			equal(t, "live endpoint", live, got)

@@ -39,6 +39,7 @@ func Exercise(t *testing.T, newStore func(t *testing.T) paygate.Store) {
 		{"Merchant", merchantCases()},
 		{"APIKey", apiKeyCases()},
 		{"Webhook", webhookCases()},
+		{"WebhookSecret", webhookSecretCases()},
 		{"Idempotency", idempotencyCases()},
 		{"Customer", customerCases()},
 		{"Payment", paymentCases()},

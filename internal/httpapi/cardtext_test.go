@@ -1,0 +1,115 @@
+package httpapi
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestCardNumberInFreeText checks decisions §15: a card number in a field
+// where none belongs is 400 INVALID_REQUEST naming the field, with a message
+// saying so that never shows the number; merchantRef, externalId and
+// billing.phone are not scanned.
+func TestCardNumberInFreeText(t *testing.T) {
+	t.Parallel()
+	const pan = "4242 4242 4242 4242"
+	b := validPaymentBody
+	s := validStoredCardBody
+	type check func() (string, string) // param, message ("" when accepted)
+	payment := func(body jsonBody) check {
+		return func() (string, string) {
+			_, e := decodeAndValidatePayment(body.json(t), "203.0.113.7")
+			if e == nil {
+				return "", ""
+			}
+			return e.Param, e.Message
+		}
+	}
+	refund := func(reason string) check {
+		return func() (string, string) {
+			in, _, e := ParseRefund(jsonBody{"transactionId": "0190c8e4-7b1a-7c3d-8e2f-123456789abc", "amount": "1", "currency": "EUR", "reason": reason}.json(t))
+			_ = in
+			if e == nil {
+				return "", ""
+			}
+			return e.Param, e.Message
+		}
+	}
+	customer := func(body jsonBody) check {
+		return func() (string, string) {
+			var r customerRequest
+			e := decodeJSON(body.json(t), &r)
+			if e == nil {
+				_, _, _, e = r.validate()
+			}
+			if e == nil {
+				return "", ""
+			}
+			return e.Param, e.Message
+		}
+	}
+	storedCard := func(holder string) check {
+		return func() (string, string) {
+			var r storedCardRequest
+			e := decodeJSON(jsonBody{"card": map[string]any{"number": "5555555555554444", "expiryMonth": "12", "expiryYear": "30", "holderName": holder}}.json(t), &r)
+			if e == nil {
+				_, e = r.validate(validationNow)
+			}
+			if e == nil {
+				return "", ""
+			}
+			return e.Param, e.Message
+		}
+	}
+	tests := []struct {
+		name      string
+		check     check
+		wantParam string // "" when the request is accepted
+	}{
+		{"ErrHolderName", payment(b().set("card.holderName", "Ada "+pan)), "card.holderName"},
+		{"ErrStoredCardPaymentBilling", payment(s().set("billing.city", pan)), "billing.city"},
+		{"ErrBillingFirstName", payment(b().set("billing.firstName", "4242424242424242")), "billing.firstName"},
+		{"ErrBillingLastName", payment(b().set("billing.lastName", "Lovelace 5555-5555-5555-4444")), "billing.lastName"},
+		{"ErrBillingEmail", payment(b().set("billing.email", "4242424242424242@example.com")), "billing.email"},
+		{"ErrBillingAddress", payment(b().set("billing.address", "pay "+pan+" now")), "billing.address"},
+		{"ErrBillingAddressLine2", payment(b().set("billing.addressLine2", "378282246310005")), "billing.addressLine2"},
+		{"ErrBillingCity", payment(b().set("billing.city", pan)), "billing.city"},
+		{"ErrBillingPostalCode", payment(b().set("billing.postalCode", "4242424242424242")), "billing.postalCode"},
+		{"ErrBillingState", payment(b().set("billing.state", pan)), "billing.state"},
+		{"ErrMetadataString", payment(b().set("metadata", map[string]any{"note": "card " + pan})), "metadata.note"},
+		{"ErrMetadataNumber", payment(b().set("metadata", map[string]any{"a": 1, "n": 4242424242424242})), "metadata.n"},
+		{"ErrMetadataNested", payment(b().set("metadata", map[string]any{"cart": []any{"x", map[string]any{"c": pan}}})), "metadata.cart"},
+		{"ErrRefundReason", refund("refund to 4242-4242-4242-4242 please"), "reason"},
+		{"ErrRefundReasonMultiline", refund("card:\n6011111111111117"), "reason"},
+		{"ErrCustomerEmail", customer(jsonBody{"externalId": "c", "email": "4242424242424242@example.com"}), "email"},
+		{"ErrCustomerMetadata", customer(jsonBody{"externalId": "c", "metadata": map[string]any{"pan": pan}}), "metadata.pan"},
+		{"ErrStoredCardHolderName", storedCard(pan), "card.holderName"},
+		{"OKMerchantRef", payment(b().set("merchantRef", "4242424242424242")), ""},
+		{"OKExternalID", customer(jsonBody{"externalId": "4242424242424242"}), ""},
+		{"OKPhone", payment(b().set("billing.phone", "4242424242424242")), ""},
+		{"OKNotLuhn", payment(b().set("billing.address", "4242 4242 4242 4241")), ""},
+		{"OKLongRun", payment(b().set("metadata", map[string]any{"orderId": "42424242424242421234"})), ""},
+		{"OKStartsWith9", refund("ticket 9000000000000001"), ""},
+		{"OKShort", payment(b().set("billing.address", "424242424242")), ""},
+		{"OKMetadataKeyDigits", payment(b().set("metadata", map[string]any{"k": "12 items"})), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			param, msg := tt.check()
+			if param != tt.wantParam {
+				t.Fatalf("param %q (%s), want %q", param, msg, tt.wantParam)
+			}
+			if tt.wantParam == "" {
+				return
+			}
+			if want := "card numbers do not belong in " + tt.wantParam; !strings.Contains(msg, want) {
+				t.Errorf("message %q, want it to contain %q", msg, want)
+			}
+			for _, digits := range []string{"4242", "5555", "3782", "6011"} {
+				if strings.Contains(msg, digits) {
+					t.Errorf("message %q shows digits of the number", msg)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,72 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/paygate/paygate/internal/paygate"
+)
+
+// WebhookSecrets lists the stored secrets of up to limit endpoints after
+// (afterMerchant, afterMode), in (merchant id, mode) order.
+func (s *Store) WebhookSecrets(ctx context.Context, afterMerchant string, afterMode paygate.Mode, limit int) ([]paygate.WebhookSecrets, error) {
+	if limit <= 0 {
+		limit = -1 // SQLite: no limit
+	}
+	rows, err := s.read.QueryContext(ctx, `
+		SELECT merchant_id, mode, secret, secret_sealed, previous_secret, previous_secret_sealed
+		FROM webhook_endpoints
+		WHERE (merchant_id, mode) > (?, ?)
+		ORDER BY merchant_id, mode
+		LIMIT ?`, afterMerchant, string(afterMode), limit)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	var out []paygate.WebhookSecrets
+	for rows.Next() {
+		var w paygate.WebhookSecrets
+		var mode string
+		if err := rows.Scan(&w.MerchantID, &mode, &w.Secret, &w.SealedSecret, &w.PreviousSecret, &w.SealedPreviousSecret); err != nil {
+			return nil, translate(err)
+		}
+		w.Mode = paygate.Mode(mode)
+		out = append(out, w)
+	}
+	return out, translate(rows.Err())
+}
+
+// ReplaceWebhookSecrets stores to's sealed secrets, and empties the plain
+// columns, if the endpoint's row still holds from's values.
+func (s *Store) ReplaceWebhookSecrets(ctx context.Context, from, to paygate.WebhookSecrets) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `
+			UPDATE webhook_endpoints
+			SET secret = '', secret_sealed = ?7, previous_secret = '', previous_secret_sealed = ?8
+			WHERE merchant_id = ?1 AND mode = ?2
+				AND secret = ?3 AND secret_sealed IS ?4
+				AND previous_secret = ?5 AND previous_secret_sealed IS ?6`,
+			from.MerchantID, string(from.Mode), from.Secret, nullBytes(from.SealedSecret),
+			from.PreviousSecret, nullBytes(from.SealedPreviousSecret),
+			nullBytes(to.SealedSecret), nullBytes(to.SealedPreviousSecret))
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return fmt.Errorf("%w: the webhook endpoint of merchant %s (%s) changed meanwhile", paygate.ErrStateConflict, from.MerchantID, from.Mode)
+		}
+		return nil
+	})
+}
+
+// nullBytes is NULL for an empty value, so that an absent seal compares
+// with IS as NULL.
+func nullBytes(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
+}
