@@ -66,7 +66,7 @@ func sandboxEngines(t *testing.T, f func(t *testing.T, fx *sandboxFixture)) {
 				t.Fatal(err)
 			}
 			svc := payment.New(payment.Config{
-				Store: st, Router: table, Clock: clock, Answers: httpapi.Answers{}, FingerprintKey: []byte("k"),
+				Store: st, Router: table, Clock: clock, Answers: httpapi.Answers{}, Vault: testVault(t),
 				ProviderTimeout: 5 * time.Second,
 			})
 			f(t, &sandboxFixture{st: st, svc: svc, clock: clock, prov: prov, keyID: key.ID})
