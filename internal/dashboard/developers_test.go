@@ -91,6 +91,15 @@ func TestKeys(t *testing.T) {
 	if got := s.key(next.ID); got.ExpiresAt == nil || !got.ExpiresAt.Equal(s.clock.Now().Add(2*time.Hour)) {
 		t.Errorf("grace 2h: the old key expires at %v", got.ExpiresAt)
 	}
+	// The graced key has a successor now: rotating it again is refused
+	// with an error that names the successor, and creates no key.
+	keysBefore, _ := s.st.APIKeysByMerchant(ctx, s.a.id)
+	p = b.do(http.MethodPost, graced, url.Values{"grace": {"1h"}, "csrf": {csrfOf(t, b.get("/dashboard/test/developers"))}})
+	keysAfter, _ := s.st.APIKeysByMerchant(ctx, s.a.id)
+	successor := keysAfter[len(keysAfter)-1].ID
+	if p.code != http.StatusConflict || !strings.Contains(p.body, "its successor is key "+successor) || newSecret.MatchString(p.body) || len(keysAfter) != len(keysBefore) {
+		t.Errorf("rotating a key with a successor: %d, %d keys before and %d after\n%s", p.code, len(keysBefore), len(keysAfter), p.body)
+	}
 
 	// Revoke: a confirmation page, then the key stops at once.
 	revokePath := "/dashboard/test/keys/" + s.a.testKeyID + "/revoke"
