@@ -99,12 +99,20 @@ func scanDelivery(row pgx.Row) (paygate.Delivery, error) {
 
 // claimDeliveries locks up to @limit due deliveries, skipping those another
 // claim holds, leases them, and returns each with its event's payload and
-// its endpoint (NULLs when there is none).
+// its endpoint (NULLs when there is none). A delivery is not claimed while
+// another delivery of its event (a resend, or the original) is in flight
+// or is due and older: one event goes out once at a time, and when it
+// succeeds FinishDelivery ends the others (decisions.md section 15).
 const claimDeliveries = `
 	WITH due AS (
-		SELECT id FROM webhook_deliveries
+		SELECT id FROM webhook_deliveries d
 		WHERE status = 'pending' AND next_attempt_at <= @now
 			AND (attempts > 0 OR next_attempt_at <= @first_due)
+			AND NOT EXISTS (
+				SELECT 1 FROM webhook_deliveries s
+				WHERE s.event_id = d.event_id AND s.id <> d.id AND s.status = 'pending'
+					AND ((s.lease <> '' AND s.next_attempt_at > @now)
+						OR (s.next_attempt_at <= @now AND (s.attempts > 0 OR s.next_attempt_at <= @first_due) AND s.seq < d.seq)))
 		ORDER BY next_attempt_at
 		LIMIT @limit
 		FOR UPDATE SKIP LOCKED
@@ -171,8 +179,12 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c paygate.DeliveryClaim) ([
 }
 
 // finishDelivery applies the outcome if the lease is held (fin), records
-// the attempt, and on @disable disables the endpoint and fails its other
-// pending deliveries that are not leased. The CTEs all read the snapshot
+// the attempt, on success ends every other pending delivery of the event
+// (ended: a retrying original or a queued resend, leased or not, so that no
+// claim after this commit sends the event again; a claim that has locked
+// one of them is waited for, and one that reads them after the commit
+// finds them no longer pending), and on @disable disables the endpoint and
+// fails its other pending deliveries that are not leased. The CTEs all read the snapshot
 // from before the statement, hence "d.id <> fin.id".
 const finishDelivery = `
 	WITH fin AS (
@@ -185,7 +197,11 @@ const finishDelivery = `
 			last_error = @last_error,
 			updated_at = @at
 		WHERE id = @id AND lease = @lease AND lease <> '' AND status = 'pending'
-		RETURNING id, merchant_id, mode
+		RETURNING id, merchant_id, mode, event_id
+	), ended AS (
+		UPDATE webhook_deliveries d SET status = 'succeeded', lease = '', updated_at = @at
+		FROM fin
+		WHERE @status = 'succeeded' AND d.event_id = fin.event_id AND d.id <> fin.id AND d.status = 'pending'
 	), attempt AS (
 		INSERT INTO webhook_attempts (delivery_id, number, url, started_at, status_code, latency_us, response, error)
 		SELECT fin.id, @number, @url, @started_at, @status_code, @latency_us, @response, @attempt_error
