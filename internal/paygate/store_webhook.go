@@ -167,9 +167,20 @@ type DeliveryAttempt struct {
 	StartedAt  time.Time
 	StatusCode int // 0 when no HTTP answer came
 	Latency    time.Duration
-	Response   []byte // the first KiB of the answer's body
+	Response   []byte // the first KiB of the answer's body (stores keep at most MaxAttemptResponse bytes)
 	Error      string // "" when the answer was 2xx
+	// PrivateAddress says whether the address the attempt connected to is
+	// one the address guard refuses (loopback, private, link-local,
+	// multicast, unspecified); nil when unknown (no connection, or recorded
+	// before it was recorded). With the guard on, the answer of such an
+	// attempt is never shown (decisions.md section 15).
+	PrivateAddress *bool
 }
+
+// MaxAttemptResponse is how much of an endpoint's answer an attempt keeps
+// and the dashboard and command line show at most: 1 KiB (decisions.md
+// section 15).
+const MaxAttemptResponse = 1024
 
 // DeliveryClaim asks ClaimDeliveries for due deliveries.
 type DeliveryClaim struct {

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/store/codec"
 )
 
 // Webhook delivery. Deliveries of state changes are inserted by the trigger
@@ -203,8 +204,8 @@ const finishDelivery = `
 		FROM fin
 		WHERE @status = 'succeeded' AND d.event_id = fin.event_id AND d.id <> fin.id AND d.status = 'pending'
 	), attempt AS (
-		INSERT INTO webhook_attempts (delivery_id, number, url, started_at, status_code, latency_us, response, error)
-		SELECT fin.id, @number, @url, @started_at, @status_code, @latency_us, @response, @attempt_error
+		INSERT INTO webhook_attempts (delivery_id, number, url, started_at, status_code, latency_us, response, error, private_address)
+		SELECT fin.id, @number, @url, @started_at, @status_code, @latency_us, @response, @attempt_error, @private_address
 		FROM fin WHERE @has_attempt::boolean
 	), disabled AS (
 		UPDATE webhook_endpoints w SET disabled_at = COALESCE(w.disabled_at, @at)
@@ -233,13 +234,14 @@ func (s *Store) FinishDelivery(ctx context.Context, f paygate.DeliveryFinish) er
 		"id": f.DeliveryID, "lease": f.Lease, "status": f.Status, "next_attempt_at": f.NextAttemptAt, "at": f.At,
 		"last_attempt_at": nil, "last_status_code": 0, "last_error": f.Error,
 		"has_attempt": f.Attempt != nil, "number": 0, "url": "", "started_at": f.At, "status_code": 0,
-		"latency_us": int64(0), "response": []byte{}, "attempt_error": "",
+		"latency_us": int64(0), "response": []byte{}, "attempt_error": "", "private_address": nil,
 		"disable": f.DisableEndpoint, "disabled_error": disabledError,
 	}
 	if a := f.Attempt; a != nil {
 		args["last_attempt_at"], args["last_status_code"], args["last_error"] = a.StartedAt, a.StatusCode, a.Error
 		args["number"], args["url"], args["started_at"], args["status_code"] = a.Number, a.URL, a.StartedAt, a.StatusCode
-		args["latency_us"], args["response"], args["attempt_error"] = a.Latency.Microseconds(), nonNil(a.Response), a.Error
+		args["latency_us"], args["response"], args["attempt_error"] = a.Latency.Microseconds(), codec.AttemptResponse(a.Response), a.Error
+		args["private_address"] = a.PrivateAddress
 	}
 	var finished, exists bool
 	if err := s.pool.QueryRow(ctx, finishDelivery, args).Scan(&finished, &exists); err != nil {
@@ -323,7 +325,7 @@ func (s *Store) DeliveryByID(ctx context.Context, merchantID string, mode paygat
 // NULLs) from "no such delivery" (no row).
 func (s *Store) DeliveryAttempts(ctx context.Context, merchantID string, mode paygate.Mode, deliveryID string) ([]paygate.DeliveryAttempt, error) {
 	rows, err := s.pool.Query(ctx, `
-		SELECT a.number, a.url, a.started_at, a.status_code, a.latency_us, a.response, a.error
+		SELECT a.number, a.url, a.started_at, a.status_code, a.latency_us, a.response, a.error, a.private_address
 		FROM webhook_deliveries d
 		LEFT JOIN webhook_attempts a ON a.delivery_id = d.id
 		WHERE d.id = $1 AND d.merchant_id = $2 AND d.mode = $3
@@ -341,8 +343,9 @@ func (s *Store) DeliveryAttempts(ctx context.Context, merchantID string, mode pa
 			started        *time.Time
 			latency        *int64
 			response       []byte
+			private        *bool
 		)
-		if err := rows.Scan(&number, &url, &started, &status, &latency, &response, &msg); err != nil {
+		if err := rows.Scan(&number, &url, &started, &status, &latency, &response, &msg, &private); err != nil {
 			rows.Close()
 			return nil, translate(err)
 		}
@@ -352,7 +355,7 @@ func (s *Store) DeliveryAttempts(ctx context.Context, merchantID string, mode pa
 		out = append(out, paygate.DeliveryAttempt{
 			DeliveryID: deliveryID, Number: int(*number), URL: *url, StartedAt: *started,
 			StatusCode: int(*status), Latency: time.Duration(*latency) * time.Microsecond,
-			Response: nonNil(response), Error: *msg,
+			Response: nonNil(response), Error: *msg, PrivateAddress: private,
 		})
 	}
 	if err := rows.Err(); err != nil {

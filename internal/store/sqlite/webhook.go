@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/store/codec"
 )
 
 // Webhook delivery. Deliveries of state changes are inserted by the trigger
@@ -249,14 +250,15 @@ func (s *Store) FinishDelivery(ctx context.Context, f paygate.DeliveryFinish) er
 			return err
 		}
 		if a := f.Attempt; a != nil {
-			response := a.Response
-			if response == nil {
-				response = []byte{}
+			var private sql.NullBool
+			if a.PrivateAddress != nil {
+				private = sql.NullBool{Bool: *a.PrivateAddress, Valid: true}
 			}
 			if _, err := tx.ExecContext(ctx, `
-				INSERT INTO webhook_attempts (delivery_id, number, url, started_at, status_code, latency_us, response, error)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-				f.DeliveryID, a.Number, a.URL, micros(a.StartedAt), a.StatusCode, a.Latency.Microseconds(), response, a.Error); err != nil {
+				INSERT INTO webhook_attempts (delivery_id, number, url, started_at, status_code, latency_us, response, error, private_address)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				f.DeliveryID, a.Number, a.URL, micros(a.StartedAt), a.StatusCode, a.Latency.Microseconds(),
+				codec.AttemptResponse(a.Response), a.Error, private); err != nil {
 				return err
 			}
 		}
@@ -378,7 +380,7 @@ func (s *Store) DeliveryAttempts(ctx context.Context, merchantID string, mode pa
 			return err
 		}
 		rows, err := tx.QueryContext(ctx, `
-			SELECT delivery_id, number, url, started_at, status_code, latency_us, response, error
+			SELECT delivery_id, number, url, started_at, status_code, latency_us, response, error, private_address
 			FROM webhook_attempts WHERE delivery_id = ? ORDER BY number`, deliveryID)
 		if err != nil {
 			return err
@@ -389,9 +391,13 @@ func (s *Store) DeliveryAttempts(ctx context.Context, merchantID string, mode pa
 			var (
 				a                paygate.DeliveryAttempt
 				started, latency int64
+				private          sql.NullBool
 			)
-			if err := rows.Scan(&a.DeliveryID, &a.Number, &a.URL, &started, &a.StatusCode, &latency, &a.Response, &a.Error); err != nil {
+			if err := rows.Scan(&a.DeliveryID, &a.Number, &a.URL, &started, &a.StatusCode, &latency, &a.Response, &a.Error, &private); err != nil {
 				return err
+			}
+			if private.Valid {
+				a.PrivateAddress = &private.Bool
 			}
 			a.StartedAt, a.Latency = fromMicros(started), time.Duration(latency)*time.Microsecond
 			out = append(out, a)

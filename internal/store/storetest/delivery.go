@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -173,6 +174,7 @@ func deliveryCases() []testCase {
 			attempt := paygate.DeliveryAttempt{
 				DeliveryID: c.Delivery.ID, Number: 1, URL: ep.URL, StartedAt: T.Add(time.Second),
 				StatusCode: 500, Latency: 1234 * time.Microsecond, Response: []byte("oops"), Error: "HTTP 500",
+				PrivateAddress: ptr(true),
 			}
 			wantIs(t, s.FinishDelivery(ctx(t), paygate.DeliveryFinish{
 				DeliveryID: c.Delivery.ID, Lease: "not-the-lease", At: T.Add(2 * time.Second), Attempt: &attempt,
@@ -207,12 +209,15 @@ func deliveryCases() []testCase {
 			}
 			second := paygate.DeliveryAttempt{
 				DeliveryID: d.ID, Number: 2, URL: ep.URL, StartedAt: T.Add(10 * time.Second),
-				StatusCode: 204, Latency: 2 * time.Millisecond, Response: []byte{},
+				StatusCode: 204, Latency: 2 * time.Millisecond, Response: []byte(strings.Repeat("é", paygate.MaxAttemptResponse)),
+				PrivateAddress: ptr(false),
 			}
 			must(t, s.FinishDelivery(ctx(t), paygate.DeliveryFinish{
 				DeliveryID: d.ID, Lease: got[0].Lease, At: T.Add(11 * time.Second), Attempt: &second,
 				Status: paygate.DeliverySucceeded,
 			}))
+			// No more than 1 KiB of an answer is kept, whatever is passed.
+			second.Response = second.Response[:paygate.MaxAttemptResponse]
 			d, err = s.DeliveryByID(ctx(t), f.merchant.ID, paygate.ModeTest, d.ID)
 			must(t, err)
 			if d.Status != paygate.DeliverySucceeded || d.Attempts != 2 || d.LastStatusCode != 204 || d.LastError != "" {
