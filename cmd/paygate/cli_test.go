@@ -23,6 +23,7 @@ import (
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/testenv"
+	"github.com/paygate/paygate/internal/webhook"
 )
 
 // result is what one command line produced.
@@ -667,6 +668,7 @@ func TestServeConfig(t *testing.T) {
 			WebhookRetrySchedule: defaultWebhookRetrySchedule(), RateLimitTest: 100, RateLimitLive: 1000,
 			RateLimitUnauthenticated: 60, ThreeDSChallengeTTL: 30 * time.Minute, RecoveryInterval: 5 * time.Second,
 			LogLevel: "info", DashboardSessionIdle: 30 * time.Minute, DashboardSessionMax: 12 * time.Hour,
+			AllowPrivateTestWebhooks: true,
 		}
 		if cfg.String() != want.String() || len(cfg.VaultKeys) != 0 {
 			t.Errorf("defaults\n got %s\nwant %s", cfg, want)
@@ -732,6 +734,26 @@ func TestServeConfig(t *testing.T) {
 			t.Errorf("dashboard sessions: idle %v max %v, want 10m and 2h", cfg.DashboardSessionIdle, cfg.DashboardSessionMax)
 		}
 		cliRun(t, nil, "serve", "--dashboard-session-idle", "13h").mustFail(t, 2, "--dashboard-session-idle")
+	})
+
+	t.Run("AllowPrivateTestWebhooks", func(t *testing.T) {
+		t.Parallel()
+		var cfg serveConfig
+		var called bool
+		cliRunServe(t, nil, captureServe(&cfg, &called), "serve", "--allow-private-test-webhooks=false").mustSucceed(t)
+		if cfg.AllowPrivateTestWebhooks {
+			t.Error("--allow-private-test-webhooks=false left private test webhooks allowed")
+		}
+		env := map[string]string{"PAYGATE_ALLOW_PRIVATE_TEST_WEBHOOKS": "false"}
+		cliRunServe(t, env, captureServe(&cfg, &called), "serve").mustSucceed(t)
+		if cfg.AllowPrivateTestWebhooks {
+			t.Error("PAYGATE_ALLOW_PRIVATE_TEST_WEBHOOKS=false left private test webhooks allowed")
+		}
+		cliRunServe(t, env, captureServe(&cfg, &called), "serve", "--allow-private-test-webhooks").mustSucceed(t)
+		if !cfg.AllowPrivateTestWebhooks {
+			t.Error("the flag did not win over the environment")
+		}
+		cliRun(t, map[string]string{"PAYGATE_ALLOW_PRIVATE_TEST_WEBHOOKS": "maybe"}, "serve").mustFail(t, 2, "PAYGATE_ALLOW_PRIVATE_TEST_WEBHOOKS")
 	})
 
 	t.Run("ErrBadEnvironment", func(t *testing.T) {
@@ -881,7 +903,7 @@ func TestCheckWebhookTarget(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := checkWebhookTarget(u, c.mode); (err == nil) != c.ok {
+		if err := checkWebhookTarget(u, c.mode, webhook.Policy{}); (err == nil) != c.ok {
 			t.Errorf("%s in %s mode: error %v, want ok=%v", c.url, c.mode, err, c.ok)
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/paygate/paygate/internal/webhook"
 )
 
 // serveConfig is the configuration of serve and demo, from flags, the
@@ -32,6 +34,10 @@ type serveConfig struct {
 	DashboardSessionIdle     time.Duration   // --dashboard-session-idle 30m
 	DashboardSessionMax      time.Duration   // --dashboard-session-max 12h
 	PprofAddr                string          // --pprof, default "" (off); loopback host:port only
+	// AllowPrivateTestWebhooks (--allow-private-test-webhooks, default
+	// true) lets test-mode webhook endpoints be local; false applies the
+	// live-mode address guard to them too (decisions.md section 15).
+	AllowPrivateTestWebhooks bool
 }
 
 // Defaults of serve's flags (decisions.md sections 6, 8, 9, 11, 14).
@@ -60,7 +66,7 @@ const serveSynopsis = "[--database-url URL] [--addr 127.0.0.1:8080] [--base-url 
 	"        [--webhook-retry-schedule 0s,5s,5m,...] [--rate-limit-test 100] [--rate-limit-live 1000]\n" +
 	"        [--rate-limit-unauthenticated 60] [--vault-key KEY[,KEY...]]\n" +
 	"        [--3ds-challenge-ttl 30m] [--recovery-interval 5s] [--log-level info] [--pprof 127.0.0.1:6060]\n" +
-	"        [--dashboard-session-idle 30m] [--dashboard-session-max 12h]"
+	"        [--dashboard-session-idle 30m] [--dashboard-session-max 12h] [--allow-private-test-webhooks=true]"
 
 // serveNotes closes the help of serve and demo.
 const serveNotes = "Every flag also reads the environment variable PAYGATE_<FLAG> (PAYGATE_ADDR,\n" +
@@ -90,6 +96,7 @@ func serveFlags(fs *flagSet, c *serveConfig) (finish func() error) {
 	fs.envFlags = append(fs.envFlags, "dashboard-session-idle", "dashboard-session-max")
 	fs.StringVar(&c.PprofAddr, "pprof", "", "loopback `host:port` serving net/http/pprof on a separate listener (default: off)")
 	fs.envFlags = append(fs.envFlags, "pprof")
+	allowPrivateTestWebhooksFlag(fs, &c.AllowPrivateTestWebhooks)
 	fs.envFlags = append(fs.envFlags, "addr", "base-url", "redis-url", "config", "webhook-retry-schedule",
 		"rate-limit-test", "rate-limit-live", "rate-limit-unauthenticated", "vault-key",
 		"3ds-challenge-ttl", "recovery-interval", "log-level")
@@ -205,6 +212,7 @@ func (c serveConfig) LogValue() slog.Value {
 		slog.String("dashboardSessionIdle", shortDuration(c.DashboardSessionIdle)),
 		slog.String("dashboardSessionMax", shortDuration(c.DashboardSessionMax)),
 		slog.String("pprof", c.PprofAddr),
+		slog.Bool("allowPrivateTestWebhooks", c.AllowPrivateTestWebhooks),
 	)
 }
 
@@ -251,4 +259,19 @@ func checkHTTPURL(raw string) error {
 		return fmt.Errorf("%q is not a valid URL", raw)
 	}
 	return nil
+}
+
+// allowPrivateTestWebhooksFlag registers --allow-private-test-webhooks
+// (env PAYGATE_ALLOW_PRIVATE_TEST_WEBHOOKS, default true), which serve and
+// the webhook commands share: false applies the live-mode address guard to
+// test-mode endpoints too (decisions.md section 15).
+func allowPrivateTestWebhooksFlag(fs *flagSet, p *bool) {
+	fs.BoolVar(p, "allow-private-test-webhooks", true,
+		"let test-mode webhook endpoints use loopback, private and link-local addresses; false guards them as live ones (env PAYGATE_ALLOW_PRIVATE_TEST_WEBHOOKS)")
+	fs.envFlags = append(fs.envFlags, "allow-private-test-webhooks")
+}
+
+// webhookPolicy is where webhooks may go under the flag's value.
+func webhookPolicy(allowPrivateTest bool) webhook.Policy {
+	return webhook.Policy{GuardTestMode: !allowPrivateTest}
 }

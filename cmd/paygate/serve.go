@@ -101,6 +101,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	// (other nodes' events, retries, deliveries due while no node ran).
 	dispatcher := webhook.NewDispatcher(webhook.Config{
 		Store: st, Clock: clock, Logger: log, Schedule: cfg.WebhookRetrySchedule,
+		Policy: webhookPolicy(cfg.AllowPrivateTestWebhooks),
 	})
 	payments := payment.New(payment.Config{
 		Store:          webhook.WakeOnEvents(st, dispatcher.Wake),
@@ -164,6 +165,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		SessionIdle: cfg.DashboardSessionIdle,
 		SessionMax:  cfg.DashboardSessionMax,
 		Wake:        dispatcher.Wake,
+		Webhooks:    webhookPolicy(cfg.AllowPrivateTestWebhooks),
 	})
 
 	api := httpapi.New(httpapi.Config{

@@ -102,7 +102,7 @@ func RotateKey(ctx context.Context, st paygate.Store, old paygate.APIKey, grace 
 	var replaced *paygate.KeyReplacedError
 	switch {
 	case errors.As(err, &replaced):
-		return "", paygate.APIKey{}, old, err
+		return "", paygate.APIKey{}, old, replaced // without an engine's prefix: it is shown as it is
 	case errors.Is(err, paygate.ErrStateConflict):
 		if inactive := CheckActive(old, now); inactive != nil {
 			return "", paygate.APIKey{}, old, inactive

@@ -37,6 +37,7 @@ import (
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/ratelimit"
+	"github.com/paygate/paygate/internal/webhook"
 )
 
 //go:embed templates/*.html
@@ -68,6 +69,10 @@ type Config struct {
 	// Wake, when set, asks the webhook dispatcher to look for due
 	// deliveries now (after a test event or a resend).
 	Wake func()
+	// Webhooks is where webhooks may go (serve
+	// --allow-private-test-webhooks): endpoints are set and pinged under
+	// it, and endpoints' answers shown under it.
+	Webhooks webhook.Policy
 }
 
 // Dashboard is the http.Handler of /dashboard and everything under it.

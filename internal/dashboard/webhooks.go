@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -119,7 +120,7 @@ func (d *Dashboard) setWebhook(w http.ResponseWriter, r *http.Request, v *viewer
 		refuse("The URL is refused: " + err.Error() + ".")
 		return
 	}
-	if err := account.CheckWebhookTarget(u, v.Mode); err != nil {
+	if err := account.CheckWebhookTarget(u, v.Mode, d.cfg.Webhooks); err != nil {
 		refuse("The URL is " + err.Error() + ".")
 		return
 	}
@@ -194,6 +195,10 @@ func (d *Dashboard) rotateSecret(w http.ResponseWriter, r *http.Request, v *view
 // endpoint; the dispatcher sends it at once.
 func (d *Dashboard) testWebhook(w http.ResponseWriter, r *http.Request, v *viewer, _ []string) {
 	ctx := r.Context()
+	if err := d.checkSend(ctx, v); err != nil {
+		d.webhookRefused(w, r, v, err)
+		return
+	}
 	dl, err := d.store.CreatePing(ctx, webhook.PingEvent(v.User.MerchantID, v.Mode, d.now()), id.New())
 	if err != nil {
 		d.webhookRefused(w, r, v, err)
@@ -213,6 +218,8 @@ func (d *Dashboard) webhookRefused(w http.ResponseWriter, r *http.Request, v *vi
 		msg = "There is no webhook endpoint in " + string(v.Mode) + " mode: set one first."
 	case errors.Is(err, paygate.ErrStateConflict):
 		msg = "The endpoint is disabled (it answered 410 Gone). Save it again to enable it."
+	case errors.Is(err, webhook.ErrRefused):
+		msg = "Nothing is sent: the endpoint URL is " + err.Error() + ". Set an endpoint on a public address."
 	default:
 		d.fail(w, r, v, err)
 		return
@@ -235,6 +242,21 @@ func auditURL(raw string) string {
 		return ""
 	}
 	return u.Redacted()
+}
+
+// checkSend refuses to queue a delivery to the mode's endpoint when its URL
+// is refused under the serve's webhook policy (a local test endpoint while
+// --allow-private-test-webhooks=false). No endpoint is left to the store,
+// which answers NOT_FOUND.
+func (d *Dashboard) checkSend(ctx context.Context, v *viewer) error {
+	ep, err := d.store.WebhookEndpointState(ctx, v.User.MerchantID, v.Mode)
+	if paygate.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return account.CheckWebhookSend(ep, d.cfg.Webhooks)
 }
 
 // wake asks the dispatcher, when there is one, to send now.
@@ -270,6 +292,11 @@ func (d *Dashboard) deliveryPage(w http.ResponseWriter, r *http.Request, v *view
 		d.fail(w, r, v, err)
 		return
 	}
+	// At most 1 KiB of an answer, and nothing of one from a non-public
+	// address while the address guard is on (decisions.md section 15).
+	for i := range attempts {
+		attempts[i].Response = []byte(account.ShownResponse(attempts[i], dl.Mode, d.cfg.Webhooks))
+	}
 	data := deliveryData{Delivery: dl, Attempts: attempts}
 	if r.URL.Query().Get("resent") != "" {
 		data.Notice = "The event was queued again as this new delivery, with the same webhook-id."
@@ -289,6 +316,10 @@ func (d *Dashboard) resendDelivery(w http.ResponseWriter, r *http.Request, v *vi
 	dl, err := d.store.DeliveryByID(ctx, v.User.MerchantID, v.Mode, did)
 	if err != nil {
 		d.fail(w, r, v, err)
+		return
+	}
+	if err := d.checkSend(ctx, v); err != nil {
+		d.webhookRefused(w, r, v, err)
 		return
 	}
 	next, err := d.store.ResendMerchantEvent(ctx, v.User.MerchantID, v.Mode, dl.EventID, id.New(), d.now())
