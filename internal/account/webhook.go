@@ -49,17 +49,6 @@ func CheckWebhookTarget(u *url.URL, mode paygate.Mode, p webhook.Policy) error {
 	return p.CheckEndpointURL(u, mode)
 }
 
-// CheckWebhookSend refuses to queue a delivery (a ping, a resend) to an
-// endpoint whose URL p refuses, for instance a local test-mode endpoint
-// set before the guard was turned on. The error wraps webhook.ErrRefused.
-func CheckWebhookSend(ep paygate.WebhookEndpointState, p webhook.Policy) error {
-	u, err := url.Parse(ep.URL)
-	if err != nil {
-		return fmt.Errorf("%w: the endpoint URL does not parse", webhook.ErrRefused)
-	}
-	return p.CheckEndpointURL(u, ep.Mode)
-}
-
 // ShownResponse is what the dashboard and the command line show of an
 // attempt's answer (decisions.md section 15): at most
 // paygate.MaxAttemptResponse bytes of valid UTF-8, and nothing when the

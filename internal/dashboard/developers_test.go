@@ -477,9 +477,6 @@ func TestWebhookPrivateTestGuard(t *testing.T) {
 			t.Errorf("guarded test endpoint on a public name over http: %d", p.code)
 		}
 		d := delivered(s) // set before the guard, as it were
-		if p := b.post("/dashboard/test/webhook", "/dashboard/test/webhook/test", nil); p.code != http.StatusConflict || !strings.Contains(p.body, "refused") {
-			t.Errorf("ping to a local endpoint under the guard: %d", p.code)
-		}
 		page := b.get("/dashboard/test/webhook/deliveries/" + d.ID)
 		if page.code != http.StatusOK || strings.Contains(page.body, "internal-answer") {
 			t.Errorf("the delivery page shows the answer of a private address under the guard: %d", page.code)
