@@ -23,6 +23,7 @@ import (
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/testenv"
+	"github.com/paygate/paygate/internal/webhook"
 )
 
 // result is what one command line produced.
@@ -339,13 +340,36 @@ func TestKeyRotate(t *testing.T) {
 				t.Errorf("new key listed %+v", nk)
 			}
 
-			// Rotating again within the grace period keeps the earlier
-			// expiry, and says so.
-			var k2 keyRotated
-			jsonLine(t, cliRun(t, nil, "key", "rotate", "--key", m.TestSecretKeyID, "--grace", "48h", "--database-url", db, "--json"), &k2)
-			if k2.OldKeyExpiresAt != k.OldKeyExpiresAt {
-				t.Errorf("second rotation reports %s, want the earlier expiry %s", k2.OldKeyExpiresAt, k.OldKeyExpiresAt)
+			// A key that already has a successor cannot be rotated again,
+			// even within its grace period: the refusal names the successor.
+			cliRun(t, nil, "key", "rotate", "--key", m.TestSecretKeyID, "--grace", "48h", "--database-url", db, "--json").
+				mustFail(t, 1, "its successor is key "+k.ID)
+			if again := listedKey(t, listKeys(t, db, m.MerchantID), m.TestSecretKeyID); again.ExpiresAt == nil || *again.ExpiresAt != k.OldKeyExpiresAt {
+				t.Errorf("a refused rotation changed the old key: %+v", again)
 			}
+			if n := len(listKeys(t, db, m.MerchantID)); n != 5 {
+				t.Errorf("%d keys after one rotation and one refusal, want 5", n)
+			}
+			// The successor itself can be rotated; the plain output of a
+			// secret key says to keep it secret.
+			r = cliRun(t, nil, "key", "rotate", "--key", k.ID, "--database-url", db).mustSucceed(t)
+			if !strings.Contains(r.stdout, "keep it secret") {
+				t.Errorf("rotating a secret key printed %q, want the warning to keep it secret", r.stdout)
+			}
+		})
+
+		t.Run("GraceAtMost720h", func(t *testing.T) {
+			fresh := newMerchant(t, db, "Grace")
+			for _, g := range []string{"800h", "720h1s"} {
+				cliRun(t, nil, "key", "rotate", "--key", fresh.TestSecretKeyID, "--grace", g, "--database-url", db).mustFail(t, 2, "720h")
+			}
+			if old := listedKey(t, listKeys(t, db, fresh.MerchantID), fresh.TestSecretKeyID); old.ExpiresAt != nil {
+				t.Errorf("a refused grace changed the key: %+v", old)
+			}
+			before := time.Now()
+			var k keyRotated
+			jsonLine(t, cliRun(t, nil, "key", "rotate", "--key", fresh.TestSecretKeyID, "--grace", "720h", "--database-url", db, "--json"), &k)
+			near(t, "oldKeyExpiresAt", parseTime(t, k.OldKeyExpiresAt), before.Add(720*time.Hour), time.Now().Add(720*time.Hour))
 		})
 
 		t.Run("DefaultGraceAndPublicKey", func(t *testing.T) {
@@ -365,6 +389,21 @@ func TestKeyRotate(t *testing.T) {
 				t.Errorf("rotated public key to %+v, want a live public key", k)
 			}
 			near(t, "oldKeyExpiresAt", parseTime(t, k.OldKeyExpiresAt), before.Add(24*time.Hour), time.Now().Add(24*time.Hour))
+
+			// A public key is no secret: its plain output says nothing of
+			// keeping it secret, but still shows the key.
+			var newPub keyListed
+			for _, r := range listKeys(t, db, m.MerchantID) {
+				var lk keyListed
+				_ = json.Unmarshal(r, &lk)
+				if lk.Type == "public" && lk.Mode == "test" {
+					newPub = lk
+				}
+			}
+			r := cliRun(t, nil, "key", "rotate", "--key", newPub.ID, "--database-url", db).mustSucceed(t)
+			if strings.Contains(r.stdout, "keep it secret") || !strings.Contains(r.stdout, "smtgw_pk_test_") {
+				t.Errorf("rotating a public key printed %q: want the key and no \"keep it secret\"", r.stdout)
+			}
 		})
 
 		t.Run("GraceZero", func(t *testing.T) {
@@ -372,9 +411,10 @@ func TestKeyRotate(t *testing.T) {
 			var k keyRotated
 			jsonLine(t, cliRun(t, nil, "key", "rotate", "--key", m.LiveSecretKeyID, "--grace", "0", "--database-url", db, "--json"), &k)
 			near(t, "oldKeyExpiresAt", parseTime(t, k.OldKeyExpiresAt), before, time.Now())
-			// The old key has stopped: it cannot be rotated again.
+			// The old key has stopped and has a successor: it cannot be
+			// rotated again.
 			cliRun(t, nil, "key", "rotate", "--key", m.LiveSecretKeyID, "--database-url", db, "--json").
-				mustFail(t, 1, "cannot be rotated")
+				mustFail(t, 1, "its successor is key "+k.ID)
 			// The new one can.
 			cliRun(t, nil, "key", "rotate", "--key", k.ID, "--grace", "0s", "--database-url", db, "--json").mustSucceed(t)
 		})
@@ -628,7 +668,8 @@ func TestServeConfig(t *testing.T) {
 			WebhookRetrySchedule: defaultWebhookRetrySchedule(), RateLimitTest: 100, RateLimitLive: 1000,
 			RateLimitUnauthenticated: 60, ThreeDSChallengeTTL: 30 * time.Minute, RecoveryInterval: 5 * time.Second,
 			LogLevel: "info", DashboardSessionIdle: 30 * time.Minute, DashboardSessionMax: 12 * time.Hour,
-			MaxConnections: 4096,
+			MaxConnections:           4096,
+			AllowPrivateTestWebhooks: true,
 		}
 		if cfg.String() != want.String() || len(cfg.VaultKeys) != 0 {
 			t.Errorf("defaults\n got %s\nwant %s", cfg, want)
@@ -694,6 +735,26 @@ func TestServeConfig(t *testing.T) {
 			t.Errorf("dashboard sessions: idle %v max %v, want 10m and 2h", cfg.DashboardSessionIdle, cfg.DashboardSessionMax)
 		}
 		cliRun(t, nil, "serve", "--dashboard-session-idle", "13h").mustFail(t, 2, "--dashboard-session-idle")
+	})
+
+	t.Run("AllowPrivateTestWebhooks", func(t *testing.T) {
+		t.Parallel()
+		var cfg serveConfig
+		var called bool
+		cliRunServe(t, nil, captureServe(&cfg, &called), "serve", "--allow-private-test-webhooks=false").mustSucceed(t)
+		if cfg.AllowPrivateTestWebhooks {
+			t.Error("--allow-private-test-webhooks=false left private test webhooks allowed")
+		}
+		env := map[string]string{"PAYGATE_ALLOW_PRIVATE_TEST_WEBHOOKS": "false"}
+		cliRunServe(t, env, captureServe(&cfg, &called), "serve").mustSucceed(t)
+		if cfg.AllowPrivateTestWebhooks {
+			t.Error("PAYGATE_ALLOW_PRIVATE_TEST_WEBHOOKS=false left private test webhooks allowed")
+		}
+		cliRunServe(t, env, captureServe(&cfg, &called), "serve", "--allow-private-test-webhooks").mustSucceed(t)
+		if !cfg.AllowPrivateTestWebhooks {
+			t.Error("the flag did not win over the environment")
+		}
+		cliRun(t, map[string]string{"PAYGATE_ALLOW_PRIVATE_TEST_WEBHOOKS": "maybe"}, "serve").mustFail(t, 2, "PAYGATE_ALLOW_PRIVATE_TEST_WEBHOOKS")
 	})
 
 	t.Run("ErrBadEnvironment", func(t *testing.T) {
@@ -843,7 +904,7 @@ func TestCheckWebhookTarget(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := checkWebhookTarget(u, c.mode); (err == nil) != c.ok {
+		if err := checkWebhookTarget(u, c.mode, webhook.Policy{}); (err == nil) != c.ok {
 			t.Errorf("%s in %s mode: error %v, want ok=%v", c.url, c.mode, err, c.ok)
 		}
 	}

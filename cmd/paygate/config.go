@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/clientaddr"
+	"github.com/paygate/paygate/internal/webhook"
 )
 
 // serveConfig is the configuration of serve and demo, from flags, the
@@ -38,6 +39,10 @@ type serveConfig struct {
 	// Hostile input (decisions §15).
 	MaxConnections int                // --max-connections 4096
 	TrustedProxies clientaddr.Proxies // --trusted-proxies CIDR[,CIDR...], default none
+	// AllowPrivateTestWebhooks (--allow-private-test-webhooks, default
+	// true) lets test-mode webhook endpoints be local; false applies the
+	// live-mode address guard to them too (decisions.md section 15).
+	AllowPrivateTestWebhooks bool
 }
 
 // Defaults of serve's flags (decisions.md sections 6, 8, 9, 11, 14).
@@ -68,7 +73,7 @@ const serveSynopsis = "[--database-url URL] [--addr 127.0.0.1:8080] [--base-url 
 	"        [--rate-limit-unauthenticated 60] [--vault-key KEY[,KEY...]]\n" +
 	"        [--3ds-challenge-ttl 30m] [--recovery-interval 5s] [--log-level info] [--pprof 127.0.0.1:6060]\n" +
 	"        [--dashboard-session-idle 30m] [--dashboard-session-max 12h]\n" +
-	"        [--max-connections 4096] [--trusted-proxies CIDR[,CIDR...]]"
+	"        [--max-connections 4096] [--trusted-proxies CIDR[,CIDR...]] [--allow-private-test-webhooks=true]"
 
 // serveNotes closes the help of serve and demo.
 const serveNotes = "Every flag also reads the environment variable PAYGATE_<FLAG> (PAYGATE_ADDR,\n" +
@@ -101,6 +106,7 @@ func serveFlags(fs *flagSet, c *serveConfig) (finish func() error) {
 	fs.IntVar(&c.MaxConnections, "max-connections", defaultMaxConnections, "most connections open at once; more wait to be accepted")
 	fs.Var(proxyList{&c.TrustedProxies}, "trusted-proxies", "reverse proxies whose X-Forwarded-For names the client, `CIDR[,CIDR...]` (a bare address is one host; default: none, the header is ignored)")
 	fs.envFlags = append(fs.envFlags, "max-connections", "trusted-proxies")
+	allowPrivateTestWebhooksFlag(fs, &c.AllowPrivateTestWebhooks)
 	fs.envFlags = append(fs.envFlags, "addr", "base-url", "redis-url", "config", "webhook-retry-schedule",
 		"rate-limit-test", "rate-limit-live", "rate-limit-unauthenticated", "vault-key",
 		"3ds-challenge-ttl", "recovery-interval", "log-level")
@@ -240,6 +246,7 @@ func (c serveConfig) LogValue() slog.Value {
 		slog.String("pprof", c.PprofAddr),
 		slog.Int("maxConnections", c.MaxConnections),
 		slog.String("trustedProxies", c.TrustedProxies.String()),
+		slog.Bool("allowPrivateTestWebhooks", c.AllowPrivateTestWebhooks),
 	)
 }
 
@@ -286,4 +293,19 @@ func checkHTTPURL(raw string) error {
 		return fmt.Errorf("%q is not a valid URL", raw)
 	}
 	return nil
+}
+
+// allowPrivateTestWebhooksFlag registers --allow-private-test-webhooks
+// (env PAYGATE_ALLOW_PRIVATE_TEST_WEBHOOKS, default true), which serve and
+// the webhook commands share: false applies the live-mode address guard to
+// test-mode endpoints too (decisions.md section 15).
+func allowPrivateTestWebhooksFlag(fs *flagSet, p *bool) {
+	fs.BoolVar(p, "allow-private-test-webhooks", true,
+		"let test-mode webhook endpoints use loopback, private and link-local addresses; false guards them as live ones (env PAYGATE_ALLOW_PRIVATE_TEST_WEBHOOKS)")
+	fs.envFlags = append(fs.envFlags, "allow-private-test-webhooks")
+}
+
+// webhookPolicy is where webhooks may go under the flag's value.
+func webhookPolicy(allowPrivateTest bool) webhook.Policy {
+	return webhook.Policy{GuardTestMode: !allowPrivateTest}
 }

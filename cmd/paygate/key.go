@@ -161,7 +161,7 @@ func cmdKeyRotate(ctx context.Context, c *cli, args []string) error {
 	var asJSON bool
 	fs.databaseURL(&dbURL)
 	fs.StringVar(&keyID, "key", "", "`KEY_ID` of the key to replace (required)")
-	fs.DurationVar(&grace, "grace", defaultGrace, "how long the old key keeps working; 0 stops it now")
+	fs.DurationVar(&grace, "grace", defaultGrace, "how long the old key keeps working, at most 720h; 0 stops it now")
 	fs.BoolVar(&asJSON, "json", false, "print the result as one line of JSON")
 	if err := fs.parse(args, c.env, c.stdout); err != nil {
 		return err
@@ -171,6 +171,9 @@ func cmdKeyRotate(ctx context.Context, c *cli, args []string) error {
 	}
 	if grace < 0 {
 		return usageErrorf("--grace must not be negative")
+	}
+	if grace > account.MaxGrace {
+		return usageErrorf("--grace must be at most %dh (30 days)", account.MaxGrace/time.Hour)
 	}
 	var secret string
 	var next, old paygate.APIKey
@@ -191,8 +194,14 @@ func cmdKeyRotate(ctx context.Context, c *cli, args []string) error {
 	if asJSON {
 		return writeJSON(c.stdout, keyRotated{ID: next.ID, Mode: string(next.Mode), Key: secret, OldKeyExpiresAt: formatTime(*old.ExpiresAt)})
 	}
-	_, err = fmt.Fprintf(c.stdout, "Created %s %s key %s to replace %s:\n%s\nThe key is shown only now; keep it secret.\nThe old key %s stops working at %s.\n",
-		next.Mode, next.Type, next.ID, old.ID, secret, old.Hint, formatTime(*old.ExpiresAt))
+	// A public key is for the browser (decisions.md section 19): shown
+	// once, as every key, but there is nothing secret to keep.
+	keep := "The key is shown only now; keep it secret.\n"
+	if next.Type == paygate.KeyPublic {
+		keep = "The key is shown only now; it is public: use it in the browser, never to call the API.\n"
+	}
+	_, err = fmt.Fprintf(c.stdout, "Created %s %s key %s to replace %s:\n%s\n%sThe old key %s stops working at %s.\n",
+		next.Mode, next.Type, next.ID, old.ID, secret, keep, old.Hint, formatTime(*old.ExpiresAt))
 	return err
 }
 

@@ -106,6 +106,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	// (other nodes' events, retries, deliveries due while no node ran).
 	dispatcher := webhook.NewDispatcher(webhook.Config{
 		Store: st, Clock: clock, Logger: log, Schedule: cfg.WebhookRetrySchedule, Vault: vlt,
+		Policy: webhookPolicy(cfg.AllowPrivateTestWebhooks),
 	})
 	payments := payment.New(payment.Config{
 		Store:   webhook.WakeOnEvents(st, dispatcher.Wake),
@@ -169,6 +170,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		SessionMax:  cfg.DashboardSessionMax,
 		Wake:        dispatcher.Wake,
 		Vault:       vlt,
+		Webhooks:    webhookPolicy(cfg.AllowPrivateTestWebhooks),
 	})
 
 	api := httpapi.New(httpapi.Config{

@@ -8,6 +8,7 @@ import (
 
 	"github.com/paygate/paygate/internal/account"
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/webhook"
 )
 
 // webhookSet is the --json output of webhook set.
@@ -17,14 +18,15 @@ type webhookSet struct {
 }
 
 func cmdWebhookSet(ctx context.Context, c *cli, args []string) error {
-	fs := newFlagSet("webhook set", "--merchant ID --mode test|live --url URL [--events a,b] [--rotate-secret] [--vault-key KEY[,KEY...]] [--json] [--database-url URL]")
+	fs := newFlagSet("webhook set", "--merchant ID --mode test|live --url URL [--events a,b] [--rotate-secret] [--vault-key KEY[,KEY...]] [--allow-private-test-webhooks=true] [--json] [--database-url URL]")
 	var dbURL, merchantID, mode, rawURL string
 	var events, keys []string
-	var rotate, asJSON bool
+	var rotate, asJSON, allowPrivate bool
 	fs.databaseURL(&dbURL)
+	allowPrivateTestWebhooksFlag(fs, &allowPrivate)
 	fs.StringVar(&merchantID, "merchant", "", "merchant `ID` (required)")
 	fs.Var(modeFlag{&mode}, "mode", "the endpoint's mode, `test|live` (required)")
-	fs.StringVar(&rawURL, "url", "", "endpoint `URL`: https in live mode, and not a loopback, private or link-local address (required)")
+	fs.StringVar(&rawURL, "url", "", "endpoint `URL`: https in live mode, and not a loopback, private or link-local address in live mode or with --allow-private-test-webhooks=false (required)")
 	fs.Var(&stringList{list: &events}, "events", "subscribed `events`, comma-separated (default: every event): "+eventList())
 	fs.BoolVar(&rotate, "rotate-secret", false, "replace the signing secret (setting again otherwise keeps it)")
 	fs.BoolVar(&asJSON, "json", false, "print the result as one line of JSON")
@@ -47,7 +49,7 @@ func cmdWebhookSet(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	// A policy refusal, not a usage mistake: exit 1.
-	if err := checkWebhookTarget(u, paygate.Mode(mode)); err != nil {
+	if err := checkWebhookTarget(u, paygate.Mode(mode), webhookPolicy(allowPrivate)); err != nil {
 		return fmt.Errorf("--url %v", err) // "--url refused: ..."
 	}
 	// The secret is stored sealed by the vault: PostgreSQL without a key
@@ -104,9 +106,10 @@ func checkEvents(events []string) ([]string, error) {
 // parseWebhookURL accepts an absolute http(s) URL with a host.
 func parseWebhookURL(raw string) (*url.URL, error) { return account.ParseWebhookURL(raw) }
 
-// checkWebhookTarget applies the rules of decisions.md section 11 that the
-// URL alone can show when an endpoint is set; the dispatcher applies the
-// same rules, and checks every address it dials, at each delivery.
-func checkWebhookTarget(u *url.URL, mode paygate.Mode) error {
-	return account.CheckWebhookTarget(u, mode)
+// checkWebhookTarget applies the rules of decisions.md sections 11 and 15
+// that the URL alone can show when an endpoint is set; the dispatcher
+// applies the same rules, and checks every address it dials, at each
+// delivery.
+func checkWebhookTarget(u *url.URL, mode paygate.Mode, p webhook.Policy) error {
+	return account.CheckWebhookTarget(u, mode, p)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paygate/paygate/internal/account"
 	"github.com/paygate/paygate/internal/id"
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/webhook"
@@ -50,7 +51,10 @@ type attemptJSON struct {
 	Error      string  `json:"error"`
 }
 
-func toDeliveryJSON(d paygate.Delivery, attempts []paygate.DeliveryAttempt) deliveryJSON {
+// toDeliveryJSON renders a delivery and its attempts; an attempt's answer
+// as account.ShownResponse gives it under p: at most 1 KiB, and nothing
+// from a non-public address while the address guard is on.
+func toDeliveryJSON(d paygate.Delivery, attempts []paygate.DeliveryAttempt, p webhook.Policy) deliveryJSON {
 	out := deliveryJSON{
 		ID: d.ID, EventID: d.EventID, Event: string(d.EventType), MerchantID: d.MerchantID, Mode: string(d.Mode),
 		Status: string(d.Status), Attempts: d.Attempts, LastAttemptAt: formatTimePtr(d.LastAttemptAt),
@@ -63,7 +67,7 @@ func toDeliveryJSON(d paygate.Delivery, attempts []paygate.DeliveryAttempt) deli
 	for _, a := range attempts {
 		out.History = append(out.History, attemptJSON{
 			Attempt: a.Number, At: formatTime(a.StartedAt), URL: a.URL, StatusCode: nonZero(a.StatusCode),
-			LatencyMs: float64(a.Latency.Microseconds()) / 1000, Response: strings.ToValidUTF8(string(a.Response), "\uFFFD"),
+			LatencyMs: float64(a.Latency.Microseconds()) / 1000, Response: account.ShownResponse(a, d.Mode, p),
 			Error: a.Error,
 		})
 	}
@@ -78,11 +82,12 @@ func nonZero(n int) *int {
 }
 
 func cmdWebhookDeliveries(ctx context.Context, c *cli, args []string) error {
-	fs := newFlagSet("webhook deliveries", "--merchant ID [--mode test|live] [--status pending|succeeded|failed] [--event EVENT_ID] [--limit 50] [--json] [--database-url URL]")
+	fs := newFlagSet("webhook deliveries", "--merchant ID [--mode test|live] [--status pending|succeeded|failed] [--event EVENT_ID] [--limit 50] [--allow-private-test-webhooks=true] [--json] [--database-url URL]")
 	var dbURL, merchantID, mode, status, eventID string
 	var limit int
-	var asJSON bool
+	var asJSON, allowPrivate bool
 	fs.databaseURL(&dbURL)
+	allowPrivateTestWebhooksFlag(fs, &allowPrivate)
 	fs.StringVar(&merchantID, "merchant", "", "merchant `ID` (required)")
 	fs.Var(modeFlag{&mode}, "mode", "only this mode, `test|live` (default: both)")
 	fs.StringVar(&status, "status", "", "only deliveries in this `status`: pending, succeeded or failed")
@@ -122,7 +127,7 @@ func cmdWebhookDeliveries(ctx context.Context, c *cli, args []string) error {
 			if err != nil {
 				return fmt.Errorf("list attempts of delivery %s: %w", d.ID, err)
 			}
-			out = append(out, toDeliveryJSON(d, attempts))
+			out = append(out, toDeliveryJSON(d, attempts, webhookPolicy(allowPrivate)))
 		}
 		return nil
 	})
@@ -156,11 +161,12 @@ func cmdWebhookDeliveries(ctx context.Context, c *cli, args []string) error {
 }
 
 func cmdWebhookResend(ctx context.Context, c *cli, args []string) error {
-	fs := newFlagSet("webhook resend", "--event EVENT_ID [--wait DURATION] [--json] [--database-url URL]")
+	fs := newFlagSet("webhook resend", "--event EVENT_ID [--wait DURATION] [--allow-private-test-webhooks=true] [--json] [--database-url URL]")
 	var dbURL, eventID string
 	var wait time.Duration
-	var asJSON bool
+	var asJSON, allowPrivate bool
 	fs.databaseURL(&dbURL)
+	allowPrivateTestWebhooksFlag(fs, &allowPrivate)
 	fs.StringVar(&eventID, "event", "", "the `ID` of the event to deliver again (required)")
 	fs.DurationVar(&wait, "wait", 0, "wait up to `DURATION` for the first attempt of a running serve (default: do not wait)")
 	fs.BoolVar(&asJSON, "json", false, "print the new delivery as one line of JSON")
@@ -173,10 +179,14 @@ func cmdWebhookResend(ctx context.Context, c *cli, args []string) error {
 	if wait < 0 {
 		return usageErrorf("--wait must not be negative")
 	}
-	return enqueue(ctx, c, dbURL, wait, asJSON, func(ctx context.Context, st paygate.Store) (paygate.Delivery, error) {
+	policy := webhookPolicy(allowPrivate)
+	return enqueue(ctx, c, dbURL, wait, asJSON, policy, func(ctx context.Context, st paygate.Store) (paygate.Delivery, error) {
 		if !id.Valid(eventID) {
 			return paygate.Delivery{}, fmt.Errorf("event not found: %q is not an event id", eventID)
 		}
+		// A resend to an endpoint the guard refuses is queued like any
+		// delivery; the serve's dispatcher refuses to connect and records
+		// why.
 		d, err := st.ResendEvent(ctx, eventID, id.New(), now())
 		if err != nil {
 			return d, fmt.Errorf("resend event %s: %s", eventID, storeMessage(err))
@@ -186,11 +196,12 @@ func cmdWebhookResend(ctx context.Context, c *cli, args []string) error {
 }
 
 func cmdWebhookTest(ctx context.Context, c *cli, args []string) error {
-	fs := newFlagSet("webhook test", "--merchant ID --mode test|live [--wait DURATION] [--json] [--database-url URL]")
+	fs := newFlagSet("webhook test", "--merchant ID --mode test|live [--wait DURATION] [--allow-private-test-webhooks=true] [--json] [--database-url URL]")
 	var dbURL, merchantID, mode string
 	var wait time.Duration
-	var asJSON bool
+	var asJSON, allowPrivate bool
 	fs.databaseURL(&dbURL)
+	allowPrivateTestWebhooksFlag(fs, &allowPrivate)
 	fs.StringVar(&merchantID, "merchant", "", "merchant `ID` (required)")
 	fs.Var(modeFlag{&mode}, "mode", "the endpoint's mode, `test|live` (required)")
 	fs.DurationVar(&wait, "wait", 0, "wait up to `DURATION` for the first attempt of a running serve (default: do not wait)")
@@ -204,11 +215,15 @@ func cmdWebhookTest(ctx context.Context, c *cli, args []string) error {
 	if wait < 0 {
 		return usageErrorf("--wait must not be negative")
 	}
-	return enqueue(ctx, c, dbURL, wait, asJSON, func(ctx context.Context, st paygate.Store) (paygate.Delivery, error) {
+	policy := webhookPolicy(allowPrivate)
+	return enqueue(ctx, c, dbURL, wait, asJSON, policy, func(ctx context.Context, st paygate.Store) (paygate.Delivery, error) {
 		m, err := merchantByID(ctx, st, merchantID)
 		if err != nil {
 			return paygate.Delivery{}, err
 		}
+		// An endpoint the address guard refuses gets its ping queued like
+		// any delivery: serve's dispatcher refuses to connect, and the
+		// refusal is the attempt's error (as for a live endpoint).
 		d, err := st.CreatePing(ctx, webhook.PingEvent(m.ID, paygate.Mode(mode), now()), id.New())
 		if err != nil {
 			return d, fmt.Errorf("send a ping to the %s endpoint of merchant %s: %s", mode, m.ID, storeMessage(err))
@@ -219,7 +234,7 @@ func cmdWebhookTest(ctx context.Context, c *cli, args []string) error {
 
 // enqueue runs add (which inserts a delivery), waits up to wait for its
 // first attempt to finish, and prints the delivery.
-func enqueue(ctx context.Context, c *cli, dbURL string, wait time.Duration, asJSON bool, add func(context.Context, paygate.Store) (paygate.Delivery, error)) error {
+func enqueue(ctx context.Context, c *cli, dbURL string, wait time.Duration, asJSON bool, p webhook.Policy, add func(context.Context, paygate.Store) (paygate.Delivery, error)) error {
 	var out deliveryJSON
 	err := withStore(ctx, dbURL, func(ctx context.Context, st paygate.Store) error {
 		d, err := add(ctx, st)
@@ -241,7 +256,7 @@ func enqueue(ctx context.Context, c *cli, dbURL string, wait time.Duration, asJS
 		if err != nil {
 			return fmt.Errorf("list attempts of delivery %s: %w", d.ID, err)
 		}
-		out = toDeliveryJSON(d, attempts)
+		out = toDeliveryJSON(d, attempts, p)
 		return nil
 	})
 	if err != nil {

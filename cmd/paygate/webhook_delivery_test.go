@@ -133,3 +133,72 @@ func TestWebhookSetRotationKeepsPreviousSecret(t *testing.T) {
 		t.Errorf("%d secrets sign during the overlap, want 2", len(s))
 	}
 }
+
+// TestWebhookPrivateTestGuard is decisions.md section 15 on the command
+// line: --allow-private-test-webhooks=false (or
+// PAYGATE_ALLOW_PRIVATE_TEST_WEBHOOKS=false) refuses to set or ping a
+// test-mode endpoint on a non-public address, and the delivery log shows at
+// most 1 KiB of an endpoint's answer, nothing of one from a private
+// address while the guard is on.
+func TestWebhookPrivateTestGuard(t *testing.T) {
+	t.Parallel()
+	forEachEngine(t, func(t *testing.T, db string) {
+		m := newMerchant(t, db, "Guard")
+		run := func(env map[string]string, args ...string) result {
+			return cliRun(t, env, append(args, "--database-url", db)...)
+		}
+		guardEnv := map[string]string{"PAYGATE_ALLOW_PRIVATE_TEST_WEBHOOKS": "false"}
+		for _, u := range []string{"http://127.0.0.1:9/hook", "http://10.0.0.7/hook", "http://localhost:9/hook", "http://169.254.169.254/"} {
+			run(nil, "webhook", "set", "--merchant", m.MerchantID, "--mode", "test", "--url", u, "--allow-private-test-webhooks=false").
+				mustFail(t, 1, "refused")
+			run(guardEnv, "webhook", "set", "--merchant", m.MerchantID, "--mode", "test", "--url", u).mustFail(t, 1, "refused")
+		}
+		// http on a public name is fine in test mode under the guard.
+		run(guardEnv, "webhook", "set", "--merchant", m.MerchantID, "--mode", "test", "--url", "http://hooks.example.com/x").mustSucceed(t)
+		// Set by default (allowed): later pings are queued whatever the
+		// guard (serve's dispatcher refuses to connect under it).
+		run(nil, "webhook", "set", "--merchant", m.MerchantID, "--mode", "test", "--url", "http://127.0.0.1:9/hook").mustSucceed(t)
+
+		// One attempt whose answer is 3 KiB, from a loopback address.
+		var ping deliveryJSON
+		jsonLine(t, run(nil, "webhook", "test", "--merchant", m.MerchantID, "--mode", "test", "--json"), &ping)
+		ctx := context.Background()
+		st, err := store.Open(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		at := time.Now().Add(time.Minute)
+		claims, err := st.ClaimDeliveries(ctx, paygate.DeliveryClaim{Now: at, FirstDue: at, Lease: id.New(), LeaseUntil: at.Add(time.Minute), Limit: 10})
+		if err != nil || len(claims) != 1 {
+			t.Fatalf("claim: %d, %v", len(claims), err)
+		}
+		private := true
+		if err := st.FinishDelivery(ctx, paygate.DeliveryFinish{
+			DeliveryID: claims[0].Delivery.ID, Lease: claims[0].Lease, At: at, Status: paygate.DeliverySucceeded,
+			Attempt: &paygate.DeliveryAttempt{
+				DeliveryID: claims[0].Delivery.ID, Number: 1, URL: "http://127.0.0.1:9/hook", StartedAt: at, StatusCode: 200,
+				Response: []byte(strings.Repeat("secret-ish internal page ", 120)), PrivateAddress: &private,
+			},
+		}); err != nil {
+			t.Fatal(err)
+		}
+		shown := func(env map[string]string, args ...string) string {
+			var list []deliveryJSON
+			jsonLine(t, run(env, append([]string{"webhook", "deliveries", "--merchant", m.MerchantID, "--status", "succeeded", "--json"}, args...)...), &list)
+			if len(list) != 1 || len(list[0].History) != 1 {
+				t.Fatalf("deliveries: %+v", list)
+			}
+			return list[0].History[0].Response
+		}
+		if got := shown(nil); len(got) != 1024 || !strings.HasPrefix(got, "secret-ish internal page ") {
+			t.Errorf("allowed: shown %d bytes, want the first 1 KiB", len(got))
+		}
+		if got := shown(guardEnv); got != "" {
+			t.Errorf("guarded (env): shown %q, want nothing", got)
+		}
+		if got := shown(nil, "--allow-private-test-webhooks=false"); got != "" {
+			t.Errorf("guarded (flag): shown %q, want nothing", got)
+		}
+	})
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/paygate/paygate/internal/account"
 	"github.com/paygate/paygate/internal/auth"
@@ -93,11 +94,17 @@ func TestKeyLifecycle(t *testing.T) {
 		if err != nil || next.Mode != paygate.ModeLive || next.Type != paygate.KeySecret || old.ExpiresAt == nil || !old.ExpiresAt.Equal(now.Add(time.Hour)) {
 			t.Fatalf("RotateKey: %+v %+v %v", next, old, err)
 		}
-		// Later, the old key has stopped and cannot be rotated again.
-		_, _, _, err = account.RotateKey(ctx, st, old, 0, now.Add(2*time.Hour))
-		var inactive *account.InactiveKeyError
-		if !errors.As(err, &inactive) || !strings.Contains(err.Error(), "expired at") {
-			t.Errorf("rotating an expired key: %v", err)
+		// The old key has a successor: it cannot be rotated again, in its
+		// grace period or later, and the refusal names the successor.
+		for _, at := range []time.Time{now.Add(time.Minute), now.Add(2 * time.Hour)} {
+			_, _, _, err = account.RotateKey(ctx, st, old, 0, at)
+			var replaced *paygate.KeyReplacedError
+			if !errors.As(err, &replaced) || replaced.SuccessorID != next.ID || err.Error() != replaced.Error() {
+				t.Errorf("rotating a replaced key at %v: %v", at, err)
+			}
+		}
+		if _, _, _, err := account.RotateKey(ctx, st, next, account.MaxGrace+time.Second, now); err == nil || !strings.Contains(err.Error(), "720h") {
+			t.Errorf("a grace over 720h: %v", err)
 		}
 		if _, _, _, err := account.RotateKey(ctx, st, next, -time.Second, now); err == nil {
 			t.Error("a negative grace was accepted")
@@ -138,7 +145,7 @@ func TestWebhookRules(t *testing.T) {
 		if err != nil {
 			t.Fatalf("ParseWebhookURL(%s): %v", c.url, err)
 		}
-		err = account.CheckWebhookTarget(u, c.mode)
+		err = account.CheckWebhookTarget(u, c.mode, webhook.Policy{})
 		if (err == nil) != c.ok || (err != nil && !errors.Is(err, webhook.ErrRefused)) {
 			t.Errorf("CheckWebhookTarget(%s, %s): %v", c.url, c.mode, err)
 		}
@@ -179,5 +186,74 @@ func TestSetWebhook(t *testing.T) {
 	}
 	if _, err := account.SetWebhook(ctx, st, v, id.New(), paygate.ModeTest, "http://127.0.0.1:9/a", nil, false, now); !paygate.IsNotFound(err) {
 		t.Errorf("unknown merchant: %v", err)
+	}
+}
+
+// TestCheckWebhookTargetGuardedTestMode is --allow-private-test-webhooks=false
+// (decisions.md section 15): test-mode endpoints get the live-mode address
+// guard, and may still use http.
+func TestCheckWebhookTargetGuardedTestMode(t *testing.T) {
+	t.Parallel()
+	guard := webhook.Policy{GuardTestMode: true}
+	for _, c := range []struct {
+		url string
+		ok  bool
+	}{
+		{"http://hooks.example.com/x", true},
+		{"https://93.184.216.34/x", true},
+		{"http://127.0.0.1:8080/hooks", false},
+		{"http://localhost:8080/hooks", false},
+		{"http://10.1.2.3/hooks", false},
+		{"http://192.168.1.1/hooks", false},
+		{"http://169.254.169.254/latest", false},
+		{"http://[::1]/hooks", false},
+		{"http://0.0.0.0/hooks", false},
+		{"http://224.0.0.1/hooks", false},
+		{"http://2130706433/hooks", false},
+	} {
+		u, err := account.ParseWebhookURL(c.url)
+		if err != nil {
+			t.Fatalf("ParseWebhookURL(%s): %v", c.url, err)
+		}
+		err = account.CheckWebhookTarget(u, paygate.ModeTest, guard)
+		if (err == nil) != c.ok || (err != nil && !errors.Is(err, webhook.ErrRefused)) {
+			t.Errorf("guarded CheckWebhookTarget(%s): %v", c.url, err)
+		}
+		if err := account.CheckWebhookTarget(u, paygate.ModeTest, webhook.Policy{}); err != nil {
+			t.Errorf("unguarded test mode refused %s: %v", c.url, err)
+		}
+	}
+}
+
+// TestShownResponse: never more than 1 KiB of an endpoint's answer, and
+// nothing of it from a non-public address when the guard applies.
+func TestShownResponse(t *testing.T) {
+	t.Parallel()
+	yes, no := true, false
+	long := []byte(strings.Repeat("\xff", 600) + strings.Repeat("a", 2000))
+	public := paygate.DeliveryAttempt{URL: "https://hooks.example.com/", Response: long, PrivateAddress: &no}
+	for _, mode := range []paygate.Mode{paygate.ModeTest, paygate.ModeLive} {
+		for _, p := range []webhook.Policy{{}, {GuardTestMode: true}} {
+			got := account.ShownResponse(public, mode, p)
+			if len(got) > paygate.MaxAttemptResponse || len(got) < paygate.MaxAttemptResponse-3 || !utf8.ValidString(got) {
+				t.Errorf("%s %+v: shown %d bytes (valid UTF-8 %v), want at most 1 KiB", mode, p, len(got), utf8.ValidString(got))
+			}
+		}
+	}
+	for _, a := range []paygate.DeliveryAttempt{
+		{URL: "http://127.0.0.1:9/", Response: []byte("internal"), PrivateAddress: &yes},
+		{URL: "http://hooks.example.com/", Response: []byte("internal"), PrivateAddress: &yes}, // a name that resolved inside
+		{URL: "http://10.0.0.5/", Response: []byte("internal")},                                // recorded before the address was
+		{URL: "http://localhost:9/", Response: []byte("internal")},
+	} {
+		if got := account.ShownResponse(a, paygate.ModeTest, webhook.Policy{GuardTestMode: true}); got != "" {
+			t.Errorf("guarded test mode showed %q of %s", got, a.URL)
+		}
+		if got := account.ShownResponse(a, paygate.ModeLive, webhook.Policy{}); got != "" {
+			t.Errorf("live mode showed %q of %s", got, a.URL)
+		}
+		if got := account.ShownResponse(a, paygate.ModeTest, webhook.Policy{}); got != "internal" {
+			t.Errorf("unguarded test mode showed %q of %s, want the answer", got, a.URL)
+		}
 	}
 }

@@ -19,6 +19,31 @@ import (
 // otherwise (decisions.md section 4).
 const DefaultGrace = 24 * time.Hour
 
+// MaxGrace is the longest grace period a rotation may give the old key, on
+// every interface (decisions.md section 15).
+const MaxGrace = 720 * time.Hour
+
+// GraceError is the refusal of a grace period that is negative or longer
+// than MaxGrace.
+type GraceError struct{ msg string }
+
+func (e *GraceError) Error() string { return e.msg }
+
+// CheckGrace returns a *GraceError when grace is negative or longer than
+// MaxGrace; its message names the limit.
+func CheckGrace(grace time.Duration) error {
+	switch {
+	case grace < 0:
+		return &GraceError{"the grace period must not be negative"}
+	case grace > MaxGrace:
+		return &GraceError{fmt.Sprintf("the grace period can be at most %s (30 days)", formatGrace(MaxGrace))}
+	}
+	return nil
+}
+
+// formatGrace writes a whole number of hours as "720h".
+func formatGrace(d time.Duration) string { return fmt.Sprintf("%dh", int64(d/time.Hour)) }
+
 // timeLayout is RFC 3339 in UTC with milliseconds, as at the HTTP edge and
 // in the command line's output.
 const timeLayout = "2006-01-02T15:04:05.000Z07:00"
@@ -60,13 +85,13 @@ func CreateKey(ctx context.Context, st paygate.Store, merchantID string, mode pa
 // RotateKey replaces old with a new key of the same merchant, mode and
 // type; old keeps working for grace (0 stops it now). It returns the new
 // key's secret, the new key, and old as stored afterwards (its ExpiresAt
-// is when it stops: an earlier expiry it already had is kept). An
-// *InactiveKeyError refuses a key that is revoked or expired.
+// is when it stops: an earlier expiry it already had is kept). A
+// *GraceError refuses a grace outside 0..MaxGrace; a
+// *paygate.KeyReplacedError a key that an earlier rotation already
+// replaced (the store decides, so that two concurrent rotations cannot
+// both succeed); an *InactiveKeyError a key that is revoked or expired.
 func RotateKey(ctx context.Context, st paygate.Store, old paygate.APIKey, grace time.Duration, now time.Time) (string, paygate.APIKey, paygate.APIKey, error) {
-	if grace < 0 {
-		return "", paygate.APIKey{}, old, errors.New("the grace period must not be negative")
-	}
-	if err := CheckActive(old, now); err != nil {
+	if err := CheckGrace(grace); err != nil {
 		return "", paygate.APIKey{}, old, err
 	}
 	secret, next, err := auth.NewKey(id.New(), old.MerchantID, old.Mode, old.Type, now)
@@ -74,10 +99,16 @@ func RotateKey(ctx context.Context, st paygate.Store, old paygate.APIKey, grace 
 		return "", paygate.APIKey{}, old, fmt.Errorf("generate key: %w", err)
 	}
 	err = st.RotateAPIKey(ctx, old.ID, next, now.Add(grace))
-	if errors.Is(err, paygate.ErrStateConflict) {
+	var replaced *paygate.KeyReplacedError
+	switch {
+	case errors.As(err, &replaced):
+		return "", paygate.APIKey{}, old, replaced // without an engine's prefix: it is shown as it is
+	case errors.Is(err, paygate.ErrStateConflict):
+		if inactive := CheckActive(old, now); inactive != nil {
+			return "", paygate.APIKey{}, old, inactive
+		}
 		return "", paygate.APIKey{}, old, &InactiveKeyError{fmt.Sprintf("key %s is revoked or expired and cannot be rotated", old.ID)}
-	}
-	if err != nil {
+	case err != nil:
 		return "", paygate.APIKey{}, old, fmt.Errorf("rotate key: %w", err)
 	}
 	after, err := st.APIKeyByID(ctx, old.ID)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/vault"
@@ -39,13 +40,42 @@ func ParseWebhookURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-// CheckWebhookTarget applies the rules of decisions.md section 11 that the
-// URL alone can show when an endpoint is set (live: https, and not a
-// loopback, private or link-local address); the dispatcher applies the
-// same rules, and checks every address it dials, at each delivery. The
+// CheckWebhookTarget applies the rules of decisions.md sections 11 and 15
+// that the URL alone can show when an endpoint is set (live: https; where
+// p guards the mode, always in live mode: not a loopback, private,
+// link-local, multicast or unspecified address); the dispatcher applies
+// the same rules, and checks every address it dials, at each delivery. The
 // error wraps webhook.ErrRefused.
-func CheckWebhookTarget(u *url.URL, mode paygate.Mode) error {
-	return webhook.CheckEndpointURL(u, mode)
+func CheckWebhookTarget(u *url.URL, mode paygate.Mode, p webhook.Policy) error {
+	return p.CheckEndpointURL(u, mode)
+}
+
+// ShownResponse is what the dashboard and the command line show of an
+// attempt's answer (decisions.md section 15): at most
+// paygate.MaxAttemptResponse bytes of valid UTF-8, and nothing when the
+// address guard applies to the mode under p and the attempt reached a
+// non-public address (the address it connected to when recorded, else the
+// URL's host as written), so that the gateway cannot be used to read
+// internal services.
+func ShownResponse(a paygate.DeliveryAttempt, mode paygate.Mode, p webhook.Policy) string {
+	if p.Guarded(mode) {
+		private := webhook.PrivateHost(a.URL)
+		if a.PrivateAddress != nil {
+			private = *a.PrivateAddress || private
+		}
+		if private {
+			return ""
+		}
+	}
+	s := strings.ToValidUTF8(string(a.Response), "\uFFFD")
+	if len(s) <= paygate.MaxAttemptResponse {
+		return s
+	}
+	cut := paygate.MaxAttemptResponse
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
 }
 
 // EventNames lists the subscribable events.

@@ -38,6 +38,7 @@ import (
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/ratelimit"
 	"github.com/paygate/paygate/internal/vault"
+	"github.com/paygate/paygate/internal/webhook"
 )
 
 //go:embed templates/*.html
@@ -72,6 +73,10 @@ type Config struct {
 	// Vault seals and opens webhook signing secrets (setting, rotating and
 	// revealing them need it).
 	Vault *vault.Vault
+	// Webhooks is where webhooks may go (serve
+	// --allow-private-test-webhooks): endpoints are set and pinged under
+	// it, and endpoints' answers shown under it.
+	Webhooks webhook.Policy
 }
 
 // Dashboard is the http.Handler of /dashboard and everything under it.

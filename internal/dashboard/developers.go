@@ -14,8 +14,9 @@ import (
 	"github.com/paygate/paygate/internal/paygate"
 )
 
-// maxGrace bounds the grace period of a rotation in the dashboard.
-const maxGrace = 30 * 24 * time.Hour
+// maxGrace bounds the grace period of a rotation in the dashboard, as on
+// every interface.
+const maxGrace = account.MaxGrace
 
 // graceChoices are the grace periods the rotate form offers; any other
 // duration up to maxGrace may be typed.
@@ -209,8 +210,14 @@ func (d *Dashboard) rotateKey(w http.ResponseWriter, r *http.Request, v *viewer,
 	secret, next, after, err := account.RotateKey(ctx, d.store, old, grace, now)
 	if err != nil {
 		var inactive *account.InactiveKeyError
-		if errors.As(err, &inactive) {
+		var replaced *paygate.KeyReplacedError
+		switch {
+		case errors.As(err, &inactive):
 			data.Error = capitalize(inactive.Error()) + "."
+			d.render(w, r, v, http.StatusConflict, "key_rotate", data)
+			return
+		case errors.As(err, &replaced):
+			data.Error = capitalize(replaced.Error()) + "; rotate the successor instead."
 			d.render(w, r, v, http.StatusConflict, "key_rotate", data)
 			return
 		}

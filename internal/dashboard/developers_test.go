@@ -91,6 +91,15 @@ func TestKeys(t *testing.T) {
 	if got := s.key(next.ID); got.ExpiresAt == nil || !got.ExpiresAt.Equal(s.clock.Now().Add(2*time.Hour)) {
 		t.Errorf("grace 2h: the old key expires at %v", got.ExpiresAt)
 	}
+	// The graced key has a successor now: rotating it again is refused
+	// with an error that names the successor, and creates no key.
+	keysBefore, _ := s.st.APIKeysByMerchant(ctx, s.a.id)
+	p = b.do(http.MethodPost, graced, url.Values{"grace": {"1h"}, "csrf": {csrfOf(t, b.get("/dashboard/test/developers"))}})
+	keysAfter, _ := s.st.APIKeysByMerchant(ctx, s.a.id)
+	successor := keysAfter[len(keysAfter)-1].ID
+	if p.code != http.StatusConflict || !strings.Contains(p.body, "its successor is key "+successor) || newSecret.MatchString(p.body) || len(keysAfter) != len(keysBefore) {
+		t.Errorf("rotating a key with a successor: %d, %d keys before and %d after\n%s", p.code, len(keysBefore), len(keysAfter), p.body)
+	}
 
 	// Revoke: a confirmation page, then the key stops at once.
 	revokePath := "/dashboard/test/keys/" + s.a.testKeyID + "/revoke"
@@ -414,4 +423,78 @@ func TestKeysLastUsed(t *testing.T) {
 	if strings.Contains(r, "never") || !strings.Contains(r, "2030") {
 		t.Fatalf("a used key's row should show 2 Jan 2030: %s", r)
 	}
+}
+
+// TestWebhookPrivateTestGuard is serve --allow-private-test-webhooks=false
+// in the dashboard (decisions.md section 15): a local test-mode endpoint is
+// refused when set and when pinged, and a delivery's page shows nothing of
+// an answer from a private address; without the guard it shows at most
+// 1 KiB of it.
+func TestWebhookPrivateTestGuard(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	answer := strings.Repeat("internal-answer-", 200) // 3200 bytes
+	// A delivery with one recorded attempt from a loopback address.
+	delivered := func(s *site) paygate.Delivery {
+		t.Helper()
+		if _, err := s.st.ConfigureWebhookEndpoint(ctx, paygate.WebhookEndpoint{
+			MerchantID: s.a.id, Mode: paygate.ModeTest, URL: "http://127.0.0.1:9/hook", Secret: "whsec_eA==",
+			CreatedAt: s.clock.Now(), UpdatedAt: s.clock.Now(),
+		}, false, s.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+		d, err := s.st.CreatePing(ctx, webhook.PingEvent(s.a.id, paygate.ModeTest, s.clock.Now()), id.New())
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := s.clock.Now()
+		claims, err := s.st.ClaimDeliveries(ctx, paygate.DeliveryClaim{Now: now, FirstDue: now, Lease: id.New(), LeaseUntil: now.Add(time.Minute), Limit: 1})
+		if err != nil || len(claims) != 1 {
+			t.Fatalf("claim: %v %v", claims, err)
+		}
+		private := true
+		if err := s.st.FinishDelivery(ctx, paygate.DeliveryFinish{
+			DeliveryID: d.ID, Lease: claims[0].Lease, At: now, Status: paygate.DeliverySucceeded,
+			Attempt: &paygate.DeliveryAttempt{DeliveryID: d.ID, Number: 1, URL: "http://127.0.0.1:9/hook", StartedAt: now,
+				StatusCode: 200, Response: []byte(answer), PrivateAddress: &private},
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+
+	t.Run("Guarded", func(t *testing.T) {
+		t.Parallel()
+		s := newSite(t, func(c *Config) { c.Webhooks = webhook.Policy{GuardTestMode: true} })
+		b := s.browser()
+		b.mustSignIn(s.a.email)
+		for _, u := range []string{"http://127.0.0.1:9/hook", "http://localhost:9/hook", "http://192.168.0.10/hook"} {
+			if p := b.post("/dashboard/test/webhook", "/dashboard/test/webhook", url.Values{"url": {u}}); p.code != http.StatusBadRequest || !strings.Contains(p.body, "refused") {
+				t.Errorf("guarded test endpoint %s: %d", u, p.code)
+			}
+		}
+		if _, err := s.st.WebhookEndpointState(ctx, s.a.id, paygate.ModeTest); !paygate.IsNotFound(err) {
+			t.Fatalf("a refused URL was stored: %v", err)
+		}
+		if p := b.post("/dashboard/test/webhook", "/dashboard/test/webhook", url.Values{"url": {"http://hooks.example.com/x"}}); p.code != http.StatusSeeOther {
+			t.Errorf("guarded test endpoint on a public name over http: %d", p.code)
+		}
+		d := delivered(s) // set before the guard, as it were
+		page := b.get("/dashboard/test/webhook/deliveries/" + d.ID)
+		if page.code != http.StatusOK || strings.Contains(page.body, "internal-answer") {
+			t.Errorf("the delivery page shows the answer of a private address under the guard: %d", page.code)
+		}
+	})
+
+	t.Run("Allowed", func(t *testing.T) {
+		t.Parallel()
+		s := newSite(t)
+		b := s.browser()
+		b.mustSignIn(s.a.email)
+		d := delivered(s)
+		page := b.get("/dashboard/test/webhook/deliveries/" + d.ID)
+		if n := strings.Count(page.body, "internal-answer-"); page.code != http.StatusOK || n != 1024/len("internal-answer-") {
+			t.Errorf("the delivery page shows %d pieces of the answer, want 1 KiB (%d)", n, 1024/len("internal-answer-"))
+		}
+	})
 }

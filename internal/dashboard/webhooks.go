@@ -121,7 +121,7 @@ func (d *Dashboard) setWebhook(w http.ResponseWriter, r *http.Request, v *viewer
 		refuse("The URL is refused: " + err.Error() + ".")
 		return
 	}
-	if err := account.CheckWebhookTarget(u, v.Mode); err != nil {
+	if err := account.CheckWebhookTarget(u, v.Mode, d.cfg.Webhooks); err != nil {
 		refuse("The URL is " + err.Error() + ".")
 		return
 	}
@@ -276,6 +276,11 @@ func (d *Dashboard) deliveryPage(w http.ResponseWriter, r *http.Request, v *view
 	if err != nil {
 		d.fail(w, r, v, err)
 		return
+	}
+	// At most 1 KiB of an answer, and nothing of one from a non-public
+	// address while the address guard is on (decisions.md section 15).
+	for i := range attempts {
+		attempts[i].Response = []byte(account.ShownResponse(attempts[i], dl.Mode, d.cfg.Webhooks))
 	}
 	data := deliveryData{Delivery: dl, Attempts: attempts}
 	if r.URL.Query().Get("resent") != "" {

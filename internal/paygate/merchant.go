@@ -38,6 +38,18 @@ type APIKey struct {
 	LastUsedAt *time.Time
 }
 
+// KeyReplacedError is RotateAPIKey's refusal to rotate a key that an
+// earlier rotation already replaced: a key has at most one successor
+// (decisions.md section 15).
+type KeyReplacedError struct {
+	KeyID       string
+	SuccessorID string
+}
+
+func (e *KeyReplacedError) Error() string {
+	return "key " + e.KeyID + " was already rotated and cannot be rotated again: its successor is key " + e.SuccessorID
+}
+
 // ActiveAt reports whether the key may authenticate a request at t.
 func (k APIKey) ActiveAt(t time.Time) bool {
 	if k.RevokedAt != nil && !t.Before(*k.RevokedAt) {

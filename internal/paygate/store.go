@@ -57,8 +57,10 @@ type Store interface {
 	APIKeysByMerchantMode(ctx context.Context, merchantID string, mode Mode) ([]APIKey, error)
 	// RotateAPIKey inserts next and makes the key oldID expire at
 	// oldExpiresAt (or earlier, if it already expires earlier), in one
-	// transaction. NOT_FOUND if oldID does not exist; ErrStateConflict if it
-	// is revoked or expired.
+	// transaction, and records next as its successor. NOT_FOUND if oldID
+	// does not exist; a *KeyReplacedError if it already has a successor
+	// (of two concurrent rotations of one key, one wins); ErrStateConflict
+	// if it is revoked or expired.
 	RotateAPIKey(ctx context.Context, oldID string, next APIKey, oldExpiresAt time.Time) error
 	// RevokeAPIKey revokes a key at the given time. Revoking a revoked key
 	// keeps the first revocation time. NOT_FOUND if it does not exist.

@@ -35,13 +35,20 @@ type WebhookStore interface {
 	// called (the claimer crashed). A delivery that has had no attempt yet
 	// is due only once its NextAttemptAt is at or before c.FirstDue as well.
 	// Concurrent claims, from any number of nodes, never claim one delivery
-	// twice within a lease. A Limit <= 0 claims nothing.
+	// twice within a lease. A delivery is not claimed while another
+	// delivery of its event is in flight, or is due as well and older (an
+	// original and its resend go one at a time). A Limit <= 0 claims
+	// nothing.
 	ClaimDeliveries(ctx context.Context, c DeliveryClaim) ([]ClaimedDelivery, error)
 	// FinishDelivery records the attempt (if any) of a claimed delivery and
 	// moves it to f.Status: pending again until f.NextAttemptAt, succeeded or
 	// failed. With f.DisableEndpoint it also disables the delivery's
 	// endpoint and fails its other pending deliveries that are not leased at
-	// f.At, in the same transaction. ErrStateConflict when the lease f.Lease
+	// f.At, in the same transaction. When f.Status is succeeded, every other
+	// delivery of the same event that is still pending (leased or not) ends
+	// as succeeded in the same transaction: the endpoint has the event, and
+	// no claim after the commit sends it again (decisions.md section 15: a
+	// successful resend ends the original). ErrStateConflict when the lease f.Lease
 	// is no longer held (it expired and another claim took the delivery);
 	// NOT_FOUND when the delivery does not exist.
 	FinishDelivery(ctx context.Context, f DeliveryFinish) error
@@ -188,9 +195,20 @@ type DeliveryAttempt struct {
 	StartedAt  time.Time
 	StatusCode int // 0 when no HTTP answer came
 	Latency    time.Duration
-	Response   []byte // the first KiB of the answer's body
+	Response   []byte // the first KiB of the answer's body (stores keep at most MaxAttemptResponse bytes)
 	Error      string // "" when the answer was 2xx
+	// PrivateAddress says whether the address the attempt connected to is
+	// one the address guard refuses (loopback, private, link-local,
+	// multicast, unspecified); nil when unknown (no connection, or recorded
+	// before it was recorded). With the guard on, the answer of such an
+	// attempt is never shown (decisions.md section 15).
+	PrivateAddress *bool
 }
+
+// MaxAttemptResponse is how much of an endpoint's answer an attempt keeps
+// and the dashboard and command line show at most: 1 KiB (decisions.md
+// section 15).
+const MaxAttemptResponse = 1024
 
 // DeliveryClaim asks ClaimDeliveries for due deliveries.
 type DeliveryClaim struct {

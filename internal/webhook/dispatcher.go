@@ -11,6 +11,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptrace"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -35,7 +37,7 @@ const (
 	// DefaultConcurrency is how many attempts one node makes at once.
 	DefaultConcurrency = 16
 	// responseLimit is how much of an answer's body an attempt records.
-	responseLimit = 1024
+	responseLimit = paygate.MaxAttemptResponse
 	// drainLimit is how much more of an answer is read (and dropped) so
 	// that the connection can be reused.
 	drainLimit = 64 << 10
@@ -74,6 +76,9 @@ type Config struct {
 	// without the key that sealed them) a delivery to an endpoint whose
 	// secret is sealed fails, with an error in the log naming the endpoint.
 	Vault *vault.Vault
+	// Policy is where deliveries may go; the zero value guards live-mode
+	// endpoints only.
+	Policy Policy
 }
 
 // Dispatcher delivers due webhooks: it claims them from the store under a
@@ -122,13 +127,17 @@ func NewDispatcher(cfg Config) *Dispatcher {
 	if cfg.Jitter == nil {
 		cfg.Jitter = Jitter
 	}
+	var testControl func(network, address string, c syscall.RawConn) error
+	if cfg.Policy.Guarded(paygate.ModeTest) {
+		testControl = checkDial
+	}
 	return &Dispatcher{
 		cfg: cfg,
 		log: cfg.Logger,
 		// Separate clients, so that a connection kept alive for a test-mode
 		// endpoint on a local address is never reused for a live one.
 		clients: map[paygate.Mode]*http.Client{
-			paygate.ModeTest: newClient(cfg.Timeout, nil),
+			paygate.ModeTest: newClient(cfg.Timeout, testControl),
 			paygate.ModeLive: newClient(cfg.Timeout, checkDial),
 		},
 		wake: make(chan struct{}, 1),
@@ -357,7 +366,7 @@ func (d *Dispatcher) post(ctx context.Context, c paygate.ClaimedDelivery) outcom
 		return fail("the endpoint URL does not parse")
 	}
 	o.host = u.Hostname()
-	if err := CheckEndpointURL(u, ep.Mode); err != nil {
+	if err := d.cfg.Policy.CheckEndpointURL(u, ep.Mode); err != nil {
 		return fail(err.Error())
 	}
 	// Never sign with a secret the vault did not open: the attempt fails
@@ -373,6 +382,16 @@ func (d *Dispatcher) post(ctx context.Context, c paygate.ClaimedDelivery) outcom
 	if err != nil {
 		return fail(err.Error())
 	}
+	// Record whether the address connected to is one the guard refuses,
+	// so that its answer is never shown while the guard is on.
+	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) {
+			if ap, err := netip.ParseAddrPort(info.Conn.RemoteAddr().String()); err == nil {
+				private := CheckAddr(ap.Addr()) != nil
+				attempt.PrivateAddress = &private
+			}
+		},
+	}))
 	client := d.clients[ep.Mode]
 	if client == nil {
 		client = d.clients[paygate.ModeLive]
@@ -392,7 +411,9 @@ func (d *Dispatcher) post(ctx context.Context, c paygate.ClaimedDelivery) outcom
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
 		if readErr != nil {
 			// The status came in time; a body cut short does not undo it.
-			attempt.Response = append(body, []byte("…[read error]")...)
+			// The mark fits within the limit.
+			const mark = "…[read error]"
+			attempt.Response = append(body[:min(len(body), responseLimit-len(mark))], mark...)
 		}
 		return o
 	case resp.StatusCode == http.StatusGone:

@@ -457,3 +457,42 @@ func TestDispatcherLoop(t *testing.T) {
 		t.Errorf("recorded attempts %+v", attempts)
 	}
 }
+
+// TestDispatcherTestModeGuard is serve --allow-private-test-webhooks=false
+// (decisions.md section 15): test-mode deliveries to non-public addresses
+// are refused like live ones, while http stays allowed; by default they go,
+// and the attempt records that the address connected to was private.
+func TestDispatcherTestModeGuard(t *testing.T) {
+	t.Parallel()
+	rcv := newReceiver(t, answer(http.StatusOK, strings.Repeat("x", 3000)))
+	port := rcv.srv.URL[strings.LastIndex(rcv.srv.URL, ":")+1:]
+	guarded := Config{Policy: Policy{GuardTestMode: true}}
+	for _, u := range []string{
+		rcv.srv.URL,                       // a loopback literal, over http
+		"http://localhost:" + port + "/",  // a name for loopback
+		"http://10.0.0.1:" + port + "/",   // private
+		"http://[::1]:" + port + "/",      // IPv6 loopback
+		"http://169.254.169.254/metadata", // link-local
+		"http://0.0.0.0:" + port + "/",    // unspecified
+		"http://224.0.0.1:" + port + "/",  // multicast
+	} {
+		st, _ := dispatch(t, guarded, claimed(u, paygate.ModeTest, 1, secretA))
+		fin := st.only(t)
+		if fin.Status != paygate.DeliveryPending || fin.Attempt == nil || fin.Attempt.StatusCode != 0 || !strings.Contains(fin.Attempt.Error, "refused") {
+			t.Errorf("guarded test delivery to %s: %+v %+v, want a refused attempt", u, fin, fin.Attempt)
+		}
+	}
+	if rcv.count() != 0 {
+		t.Fatalf("the receiver got %d guarded test-mode requests", rcv.count())
+	}
+	// The default lets test mode reach loopback; at most 1 KiB of the
+	// answer is kept, and the address is marked private.
+	st, _ := dispatch(t, Config{}, claimed(rcv.srv.URL, paygate.ModeTest, 1, secretA))
+	fin := st.only(t)
+	if fin.Status != paygate.DeliverySucceeded || rcv.count() != 1 {
+		t.Fatalf("default test delivery to loopback: %+v", fin)
+	}
+	if len(fin.Attempt.Response) != paygate.MaxAttemptResponse || fin.Attempt.PrivateAddress == nil || !*fin.Attempt.PrivateAddress {
+		t.Errorf("attempt kept %d bytes, private %v; want 1 KiB and true", len(fin.Attempt.Response), fin.Attempt.PrivateAddress)
+	}
+}

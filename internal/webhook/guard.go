@@ -69,28 +69,45 @@ func CheckAddr(addr netip.Addr) error {
 	return nil
 }
 
-// CheckEndpointURL applies the rules that the URL alone can show. Test mode
-// accepts any http(s) URL. Live mode needs https and a host that is neither
-// localhost (or a name under .localhost) nor a literal address that
-// CheckAddr refuses, nor a numeric form some clients read as an IPv4
-// address (127.1, 2130706433, 0x7f.0.0.1). A DNS name passes: its addresses
-// are checked when they are dialled. Errors wrap ErrRefused.
-func CheckEndpointURL(u *url.URL, mode paygate.Mode) error {
+// Policy is where deliveries may go. The zero value is the default of
+// decisions.md section 11: the address guard in live mode only.
+type Policy struct {
+	// GuardTestMode applies the live-mode address guard to test-mode
+	// endpoints too (serve --allow-private-test-webhooks=false, decisions.md
+	// section 15): no loopback, private, link-local, multicast or
+	// unspecified address, when set and on every address dialled. Test mode
+	// may still use http.
+	GuardTestMode bool
+}
+
+// Guarded reports whether the address guard applies to endpoints of mode.
+func (p Policy) Guarded(mode paygate.Mode) bool {
+	return mode == paygate.ModeLive || p.GuardTestMode
+}
+
+// CheckEndpointURL applies the rules that the URL alone can show. Every
+// endpoint needs http or https; live mode needs https. Where the address
+// guard applies (Guarded), the host must be neither localhost (or a name
+// under .localhost) nor a literal address that CheckAddr refuses, nor a
+// numeric form some clients read as an IPv4 address (127.1, 2130706433,
+// 0x7f.0.0.1). A DNS name passes: its addresses are checked when they are
+// dialled. Errors wrap ErrRefused.
+func (p Policy) CheckEndpointURL(u *url.URL, mode paygate.Mode) error {
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return fmt.Errorf("%w: the scheme must be http or https, not %q", ErrRefused, u.Scheme)
 	}
-	if mode != paygate.ModeLive {
-		return nil
-	}
-	if u.Scheme != "https" {
+	if mode == paygate.ModeLive && u.Scheme != "https" {
 		return fmt.Errorf("%w: a live-mode endpoint must use https, not %s", ErrRefused, u.Scheme)
+	}
+	if !p.Guarded(mode) {
+		return nil
 	}
 	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
 	if host == "" {
 		return fmt.Errorf("%w: the URL has no host", ErrRefused)
 	}
 	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return fmt.Errorf("%w: a live-mode endpoint must not be %s", ErrRefused, host)
+		return fmt.Errorf("%w: a %s-mode endpoint must not be %s", ErrRefused, mode, host)
 	}
 	addr, err := netip.ParseAddr(host)
 	if err != nil {
@@ -100,6 +117,29 @@ func CheckEndpointURL(u *url.URL, mode paygate.Mode) error {
 		return nil // a DNS name: its addresses are checked when dialled
 	}
 	return CheckAddr(addr)
+}
+
+// CheckEndpointURL is Policy{}.CheckEndpointURL: the guard in live mode
+// only.
+func CheckEndpointURL(u *url.URL, mode paygate.Mode) error {
+	return Policy{}.CheckEndpointURL(u, mode)
+}
+
+// PrivateHost reports whether the host of rawURL is, as written, one the
+// address guard refuses (localhost, or a literal non-public address): what
+// an attempt recorded before its connected address was recorded is judged
+// by.
+func PrivateHost(rawURL string) bool {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return true
+	}
+	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") || numericHost(host) {
+		return true
+	}
+	addr, err := netip.ParseAddr(host)
+	return err == nil && CheckAddr(addr) != nil
 }
 
 // numericHost reports whether the last label of host is a number (decimal,

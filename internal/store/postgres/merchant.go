@@ -156,10 +156,14 @@ func (s *Store) APIKeysByMerchantMode(ctx context.Context, merchantID string, mo
 	return keys, translate(err)
 }
 
-// RotateAPIKey inserts next and makes oldID expire at oldExpiresAt, or keeps
-// its earlier expiry, in one statement. The old key must be active at
-// next.CreatedAt (the rotation time): ErrStateConflict if it is revoked or
-// expired then; NOT_FOUND if it does not exist.
+// RotateAPIKey inserts next, makes oldID expire at oldExpiresAt (or keeps
+// its earlier expiry) and records next as its successor, in one statement.
+// The old key must have no successor and be active at next.CreatedAt (the
+// rotation time). The update is conditional on successor_id IS NULL: of two
+// concurrent rotations the second waits for the first's row lock, finds the
+// successor set and inserts nothing. A *paygate.KeyReplacedError if the key
+// already has a successor; ErrStateConflict if it is revoked or expired
+// then; NOT_FOUND if it does not exist.
 func (s *Store) RotateAPIKey(ctx context.Context, oldID string, next paygate.APIKey, oldExpiresAt time.Time) error {
 	args := namedArgs{
 		"old_id": oldID, "old_expires_at": oldExpiresAt, "now": next.CreatedAt,
@@ -167,11 +171,12 @@ func (s *Store) RotateAPIKey(ctx context.Context, oldID string, next paygate.API
 		"hash": next.Hash, "hint": next.Hint, "created_at": next.CreatedAt,
 		"expires_at": next.ExpiresAt, "revoked_at": next.RevokedAt,
 	}
-	var rotated, exists bool
+	var rotated bool
 	err := s.pool.QueryRow(ctx, `
 		WITH old AS (
-			UPDATE api_keys SET expires_at = LEAST(expires_at, @old_expires_at)
+			UPDATE api_keys SET expires_at = LEAST(expires_at, @old_expires_at), successor_id = @id
 			WHERE id = @old_id
+				AND successor_id IS NULL
 				AND (revoked_at IS NULL OR revoked_at > @now)
 				AND (expires_at IS NULL OR expires_at > @now)
 			RETURNING id
@@ -181,14 +186,24 @@ func (s *Store) RotateAPIKey(ctx context.Context, oldID string, next paygate.API
 			FROM old
 			RETURNING id
 		)
-		SELECT EXISTS (SELECT 1 FROM ins), EXISTS (SELECT 1 FROM api_keys WHERE id = @old_id)`, args).Scan(&rotated, &exists)
+		SELECT EXISTS (SELECT 1 FROM ins)`, args).Scan(&rotated)
+	if err != nil {
+		return translate(err)
+	}
+	if rotated {
+		return nil
+	}
+	// Why not: read again, in a new snapshot that sees a concurrent
+	// rotation the statement above waited for.
+	var successor *string
+	err = s.pool.QueryRow(ctx, `SELECT successor_id FROM api_keys WHERE id = $1`, oldID).Scan(&successor)
 	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return notFound("API key")
 	case err != nil:
 		return translate(err)
-	case rotated:
-		return nil
-	case !exists:
-		return notFound("API key")
+	case successor != nil:
+		return &paygate.KeyReplacedError{KeyID: oldID, SuccessorID: *successor}
 	default:
 		return paygate.ErrStateConflict
 	}

@@ -105,12 +105,20 @@ func scanDelivery(row pgx.Row) (paygate.Delivery, error) {
 
 // claimDeliveries locks up to @limit due deliveries, skipping those another
 // claim holds, leases them, and returns each with its event's payload and
-// its endpoint (NULLs when there is none).
+// its endpoint (NULLs when there is none). A delivery is not claimed while
+// another delivery of its event (a resend, or the original) is in flight
+// or is due and older: one event goes out once at a time, and when it
+// succeeds FinishDelivery ends the others (decisions.md section 15).
 const claimDeliveries = `
 	WITH due AS (
-		SELECT id FROM webhook_deliveries
+		SELECT id FROM webhook_deliveries d
 		WHERE status = 'pending' AND next_attempt_at <= @now
 			AND (attempts > 0 OR next_attempt_at <= @first_due)
+			AND NOT EXISTS (
+				SELECT 1 FROM webhook_deliveries s
+				WHERE s.event_id = d.event_id AND s.id <> d.id AND s.status = 'pending'
+					AND ((s.lease <> '' AND s.next_attempt_at > @now)
+						OR (s.next_attempt_at <= @now AND (s.attempts > 0 OR s.next_attempt_at <= @first_due) AND s.seq < d.seq)))
 		ORDER BY next_attempt_at
 		LIMIT @limit
 		FOR UPDATE SKIP LOCKED
@@ -179,8 +187,12 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c paygate.DeliveryClaim) ([
 }
 
 // finishDelivery applies the outcome if the lease is held (fin), records
-// the attempt, and on @disable disables the endpoint and fails its other
-// pending deliveries that are not leased. The CTEs all read the snapshot
+// the attempt, on success ends every other pending delivery of the event
+// (ended: a retrying original or a queued resend, leased or not, so that no
+// claim after this commit sends the event again; a claim that has locked
+// one of them is waited for, and one that reads them after the commit
+// finds them no longer pending), and on @disable disables the endpoint and
+// fails its other pending deliveries that are not leased. The CTEs all read the snapshot
 // from before the statement, hence "d.id <> fin.id".
 const finishDelivery = `
 	WITH fin AS (
@@ -193,10 +205,14 @@ const finishDelivery = `
 			last_error = @last_error,
 			updated_at = @at
 		WHERE id = @id AND lease = @lease AND lease <> '' AND status = 'pending'
-		RETURNING id, merchant_id, mode
+		RETURNING id, merchant_id, mode, event_id
+	), ended AS (
+		UPDATE webhook_deliveries d SET status = 'succeeded', lease = '', updated_at = @at
+		FROM fin
+		WHERE @status = 'succeeded' AND d.event_id = fin.event_id AND d.id <> fin.id AND d.status = 'pending'
 	), attempt AS (
-		INSERT INTO webhook_attempts (delivery_id, number, url, started_at, status_code, latency_us, response, error)
-		SELECT fin.id, @number, @url, @started_at, @status_code, @latency_us, @response, @attempt_error
+		INSERT INTO webhook_attempts (delivery_id, number, url, started_at, status_code, latency_us, response, error, private_address)
+		SELECT fin.id, @number, @url, @started_at, @status_code, @latency_us, @response, @attempt_error, @private_address
 		FROM fin WHERE @has_attempt::boolean
 	), disabled AS (
 		UPDATE webhook_endpoints w SET disabled_at = COALESCE(w.disabled_at, @at)
@@ -225,13 +241,14 @@ func (s *Store) FinishDelivery(ctx context.Context, f paygate.DeliveryFinish) er
 		"id": f.DeliveryID, "lease": f.Lease, "status": f.Status, "next_attempt_at": f.NextAttemptAt, "at": f.At,
 		"last_attempt_at": nil, "last_status_code": 0, "last_error": f.Error,
 		"has_attempt": f.Attempt != nil, "number": 0, "url": "", "started_at": f.At, "status_code": 0,
-		"latency_us": int64(0), "response": []byte{}, "attempt_error": "",
+		"latency_us": int64(0), "response": []byte{}, "attempt_error": "", "private_address": nil,
 		"disable": f.DisableEndpoint, "disabled_error": disabledError,
 	}
 	if a := f.Attempt; a != nil {
 		args["last_attempt_at"], args["last_status_code"], args["last_error"] = a.StartedAt, a.StatusCode, a.Error
 		args["number"], args["url"], args["started_at"], args["status_code"] = a.Number, a.URL, a.StartedAt, a.StatusCode
-		args["latency_us"], args["response"], args["attempt_error"] = a.Latency.Microseconds(), nonNil(a.Response), a.Error
+		args["latency_us"], args["response"], args["attempt_error"] = a.Latency.Microseconds(), codec.AttemptResponse(a.Response), a.Error
+		args["private_address"] = a.PrivateAddress
 	}
 	var finished, exists bool
 	if err := s.pool.QueryRow(ctx, finishDelivery, args).Scan(&finished, &exists); err != nil {
@@ -315,7 +332,7 @@ func (s *Store) DeliveryByID(ctx context.Context, merchantID string, mode paygat
 // NULLs) from "no such delivery" (no row).
 func (s *Store) DeliveryAttempts(ctx context.Context, merchantID string, mode paygate.Mode, deliveryID string) ([]paygate.DeliveryAttempt, error) {
 	rows, err := s.pool.Query(ctx, `
-		SELECT a.number, a.url, a.started_at, a.status_code, a.latency_us, a.response, a.error
+		SELECT a.number, a.url, a.started_at, a.status_code, a.latency_us, a.response, a.error, a.private_address
 		FROM webhook_deliveries d
 		LEFT JOIN webhook_attempts a ON a.delivery_id = d.id
 		WHERE d.id = $1 AND d.merchant_id = $2 AND d.mode = $3
@@ -333,8 +350,9 @@ func (s *Store) DeliveryAttempts(ctx context.Context, merchantID string, mode pa
 			started        *time.Time
 			latency        *int64
 			response       []byte
+			private        *bool
 		)
-		if err := rows.Scan(&number, &url, &started, &status, &latency, &response, &msg); err != nil {
+		if err := rows.Scan(&number, &url, &started, &status, &latency, &response, &msg, &private); err != nil {
 			rows.Close()
 			return nil, translate(err)
 		}
@@ -344,7 +362,7 @@ func (s *Store) DeliveryAttempts(ctx context.Context, merchantID string, mode pa
 		out = append(out, paygate.DeliveryAttempt{
 			DeliveryID: deliveryID, Number: int(*number), URL: *url, StartedAt: *started,
 			StatusCode: int(*status), Latency: time.Duration(*latency) * time.Microsecond,
-			Response: nonNil(response), Error: *msg,
+			Response: nonNil(response), Error: *msg, PrivateAddress: private,
 		})
 	}
 	if err := rows.Err(); err != nil {

@@ -198,10 +198,14 @@ func (s *Store) APIKeysByMerchantMode(ctx context.Context, merchantID string, mo
 	return keys, translate(rows.Err())
 }
 
-// RotateAPIKey inserts next and makes the key oldID expire at oldExpiresAt,
-// or earlier if it already expires earlier. NOT_FOUND if oldID does not
-// exist; paygate.ErrStateConflict if it is revoked or expired at the
-// rotation time, next.CreatedAt. Nothing is written on error.
+// RotateAPIKey inserts next, makes the key oldID expire at oldExpiresAt
+// (or earlier if it already expires earlier) and records next as its
+// successor. NOT_FOUND if oldID does not exist; a
+// *paygate.KeyReplacedError if it already has a successor;
+// paygate.ErrStateConflict if it is revoked or expired at the rotation
+// time, next.CreatedAt. Nothing is written on error. The transaction holds
+// SQLite's one write lock from its start, and the update is conditional on
+// successor_id IS NULL as well: two rotations of one key cannot both win.
 func (s *Store) RotateAPIKey(ctx context.Context, oldID string, next paygate.APIKey, oldExpiresAt time.Time) error {
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		old, err := scanAPIKey(tx.QueryRowContext(ctx, `SELECT `+apiKeyColumns+` FROM api_keys WHERE id = ?`, oldID))
@@ -211,16 +215,30 @@ func (s *Store) RotateAPIKey(ctx context.Context, oldID string, next paygate.API
 		if err != nil {
 			return err
 		}
+		var successor sql.NullString
+		if err := tx.QueryRowContext(ctx, `SELECT successor_id FROM api_keys WHERE id = ?`, oldID).Scan(&successor); err != nil {
+			return err
+		}
+		if successor.Valid {
+			return &paygate.KeyReplacedError{KeyID: oldID, SuccessorID: successor.String}
+		}
 		if !old.ActiveAt(next.CreatedAt) {
 			return fmt.Errorf("%w: API key %s is revoked or expired", paygate.ErrStateConflict, oldID)
 		}
 		if err := insertAPIKey(ctx, tx, next); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx,
-			`UPDATE api_keys SET expires_at = min(coalesce(expires_at, ?1), ?1) WHERE id = ?2`,
-			micros(oldExpiresAt), oldID)
-		return err
+		res, err := tx.ExecContext(ctx,
+			`UPDATE api_keys SET expires_at = min(coalesce(expires_at, ?1), ?1), successor_id = ?3
+			WHERE id = ?2 AND successor_id IS NULL`,
+			micros(oldExpiresAt), oldID, next.ID)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return fmt.Errorf("%w: API key %s was rotated concurrently", paygate.ErrStateConflict, oldID)
+		}
+		return nil
 	})
 }
 

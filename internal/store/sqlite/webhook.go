@@ -133,6 +133,18 @@ func scanDelivery(row scanner) (paygate.Delivery, error) {
 // attempted only once due at ?2 (now minus the first wait) as well.
 const dueCondition = `status = 'pending' AND next_attempt_at <= ?1 AND (attempts > 0 OR next_attempt_at <= ?2)`
 
+// noSiblingFirst keeps a claim from sending one event twice at once (a
+// delivery and its resend, decisions.md section 15): a due delivery d is
+// claimed only when no other delivery of its event is in flight (pending
+// under a lease that has not ended at ?1) and none that is due too was
+// created before it. One of them goes; when it succeeds, FinishDelivery
+// ends the others.
+const noSiblingFirst = `NOT EXISTS (
+	SELECT 1 FROM webhook_deliveries s
+	WHERE s.event_id = d.event_id AND s.id <> d.id AND s.status = 'pending'
+		AND ((s.lease <> '' AND s.next_attempt_at > ?1)
+			OR (s.next_attempt_at <= ?1 AND (s.attempts > 0 OR s.next_attempt_at <= ?2) AND s.seq < d.seq)))`
+
 // ClaimDeliveries claims up to c.Limit due deliveries for one attempt each.
 // A read on the read pool first looks whether anything is due, so that an
 // idle dispatcher polling often never takes the write lock.
@@ -157,7 +169,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c paygate.DeliveryClaim) ([
 			UPDATE webhook_deliveries
 			SET attempts = attempts + 1, lease = ?3, next_attempt_at = ?4, updated_at = ?1
 			WHERE id IN (
-				SELECT id FROM webhook_deliveries WHERE `+dueCondition+`
+				SELECT id FROM webhook_deliveries d WHERE `+dueCondition+` AND `+noSiblingFirst+`
 				ORDER BY next_attempt_at LIMIT ?5)
 			RETURNING `+deliveryColumns,
 			now, firstDue, c.Lease, micros(c.LeaseUntil), c.Limit)
@@ -215,7 +227,7 @@ func (s *Store) FinishDelivery(ctx context.Context, f paygate.DeliveryFinish) er
 		code, errMsg = f.Attempt.StatusCode, f.Attempt.Error
 	}
 	return s.inTx(ctx, func(tx *sql.Tx) error {
-		var merchantID, mode string
+		var merchantID, mode, eventID string
 		err := tx.QueryRowContext(ctx, `
 			UPDATE webhook_deliveries SET
 				status = ?1,
@@ -226,9 +238,9 @@ func (s *Store) FinishDelivery(ctx context.Context, f paygate.DeliveryFinish) er
 				last_error = ?5,
 				updated_at = ?6
 			WHERE id = ?7 AND lease = ?8 AND lease <> '' AND status = 'pending'
-			RETURNING merchant_id, mode`,
+			RETURNING merchant_id, mode, event_id`,
 			string(f.Status), micros(f.NextAttemptAt), lastAt, code, errMsg, micros(f.At),
-			f.DeliveryID, f.Lease).Scan(&merchantID, &mode)
+			f.DeliveryID, f.Lease).Scan(&merchantID, &mode, &eventID)
 		if errors.Is(err, sql.ErrNoRows) {
 			var one int
 			err := tx.QueryRowContext(ctx, `SELECT 1 FROM webhook_deliveries WHERE id = ?`, f.DeliveryID).Scan(&one)
@@ -244,16 +256,29 @@ func (s *Store) FinishDelivery(ctx context.Context, f paygate.DeliveryFinish) er
 			return err
 		}
 		if a := f.Attempt; a != nil {
-			response := a.Response
-			if response == nil {
-				response = []byte{}
+			var private sql.NullBool
+			if a.PrivateAddress != nil {
+				private = sql.NullBool{Bool: *a.PrivateAddress, Valid: true}
 			}
 			if _, err := tx.ExecContext(ctx, `
-				INSERT INTO webhook_attempts (delivery_id, number, url, started_at, status_code, latency_us, response, error)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-				f.DeliveryID, a.Number, a.URL, micros(a.StartedAt), a.StatusCode, a.Latency.Microseconds(), response, a.Error); err != nil {
+				INSERT INTO webhook_attempts (delivery_id, number, url, started_at, status_code, latency_us, response, error, private_address)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				f.DeliveryID, a.Number, a.URL, micros(a.StartedAt), a.StatusCode, a.Latency.Microseconds(),
+				codec.AttemptResponse(a.Response), a.Error, private); err != nil {
 				return err
 			}
+		}
+		if f.Status == paygate.DeliverySucceeded {
+			// The endpoint has the event: every other delivery of it that
+			// is still pending (a retrying original, a queued resend) ends
+			// as succeeded, in this transaction, so that no later claim
+			// sends it again. One in flight loses its lease: its outcome is
+			// not recorded and it is not retried.
+			_, err := tx.ExecContext(ctx, `
+				UPDATE webhook_deliveries SET status = 'succeeded', lease = '', updated_at = ?1
+				WHERE event_id = ?2 AND id <> ?3 AND status = 'pending'`,
+				micros(f.At), eventID, f.DeliveryID)
+			return err
 		}
 		if !f.DisableEndpoint {
 			return nil
@@ -361,7 +386,7 @@ func (s *Store) DeliveryAttempts(ctx context.Context, merchantID string, mode pa
 			return err
 		}
 		rows, err := tx.QueryContext(ctx, `
-			SELECT delivery_id, number, url, started_at, status_code, latency_us, response, error
+			SELECT delivery_id, number, url, started_at, status_code, latency_us, response, error, private_address
 			FROM webhook_attempts WHERE delivery_id = ? ORDER BY number`, deliveryID)
 		if err != nil {
 			return err
@@ -372,9 +397,13 @@ func (s *Store) DeliveryAttempts(ctx context.Context, merchantID string, mode pa
 			var (
 				a                paygate.DeliveryAttempt
 				started, latency int64
+				private          sql.NullBool
 			)
-			if err := rows.Scan(&a.DeliveryID, &a.Number, &a.URL, &started, &a.StatusCode, &latency, &a.Response, &a.Error); err != nil {
+			if err := rows.Scan(&a.DeliveryID, &a.Number, &a.URL, &started, &a.StatusCode, &latency, &a.Response, &a.Error, &private); err != nil {
 				return err
+			}
+			if private.Valid {
+				a.PrivateAddress = &private.Bool
 			}
 			a.StartedAt, a.Latency = fromMicros(started), time.Duration(latency)*time.Microsecond
 			out = append(out, a)

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -224,26 +225,70 @@ func apiKeyCases() []testCase {
 			want.ExpiresAt = ptr(at(25 * time.Hour))
 			equal(t, "old key", want, old)
 		}},
-		{"RotateKeepsEarlierExpiry", func(t *testing.T, s paygate.Store) {
+		{"RotateTwiceNamesSuccessor", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			first := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Hour))
 			must(t, s.RotateAPIKey(ctx(t), f.testKey.ID, first, at(25*time.Hour)))
-			// The old key is in its grace period (active): rotating it again
-			// with a later expiry keeps the earlier one.
+			// The old key is in its grace period (active), but it has a
+			// successor: a second rotation is refused and writes nothing.
 			second := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(2*time.Hour))
-			must(t, s.RotateAPIKey(ctx(t), f.testKey.ID, second, at(50*time.Hour)))
+			err := s.RotateAPIKey(ctx(t), f.testKey.ID, second, at(3*time.Hour))
+			var replaced *paygate.KeyReplacedError
+			if !errors.As(err, &replaced) || replaced.KeyID != f.testKey.ID || replaced.SuccessorID != first.ID {
+				t.Fatalf("second rotation: %v, want a KeyReplacedError naming %s", err, first.ID)
+			}
+			_, err = s.APIKeyByID(ctx(t), second.ID)
+			wantNotFound(t, err)
 			old, err := s.APIKeyByID(ctx(t), f.testKey.ID)
 			must(t, err)
-			equal(t, "old key expiry after a later one was asked", ptr(at(25*time.Hour)), old.ExpiresAt)
-			// An earlier expiry wins.
-			third := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(3*time.Hour))
-			must(t, s.RotateAPIKey(ctx(t), f.testKey.ID, third, at(3*time.Hour)))
-			old, err = s.APIKeyByID(ctx(t), f.testKey.ID)
-			must(t, err)
-			equal(t, "old key expiry after an earlier one was asked", ptr(at(3*time.Hour)), old.ExpiresAt)
-			for _, k := range []paygate.APIKey{first, second, third} {
+			equal(t, "old key expiry after a refused rotation", ptr(at(25*time.Hour)), old.ExpiresAt)
+			// Also once the old key has expired, the successor is named.
+			third := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(30*time.Hour))
+			if err := s.RotateAPIKey(ctx(t), f.testKey.ID, third, at(31*time.Hour)); !errors.As(err, &replaced) || replaced.SuccessorID != first.ID {
+				t.Fatalf("rotating an expired key with a successor: %v", err)
+			}
+			// The successor can be rotated.
+			must(t, s.RotateAPIKey(ctx(t), first.ID, newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(4*time.Hour)), at(5*time.Hour)))
+		}},
+		{"RotateConcurrentOneWins", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			const n = 8
+			nexts := make([]paygate.APIKey, n)
+			errs := make([]error, n)
+			var wg sync.WaitGroup
+			for i := range n {
+				nexts[i] = newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Hour))
+				wg.Go(func() { errs[i] = s.RotateAPIKey(ctx(t), f.testKey.ID, nexts[i], at(25*time.Hour)) })
+			}
+			wg.Wait()
+			winner := -1
+			for i, err := range errs {
+				var replaced *paygate.KeyReplacedError
+				switch {
+				case err == nil && winner >= 0:
+					t.Fatalf("rotations %d and %d of one key both succeeded", winner, i)
+				case err == nil:
+					winner = i
+				case !errors.As(err, &replaced):
+					t.Fatalf("rotation %d: %v, want a KeyReplacedError", i, err)
+				}
+			}
+			if winner < 0 {
+				t.Fatal("no rotation succeeded")
+			}
+			for i, k := range nexts {
 				_, err := s.APIKeyByID(ctx(t), k.ID)
-				must(t, err)
+				if i == winner {
+					must(t, err)
+				} else {
+					wantNotFound(t, err)
+				}
+			}
+			for i, err := range errs {
+				var replaced *paygate.KeyReplacedError
+				if i != winner && errors.As(err, &replaced) && replaced.SuccessorID != nexts[winner].ID {
+					t.Errorf("rotation %d names successor %s, want %s", i, replaced.SuccessorID, nexts[winner].ID)
+				}
 			}
 		}},
 		{"RotateDuplicateNextConflicts", func(t *testing.T, s paygate.Store) {
@@ -276,20 +321,23 @@ func apiKeyCases() []testCase {
 		}},
 		{"RotateExpiredConflicts", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
-			first := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Hour))
-			must(t, s.RotateAPIKey(ctx(t), f.testKey.ID, first, at(2*time.Hour)))
+			// A key with an expiry and no successor (as rotated before
+			// successors were recorded).
+			expiring := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Minute))
+			expiring.ExpiresAt = ptr(at(2 * time.Hour))
+			must(t, s.CreateAPIKey(ctx(t), expiring))
 			// Expired is judged at the rotation time, next.CreatedAt: at
 			// exactly the expiry the key no longer works.
 			for _, when := range []time.Time{at(2 * time.Hour), at(3 * time.Hour)} {
 				next := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, when)
-				wantIs(t, s.RotateAPIKey(ctx(t), f.testKey.ID, next, when.Add(24*time.Hour)), paygate.ErrStateConflict)
+				wantIs(t, s.RotateAPIKey(ctx(t), expiring.ID, next, when.Add(24*time.Hour)), paygate.ErrStateConflict)
 				_, err := s.APIKeyByID(ctx(t), next.ID)
 				wantNotFound(t, err)
 			}
 			// Just before its expiry it can still be rotated.
 			next := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(2*time.Hour-time.Microsecond))
-			must(t, s.RotateAPIKey(ctx(t), f.testKey.ID, next, at(30*time.Hour)))
-			old, err := s.APIKeyByID(ctx(t), f.testKey.ID)
+			must(t, s.RotateAPIKey(ctx(t), expiring.ID, next, at(30*time.Hour)))
+			old, err := s.APIKeyByID(ctx(t), expiring.ID)
 			must(t, err)
 			equal(t, "old key expiry", ptr(at(2*time.Hour)), old.ExpiresAt)
 		}},

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -167,6 +168,7 @@ func deliveryCases() []testCase {
 			attempt := paygate.DeliveryAttempt{
 				DeliveryID: c.Delivery.ID, Number: 1, URL: ep.URL, StartedAt: T.Add(time.Second),
 				StatusCode: 500, Latency: 1234 * time.Microsecond, Response: []byte("oops"), Error: "HTTP 500",
+				PrivateAddress: ptr(true),
 			}
 			wantIs(t, s.FinishDelivery(ctx(t), paygate.DeliveryFinish{
 				DeliveryID: c.Delivery.ID, Lease: "not-the-lease", At: T.Add(2 * time.Second), Attempt: &attempt,
@@ -201,12 +203,15 @@ func deliveryCases() []testCase {
 			}
 			second := paygate.DeliveryAttempt{
 				DeliveryID: d.ID, Number: 2, URL: ep.URL, StartedAt: T.Add(10 * time.Second),
-				StatusCode: 204, Latency: 2 * time.Millisecond, Response: []byte{},
+				StatusCode: 204, Latency: 2 * time.Millisecond, Response: []byte(strings.Repeat("é", paygate.MaxAttemptResponse)),
+				PrivateAddress: ptr(false),
 			}
 			must(t, s.FinishDelivery(ctx(t), paygate.DeliveryFinish{
 				DeliveryID: d.ID, Lease: got[0].Lease, At: T.Add(11 * time.Second), Attempt: &second,
 				Status: paygate.DeliverySucceeded,
 			}))
+			// No more than 1 KiB of an answer is kept, whatever is passed.
+			second.Response = second.Response[:paygate.MaxAttemptResponse]
 			d, err = s.DeliveryByID(ctx(t), f.merchant.ID, paygate.ModeTest, d.ID)
 			must(t, err)
 			if d.Status != paygate.DeliverySucceeded || d.Attempts != 2 || d.LastStatusCode != 204 || d.LastError != "" {
@@ -420,9 +425,10 @@ func deliveryCases() []testCase {
 			if d2.ID == d.ID || d2.EventID != ev.ID {
 				t.Errorf("second resend: %+v", d2)
 			}
+			// One event goes out once at a time: the older resend first.
 			got := claim(t, s, at(3*time.Hour), 0, 10)
-			if len(got) != 2 || got[0].Delivery.EventID != ev.ID || string(got[0].Payload) != string(ev.Payload) {
-				t.Fatalf("claimed %+v, want both resends of the event", got)
+			if len(got) != 1 || got[0].Delivery.ID != d.ID || string(got[0].Payload) != string(ev.Payload) {
+				t.Fatalf("claimed %+v, want the first resend of the event", got)
 			}
 			_, err = s.ResendEvent(ctx(t), newID(), newID(), at(3*time.Hour))
 			wantNotFound(t, err)
@@ -432,6 +438,126 @@ func deliveryCases() []testCase {
 			wantNotFound(t, err)
 			_, err = s.ResendEvent(ctx(t), ev.ID, d.ID, at(4*time.Hour))
 			wantIs(t, err, paygate.ErrConflict)
+		}},
+		{"SucceededResendEndsTheOriginal", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			f.endpoint(t, paygate.ModeTest)
+			ev := f.capture(t, f.newPayment(t, paygate.ModeTest, at(time.Minute)), at(time.Hour))
+			original := wantDeliveries(t, s, paygate.DeliveryQuery{MerchantID: f.merchant.ID}, 1)[0]
+			// The original fails once and waits for its retry at 3h.
+			got := claim(t, s, at(time.Hour), 0, 10)
+			if len(got) != 1 || got[0].Delivery.ID != original.ID {
+				t.Fatalf("claimed %+v, want the original", got)
+			}
+			must(t, s.FinishDelivery(ctx(t), paygate.DeliveryFinish{
+				DeliveryID: original.ID, Lease: got[0].Lease, At: at(time.Hour), Status: paygate.DeliveryPending,
+				NextAttemptAt: at(3 * time.Hour), Error: "HTTP 500",
+				Attempt: &paygate.DeliveryAttempt{DeliveryID: original.ID, Number: 1, URL: "http://127.0.0.1:9/", StartedAt: at(time.Hour), StatusCode: 500, Error: "HTTP 500"},
+			}))
+			// A resend succeeds: the original ends with it.
+			resent, err := s.ResendEvent(ctx(t), ev.ID, newID(), at(2*time.Hour))
+			must(t, err)
+			got = claim(t, s, at(2*time.Hour), 0, 10)
+			if len(got) != 1 || got[0].Delivery.ID != resent.ID {
+				t.Fatalf("claimed %+v, want the resend", got)
+			}
+			must(t, s.FinishDelivery(ctx(t), paygate.DeliveryFinish{
+				DeliveryID: resent.ID, Lease: got[0].Lease, At: at(2 * time.Hour), Status: paygate.DeliverySucceeded,
+				Attempt: &paygate.DeliveryAttempt{DeliveryID: resent.ID, Number: 1, URL: "http://127.0.0.1:9/", StartedAt: at(2 * time.Hour), StatusCode: 200},
+			}))
+			after, err := s.DeliveryByID(ctx(t), f.merchant.ID, paygate.ModeTest, original.ID)
+			must(t, err)
+			if after.Status != paygate.DeliverySucceeded || after.Attempts != 1 {
+				t.Errorf("the original after a successful resend: %+v, want succeeded after its one attempt", after)
+			}
+			// Its retry never comes.
+			if got := claim(t, s, at(4*time.Hour), 0, 10); len(got) != 0 {
+				t.Fatalf("claimed %+v after the resend succeeded", got)
+			}
+			// Other events' deliveries are untouched.
+			other := f.capture(t, f.newPayment(t, paygate.ModeTest, at(time.Minute)), at(5*time.Hour))
+			if got := claim(t, s, at(5*time.Hour), 0, 10); len(got) != 1 || got[0].Delivery.EventID != other.ID {
+				t.Fatalf("claimed %+v, want the other event's delivery", got)
+			}
+		}},
+		{"ResendWaitsForTheDeliveryInFlight", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			f.endpoint(t, paygate.ModeTest)
+			ev := f.capture(t, f.newPayment(t, paygate.ModeTest, at(time.Minute)), at(time.Hour))
+			original := wantDeliveries(t, s, paygate.DeliveryQuery{MerchantID: f.merchant.ID}, 1)[0]
+			got := claim(t, s, at(time.Hour), 0, 10)
+			if len(got) != 1 {
+				t.Fatalf("claimed %d, want the original", len(got))
+			}
+			lease := got[0].Lease
+			// Resent while the original is in flight: not claimed until the
+			// original's attempt ends.
+			resent, err := s.ResendEvent(ctx(t), ev.ID, newID(), at(time.Hour+time.Second))
+			must(t, err)
+			if got := claim(t, s, at(time.Hour+2*time.Second), 0, 10); len(got) != 0 {
+				t.Fatalf("claimed %+v while the original was in flight", got)
+			}
+			// The original succeeds: the resend ends unsent.
+			must(t, s.FinishDelivery(ctx(t), paygate.DeliveryFinish{
+				DeliveryID: original.ID, Lease: lease, At: at(time.Hour + 3*time.Second), Status: paygate.DeliverySucceeded,
+			}))
+			if got := claim(t, s, at(2*time.Hour), 0, 10); len(got) != 0 {
+				t.Fatalf("claimed %+v after the original succeeded", got)
+			}
+			r, err := s.DeliveryByID(ctx(t), f.merchant.ID, paygate.ModeTest, resent.ID)
+			must(t, err)
+			if r.Status != paygate.DeliverySucceeded || r.Attempts != 0 {
+				t.Errorf("the resend after the original succeeded: %+v", r)
+			}
+		}},
+		{"ResendConcurrentClaimsSendOnce", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			f.endpoint(t, paygate.ModeTest)
+			ev := f.capture(t, f.newPayment(t, paygate.ModeTest, at(time.Minute)), at(time.Hour))
+			for range 5 {
+				_, err := s.ResendEvent(ctx(t), ev.ID, newID(), at(time.Hour))
+				must(t, err)
+			}
+			// Claimers racing for six deliveries of one event, each
+			// finishing its claim as succeeded at once: once one has
+			// succeeded, no claim may take another.
+			var (
+				mu   sync.Mutex
+				sent int
+				wg   sync.WaitGroup
+			)
+			for range 4 {
+				wg.Go(func() {
+					for range 10 {
+						got, err := s.ClaimDeliveries(ctx(t), paygate.DeliveryClaim{
+							Now: at(time.Hour), FirstDue: at(time.Hour), Lease: newID(), LeaseUntil: at(time.Hour + time.Minute), Limit: 10,
+						})
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						for _, c := range got {
+							mu.Lock()
+							sent++
+							mu.Unlock()
+							if err := s.FinishDelivery(ctx(t), paygate.DeliveryFinish{
+								DeliveryID: c.Delivery.ID, Lease: c.Lease, At: at(time.Hour), Status: paygate.DeliverySucceeded,
+							}); err != nil && !errors.Is(err, paygate.ErrStateConflict) {
+								t.Error(err)
+							}
+						}
+					}
+				})
+			}
+			wg.Wait()
+			if sent != 1 {
+				t.Errorf("the event was claimed %d times, want once", sent)
+			}
+			for _, d := range wantDeliveries(t, s, paygate.DeliveryQuery{MerchantID: f.merchant.ID, EventID: ev.ID}, 6) {
+				if d.Status != paygate.DeliverySucceeded {
+					t.Errorf("delivery %s is %s, want succeeded", d.ID, d.Status)
+				}
+			}
 		}},
 		{"CreatePing", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
