@@ -144,8 +144,13 @@ func TestWebhookPrivateTestGuard(t *testing.T) {
 	t.Parallel()
 	forEachEngine(t, func(t *testing.T, db string) {
 		m := newMerchant(t, db, "Guard")
+		vaultKey := newVaultKey(t)
 		run := func(env map[string]string, args ...string) result {
-			return cliRun(t, env, append(args, "--database-url", db)...)
+			all := map[string]string{"PAYGATE_VAULT_KEY": vaultKey}
+			for k, v := range env {
+				all[k] = v
+			}
+			return cliRun(t, all, append(args, "--database-url", db)...)
 		}
 		guardEnv := map[string]string{"PAYGATE_ALLOW_PRIVATE_TEST_WEBHOOKS": "false"}
 		for _, u := range []string{"http://127.0.0.1:9/hook", "http://10.0.0.7/hook", "http://localhost:9/hook", "http://169.254.169.254/"} {

@@ -438,7 +438,7 @@ func TestWebhookPrivateTestGuard(t *testing.T) {
 	delivered := func(s *site) paygate.Delivery {
 		t.Helper()
 		if _, err := s.st.ConfigureWebhookEndpoint(ctx, paygate.WebhookEndpoint{
-			MerchantID: s.a.id, Mode: paygate.ModeTest, URL: "http://127.0.0.1:9/hook", Secret: "whsec_eA==",
+			MerchantID: s.a.id, Mode: paygate.ModeTest, URL: "http://127.0.0.1:9/hook", SealedSecret: sealedSecret(t, s.a.id, paygate.ModeTest),
 			CreatedAt: s.clock.Now(), UpdatedAt: s.clock.Now(),
 		}, false, s.clock.Now()); err != nil {
 			t.Fatal(err)

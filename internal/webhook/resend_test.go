@@ -70,12 +70,17 @@ func TestResendEndsTheFailingDelivery(t *testing.T) {
 				succeeded[r.Header.Get(swh.HeaderID)]++
 				w.WriteHeader(http.StatusOK)
 			})
+			v := testVault(t)
+			sealed, err := SealSecret(v, m.ID, paygate.ModeTest, secretA)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if _, err := st.ConfigureWebhookEndpoint(ctx, paygate.WebhookEndpoint{
-				MerchantID: m.ID, Mode: paygate.ModeTest, URL: rcv.srv.URL, Secret: secretA, CreatedAt: clock.Now(), UpdatedAt: clock.Now(),
+				MerchantID: m.ID, Mode: paygate.ModeTest, URL: rcv.srv.URL, SealedSecret: sealed, CreatedAt: clock.Now(), UpdatedAt: clock.Now(),
 			}, false, time.Time{}); err != nil {
 				t.Fatal(err)
 			}
-			d := NewDispatcher(Config{Store: st, Clock: clock, Schedule: Schedule{0, time.Hour, time.Hour},
+			d := NewDispatcher(Config{Store: st, Vault: v, Clock: clock, Schedule: Schedule{0, time.Hour, time.Hour},
 				Jitter: func(w time.Duration) time.Duration { return w }})
 
 			ping := PingEvent(m.ID, paygate.ModeTest, clock.Now())
