@@ -44,9 +44,10 @@ func TestNoCardDataWithStoredCards(t *testing.T) {
 			hooksMu.Unlock()
 		}))
 		defer receiver.Close()
-		mustCLI(t, nil, "webhook", "set", "--merchant", m.MerchantID, "--mode", "test", "--url", receiver.URL, "--database-url", dbURL)
-
+		// The endpoint's signing secret is sealed under the key serve gets.
 		oldKey, newKey := vaultKey(t), vaultKey(t)
+		mustCLI(t, nil, "webhook", "set", "--merchant", m.MerchantID, "--mode", "test", "--url", receiver.URL, "--database-url", dbURL, "--vault-key", oldKey)
+
 		g := startGateway(t, dbURL, "--vault-key", oldKey, "--rate-limit-test", "1000", "--log-level", "debug")
 		key := m.TestSecretKey
 		const cvv = "987"
