@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -89,6 +90,8 @@ func TestUpgradeDropsCardFingerprints(t *testing.T) {
 		if found := steal(dbCells(t, e, dbURL), cards); len(found) == 0 {
 			t.Fatal("the thief found nothing in the old release's database, which keyed card fingerprints with a key it stored")
 		}
+		// What must be gone from the files too, not only from the rows.
+		old := legacySecrets(t, e, dbURL)
 
 		g := startGateway(t, dbURL, "--vault-key", vaultKey, "--rate-limit-test", "1000")
 		for _, r := range m.Requests {
@@ -130,7 +133,79 @@ func TestUpgradeDropsCardFingerprints(t *testing.T) {
 		if err := db.QueryRow(ph(`SELECT count(*) FROM instance_secrets WHERE name = 'card-fingerprint-key'`)).Scan(&n); err != nil || n != 0 {
 			t.Errorf("the old fingerprint key is still stored (%d rows, %v)", n, err)
 		}
+		if e.name == "sqlite" {
+			// A byte scan of the files (free pages, the WAL) finds nothing
+			// of the old key or fingerprints either.
+			path := strings.TrimPrefix(dbURL, "sqlite:")
+			for _, f := range []string{path, path + "-wal"} {
+				raw, err := os.ReadFile(f)
+				if err != nil && !os.IsNotExist(err) {
+					t.Fatal(err)
+				}
+				for _, v := range old {
+					if bytes.Contains(raw, v) {
+						t.Errorf("%s still holds %d bytes of the old release's key or fingerprints", filepath.Base(f), len(v))
+					}
+				}
+			}
+		}
+
+		// An old node still running would store its key again, and
+		// fingerprints under it: the next start of this release drops them.
+		if _, err := db.Exec(ph(`INSERT INTO instance_secrets (name, value) VALUES ('card-fingerprint-key', $1)`), old[0]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(ph(`UPDATE payments SET card_fingerprint = 'written-by-an-old-node'`)); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		mustCLI(t, nil, "key", "list", "--merchant", m.MerchantID, "--json", "--database-url", dbURL)
+		db, ph = rawDB(t, e, dbURL)
+		if err := db.QueryRow(ph(`SELECT count(*) FROM instance_secrets WHERE name = 'card-fingerprint-key'`)).Scan(&n); err != nil || n != 0 {
+			t.Errorf("a key stored again by an old node survives a start (%d rows, %v)", n, err)
+		}
+		if err := db.QueryRow(ph(`SELECT count(*) FROM payments WHERE card_fingerprint <> ''`)).Scan(&n); err != nil || n != 0 {
+			t.Errorf("fingerprints written by an old node survive a start (%d payments, %v)", n, err)
+		}
 	})
+}
+
+// legacySecrets returns, from a database of the old release, the values
+// that lead back to its cards: the fingerprint key first, then every card
+// and request fingerprint, as stored.
+func legacySecrets(t *testing.T, e engine, dbURL string) [][]byte {
+	t.Helper()
+	db, ph := rawDB(t, e, dbURL)
+	var out [][]byte
+	var key []byte
+	if err := db.QueryRow(ph(`SELECT value FROM instance_secrets WHERE name = 'card-fingerprint-key'`)).Scan(&key); err != nil {
+		t.Fatalf("the fixture has no fingerprint key: %v", err)
+	}
+	out = append(out, key)
+	for _, q := range []string{
+		`SELECT CAST(card_fingerprint AS BLOB) FROM payments WHERE card_fingerprint <> ''`,
+		`SELECT fingerprint FROM idempotency_keys`,
+	} {
+		if e.name == "postgres" {
+			q = strings.Replace(q, "CAST(card_fingerprint AS BLOB)", "convert_to(card_fingerprint, 'UTF8')", 1)
+		}
+		rows, err := db.Query(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var v []byte
+			if err := rows.Scan(&v); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, v)
+		}
+		rows.Close()
+	}
+	if len(out) < 10 {
+		t.Fatalf("the fixture holds only %d old fingerprints", len(out))
+	}
+	return out
 }
 
 // loadFixture returns the URL of a fresh database holding the fixture of

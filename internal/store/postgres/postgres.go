@@ -162,8 +162,10 @@ func migrate(ctx context.Context, cc *pgx.ConnConfig) error {
 	if err != nil {
 		return err
 	}
-	_, err = p.Up(ctx)
-	return err
+	if _, err := p.Up(ctx); err != nil {
+		return err
+	}
+	return dropLegacyCardFingerprints(ctx, db)
 }
 
 // migrationLockID is the advisory lock key of the schema's migrations.

@@ -42,6 +42,9 @@ func migrate(ctx context.Context, path string, busy time.Duration) error {
 	for attempt := range migrationAttempts {
 		err := migrateOnce(ctx, db, migrations)
 		if err == nil {
+			err = dropLegacyCardFingerprints(ctx, db)
+		}
+		if err == nil {
 			return nil
 		}
 		errs = append(errs, err)
