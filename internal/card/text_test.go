@@ -1,6 +1,8 @@
 package card
 
 import (
+	"math/rand/v2"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -38,10 +40,29 @@ func TestContainsNumber(t *testing.T) {
 		{"OKTwelveLuhnDigits", "400000000002", false},
 		{"OKTwentyDigits", "42424242424242424242", false},
 		{"OKTwentyDigitsWithLuhnWindow", "4242424242424242" + "1234", false},
-		{"OKLongRunGrouped", "4242 4242 4242 4242 4242", false},
-		{"OKDoubleSpaceSplits", "4242  4242  4242  4242", false},
+		{"CardThenCVV", "4242424242424242 123", true},
+		{"AmexThenCVV", "378282246310005 1234", true},
+		{"GroupedCardThenCVV", "4242 4242 4242 4242 123", true},
+		{"AfterHouseNumber", "Apt 5 4111 1111 1111 1111", true},
+		{"AfterShortNumber", "12 4242424242424242", true},
+		{"BetweenShortNumbers", "1 2 4242424242424242 3 4", true},
+		{"DashSuffix", "4242424242424242-1", true},
+		{"DoubleSpaces", "4242  4242  4242  4242", true},
+		{"ManySeparators", "4242 -- 4242  -  4242---4242", true},
+		{"LongGroupedRunStartsWithCard", "4242 4242 4242 4242 4242", true},
+		{"AfterLongChunk", "12345678901234567890 4242424242424242", true},
+		{"BeforeLongChunk", "4242424242424242 12345678901234567890", true},
+		{"NineteenInChunks", "1 6011 0000 0000 0000 001 9", true},
+		{"ThirteenInChunks", "9 4 2 2 2 2 2 2 2 2 2 2 2 2 9", true},
 		{"OKDotsSplit", "4242.4242.4242.4242", false},
-		{"OKTrailingSeparator", "42424242- 42424242", false},
+		{"OKTwentyDigitsAlone", "12345678901234567890", false},
+		{"OKLongChunkThenShort", "42424242424242421234 5", false},
+		{"OKDate", "2023-11-25", false},
+		{"OKDates", "2023-11-25 until 2024-01-01", false},
+		{"OKNotLuhnThenCVV", "4242424242424241 124", false},
+		{"OKNotLuhnAfterHouseNumber", "Apt 5 4111 1111 1111 1112", false},
+		{"OKCardSplitByComma", "4242 4242, 4242 4242", false},
+		{"OKTwentyOneDigitChunks", "5-4-3-6-2-4-5-2-4-3-5-3-2-6-4-6-6-2-6-5", false},
 		{"OKText", "Flat 4, 221B Baker Street", false},
 		{"OKEmpty", "", false},
 		{"OKPhone", "+44 20 7946 0000", false},
@@ -55,6 +76,9 @@ func TestContainsNumber(t *testing.T) {
 			}
 			if got := ContainsNumber([]byte(tt.text)); got != tt.want {
 				t.Errorf("ContainsNumber([]byte(%q)) = %v, want %v", tt.text, got, tt.want)
+			}
+			if got := referenceContainsNumber(tt.text); got != tt.want {
+				t.Errorf("the reference says %v for %q, want %v", got, tt.text, tt.want)
 			}
 		})
 	}
@@ -106,5 +130,61 @@ func TestContainsNumberPrefixCasesPassLuhn(t *testing.T) {
 		if !Luhn(n) {
 			t.Errorf("%s does not pass Luhn", n)
 		}
+	}
+}
+
+// runPattern and chunkPattern spell out the rule of ContainsNumber plainly:
+// a run is digit groups (chunks) joined by one or more spaces or dashes.
+var (
+	runPattern   = regexp.MustCompile(`[0-9]+(?:[ -]+[0-9]+)*`)
+	chunkPattern = regexp.MustCompile(`[0-9]+`)
+)
+
+// referenceContainsNumber is the rule of ContainsNumber written the slow,
+// obvious way: every contiguous sequence of whole chunks of every run.
+func referenceContainsNumber(s string) bool {
+	for _, run := range runPattern.FindAllString(s, -1) {
+		chunks := chunkPattern.FindAllString(run, -1)
+		for i := range chunks {
+			for j := i; j < len(chunks); j++ {
+				n := strings.Join(chunks[i:j+1], "")
+				if len(n) >= 13 && len(n) <= 19 && n[0] >= '2' && n[0] <= '6' && Luhn(n) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// TestContainsNumberMatchesReference compares ContainsNumber with the
+// reference on the table's texts and on random texts built from digits,
+// separators and other characters, with card numbers mixed in.
+func TestContainsNumberMatchesReference(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(17, 15))
+	cards := []string{"4242424242424242", "378282246310005", "6011000000000000001", "4222222222222", "4242 4242 4242 4242"}
+	alphabet := "0123456789012345678942424242  --  .,a\n"
+	found := 0
+	for range 20000 {
+		var b strings.Builder
+		for range r.IntN(40) {
+			if r.IntN(30) == 0 {
+				b.WriteString(cards[r.IntN(len(cards))])
+				continue
+			}
+			b.WriteByte(alphabet[r.IntN(len(alphabet))])
+		}
+		text := b.String()
+		want := referenceContainsNumber(text)
+		if want {
+			found++
+		}
+		if got := ContainsNumber(text); got != want {
+			t.Fatalf("ContainsNumber(%q) = %v, the reference says %v", text, got, want)
+		}
+	}
+	if found < 1000 || found > 19000 {
+		t.Fatalf("%d of 20000 random texts hold a number: the test does not test both ways", found)
 	}
 }

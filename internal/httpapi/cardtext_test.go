@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -83,6 +84,27 @@ func TestCardNumberInFreeText(t *testing.T) {
 		{"ErrCustomerEmail", customer(jsonBody{"externalId": "c", "email": "4242424242424242@example.com"}), "email"},
 		{"ErrCustomerMetadata", customer(jsonBody{"externalId": "c", "metadata": map[string]any{"pan": pan}}), "metadata.pan"},
 		{"ErrStoredCardHolderName", storedCard(pan), "card.holderName"},
+		// The shapes a review found accepted (a card number with something
+		// around it in the same run of digits), and escapes hiding one.
+		{"ErrHolderNameCardThenCVV", payment(b().set("card.holderName", "Ada 4242424242424242 123")), "card.holderName"},
+		{"ErrBillingAddressAfterHouseNumber", payment(b().set("billing.address", "Apt 5 4111 1111 1111 1111")), "billing.address"},
+		{"ErrBillingAddressLine2AfterShortNumber", payment(b().set("billing.addressLine2", "12 4242424242424242")), "billing.addressLine2"},
+		{"ErrRefundReasonDashSuffix", refund("4242424242424242-1"), "reason"},
+		{"ErrBillingCityDoubleSpaces", payment(b().set("billing.city", "4242  4242  4242  4242")), "billing.city"},
+		{"ErrCustomerEmailCardThenCVV", customer(jsonBody{"externalId": "c", "email": "4242424242424242-123@example.com"}), "email"},
+		{"ErrMetadataCardThenCVV", payment(b().set("metadata", map[string]any{"note": "4242424242424242 123"})), "metadata.note"},
+		{"ErrMetadataEscaped", payment(b().set("metadata", json.RawMessage(`{"note":"\u0034242424242424242"}`))), "metadata.note"},
+		{"ErrMetadataEscapedSeparators", payment(b().set("metadata", json.RawMessage(`{"a":1,"note":"4242\u00204242\u002d4242 4242"}`))), "metadata.note"},
+		{"ErrMetadataEscapedNested", payment(b().set("metadata", json.RawMessage(`{"cart":[1,{"c":"x \u0034242 4242 4242 4242"}]}`))), "metadata.cart"},
+		{"ErrMetadataEscapedKey", payment(b().set("metadata", json.RawMessage(`{"n\u006fte":"\u0034242424242424242"}`))), "metadata.note"},
+		{"ErrMetadataNestedKey", payment(b().set("metadata", json.RawMessage(`{"cart":{"4242424242424242":1}}`))), "metadata.cart"},
+		{"ErrMetadataNestedNumber", payment(b().set("metadata", json.RawMessage(`{"cart":[[4242424242424242]]}`))), "metadata.cart"},
+		{"ErrCustomerMetadataEscaped", customer(jsonBody{"externalId": "c", "metadata": json.RawMessage(`{"pan":"\u0034242424242424242"}`)}), "metadata.pan"},
+		{"ErrHolderNameEscaped", payment(b().set("card.holderName", json.RawMessage(`"Ada \u0034242424242424242"`))), "card.holderName"},
+		{"OKMetadataLongID", payment(b().set("metadata", map[string]any{"orderId": "12345678901234567890"})), ""},
+		{"OKMetadataDate", payment(b().set("metadata", map[string]any{"on": "2023-11-25"})), ""},
+		{"OKMetadataEscapedNotLuhn", payment(b().set("metadata", json.RawMessage(`{"note":"\u0034242424242424241"}`))), ""},
+		{"OKMetadataNumbers", payment(b().set("metadata", json.RawMessage(`{"n":[12,-3.5e2,424242424242,true,null,"4242424242424241 124"]}`))), ""},
 		{"OKMerchantRef", payment(b().set("merchantRef", "4242424242424242")), ""},
 		{"OKExternalID", customer(jsonBody{"externalId": "4242424242424242"}), ""},
 		{"OKPhone", payment(b().set("billing.phone", "4242424242424242")), ""},

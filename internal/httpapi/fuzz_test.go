@@ -24,6 +24,7 @@ import (
 var hostileLiterals = []string{
 	"\"a\xc3\"", "\"a\xff\xfeb\"", `"\ud800"`, `"\udc00x"`, `"\ud83d\ude00"`, `"a\u0000b"`, "\"a\x00b\"",
 	"\"\xc0\xaf\"", "\"\xed\xa0\x80\"", `"\\u0000"`, `"4242 4242 4242 4242"`, `"\ufffd"`,
+	`"\u0034242424242424242"`, `"4242424242424242 123"`,
 }
 
 // seedBodies adds body, then body with each hostile literal in place of

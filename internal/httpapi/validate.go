@@ -671,7 +671,7 @@ func checkReturnURL(s string) *paygate.Error {
 // checkMetadata checks metadata (decisions.md section 7): absent or null is
 // nil; otherwise a JSON object of at most 50 keys, each 1–40 characters
 // and not repeated, at most 8 KiB as compact JSON; values may be any JSON
-// but a card number (decisions §15: in a string or a number, at any depth,
+// but a card number (decisions §15: in a string, decoded, or a number, at any depth,
 // param metadata.<key>). Every other breach is param metadata. It returns the compact object. raw comes
 // from decodeJSON, so it is valid JSON.
 func checkMetadata(raw json.RawMessage) ([]byte, *paygate.Error) {
@@ -707,7 +707,7 @@ func checkMetadata(raw json.RawMessage) ([]byte, *paygate.Error) {
 		w.skipSpace()
 		w.pos++ // the ':'
 		w.skipSpace()
-		if card.ContainsNumber(w.value()) {
+		if jsonHoldsCardNumber(w.value()) {
 			return nil, cardNumberError(param + "." + safeFieldName(key))
 		}
 		w.skipSpace()
@@ -724,4 +724,43 @@ func checkMetadata(raw json.RawMessage) ([]byte, *paygate.Error) {
 		return nil, fieldError(param, "metadata must be at most %d bytes as JSON", maxMetadataBytes)
 	}
 	return buf.Bytes(), nil
+}
+
+// jsonHoldsCardNumber reports whether a card number (card.ContainsNumber)
+// is in a string or a number of v, a valid JSON value, at any depth, keys
+// of nested objects included. Each string is scanned as its decoded text,
+// never as JSON text, so that an escape ("\u0034242…") cannot hide a
+// number; each number is scanned as written. It reads v once and
+// allocates only for a string with escapes.
+func jsonHoldsCardNumber(v []byte) bool {
+	w := jsonWalker{data: v}
+	for w.pos < len(v) {
+		switch c := v[w.pos]; {
+		case c == '"':
+			start := w.pos
+			w.skipString()
+			lit := v[start:w.pos]
+			if bytes.IndexByte(lit, '\\') < 0 {
+				if card.ContainsNumber(lit) {
+					return true
+				}
+				continue
+			}
+			s, ok := jsonString(lit) // ok: v is valid JSON
+			if card.ContainsNumber(s) || (!ok && card.ContainsNumber(lit)) {
+				return true
+			}
+		case c == '-' || (c >= '0' && c <= '9'):
+			start := w.pos
+			for w.pos < len(v) && strings.IndexByte("+-.eE0123456789", v[w.pos]) >= 0 {
+				w.pos++
+			}
+			if card.ContainsNumber(v[start:w.pos]) {
+				return true
+			}
+		default: // structure, space, true, false, null
+			w.pos++
+		}
+	}
+	return false
 }
