@@ -75,6 +75,16 @@ func newBenchServer(b testing.TB, engine string, wrap ...func(paygate.Store) pay
 		st = w(st)
 	}
 
+	return wireServer(b, st)
+}
+
+// wireServer wires the handler as serve does on the store, with one
+// merchant and its test secret key; mutate changes the configuration first
+// (limits, trusted proxies, logger). The rate limits are out of reach
+// unless mutate sets them.
+func wireServer(b testing.TB, st paygate.Store, mutate ...func(*httpapi.Config)) benchServer {
+	b.Helper()
+	ctx := b.Context()
 	now := time.Now()
 	m := paygate.Merchant{ID: id.New(), Name: "Bench", CreatedAt: paygate.Normalize(now)}
 	secret, key, err := auth.NewKey(id.New(), m.ID, paygate.ModeTest, paygate.KeySecret, now)
@@ -104,12 +114,15 @@ func newBenchServer(b testing.TB, engine string, wrap ...func(paygate.Store) pay
 		Logger:  log,
 		Vault:   vlt,
 	})
-	h := httpapi.New(httpapi.Config{
+	cfg := httpapi.Config{
 		Store: st, Payments: payments, Auth: &auth.Authenticator{Store: st},
 		Limiter: ratelimit.NewMemory(), Logger: log,
 		RateLimitTest: 1 << 30, RateLimitLive: 1 << 30, RateLimitUnauthenticated: 1 << 30,
-	})
-	return benchServer{handler: h, secret: secret, store: st}
+	}
+	for _, f := range mutate {
+		f(&cfg)
+	}
+	return benchServer{handler: httpapi.New(cfg), secret: secret, store: st}
 }
 
 // benchBody is a realistic payment request: card, billing, metadata.

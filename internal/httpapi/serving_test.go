@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -13,19 +12,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/clientaddr"
 	"github.com/paygate/paygate/internal/httpapi"
-	"github.com/paygate/paygate/internal/id"
-	"github.com/paygate/paygate/internal/paygate"
-	"github.com/paygate/paygate/internal/payment"
-	"github.com/paygate/paygate/internal/provider"
-	"github.com/paygate/paygate/internal/ratelimit"
 	"github.com/paygate/paygate/internal/store/sqlite"
-	"github.com/paygate/paygate/internal/vault"
-	"github.com/paygate/paygate/internal/webhook"
 )
 
 // newServer wires the handler as serve does on a fresh SQLite store with
@@ -33,50 +24,12 @@ import (
 // configuration first (limits, trusted proxies, logger).
 func newServer(t *testing.T, mutate ...func(*httpapi.Config)) benchServer {
 	t.Helper()
-	ctx := t.Context()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "paygate.db"))
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "paygate.db"))
 	if err != nil {
 		t.Fatalf("open sqlite: %v", err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	now := time.Now()
-	m := paygate.Merchant{ID: id.New(), Name: "Serving", CreatedAt: paygate.Normalize(now)}
-	secret, key, err := auth.NewKey(id.New(), m.ID, paygate.ModeTest, paygate.KeySecret, now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.CreateMerchant(ctx, m, []paygate.APIKey{key}); err != nil {
-		t.Fatalf("create merchant: %v", err)
-	}
-	routing, err := provider.LoadConfig("", func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
-	router, err := routing.Build(provider.BuildOptions{Ledger: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	vlt, err := vault.New(bytes.Repeat([]byte{7}, vault.KeySize))
-	if err != nil {
-		t.Fatal(err)
-	}
-	payments := payment.New(payment.Config{
-		Store:   webhook.WakeOnEvents(st, func() {}),
-		Router:  router,
-		Answers: httpapi.Answers{},
-		Logger:  log,
-		Vault:   vlt,
-	})
-	cfg := httpapi.Config{
-		Store: st, Payments: payments, Auth: &auth.Authenticator{Store: st},
-		Limiter: ratelimit.NewMemory(), Logger: log,
-		RateLimitTest: 1000, RateLimitLive: 1000, RateLimitUnauthenticated: 1000,
-	}
-	for _, f := range mutate {
-		f(&cfg)
-	}
-	return benchServer{handler: httpapi.New(cfg), secret: secret, store: st}
+	return wireServer(t, st, mutate...)
 }
 
 // TestJSONAnswersAreNotCachedOrSniffed checks decisions §15: every /v1
