@@ -31,6 +31,25 @@ type sandboxFixture struct {
 // sandboxEngines runs f on SQLite and on PostgreSQL.
 func sandboxEngines(t *testing.T, f func(t *testing.T, fx *sandboxFixture)) {
 	t.Helper()
+	merchantOnEngines(t, func(t *testing.T, st paygate.Store, clock *testClock, keyID string) {
+		prov := sandbox.New("sandbox-eu", []string{"EUR"}, sandbox.WithClock(clock))
+		table, err := provider.NewTable(map[paygate.Mode]provider.Routes{paygate.ModeTest: {Default: []paygate.Provider{prov}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc := payment.New(payment.Config{
+			Store: st, Router: table, Clock: clock, Answers: httpapi.Answers{}, Vault: testVault(t),
+			ProviderTimeout: 5 * time.Second,
+		})
+		f(t, &sandboxFixture{st: st, svc: svc, clock: clock, prov: prov, keyID: keyID})
+	})
+}
+
+// merchantOnEngines runs f, in parallel, on a fresh SQLite and a fresh
+// PostgreSQL store, each with merchant "m1" and its test key, and a movable
+// clock.
+func merchantOnEngines(t *testing.T, f func(t *testing.T, st paygate.Store, clock *testClock, keyID string)) {
+	t.Helper()
 	engines := map[string]func(t *testing.T) paygate.Store{
 		"sqlite": func(t *testing.T) paygate.Store {
 			s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "p.db"))
@@ -53,11 +72,6 @@ func sandboxEngines(t *testing.T, f func(t *testing.T, fx *sandboxFixture)) {
 			st := open(t)
 			t.Cleanup(func() { _ = st.Close() })
 			clock := &testClock{now: time.Date(2031, 3, 14, 15, 9, 26, 0, time.UTC)}
-			prov := sandbox.New("sandbox-eu", []string{"EUR"}, sandbox.WithClock(clock))
-			table, err := provider.NewTable(map[paygate.Mode]provider.Routes{paygate.ModeTest: {Default: []paygate.Provider{prov}}})
-			if err != nil {
-				t.Fatal(err)
-			}
 			_, key, err := auth.NewKey("key-1", "m1", paygate.ModeTest, paygate.KeySecret, clock.Now())
 			if err != nil {
 				t.Fatal(err)
@@ -65,11 +79,7 @@ func sandboxEngines(t *testing.T, f func(t *testing.T, fx *sandboxFixture)) {
 			if err := st.CreateMerchant(t.Context(), paygate.Merchant{ID: "m1", Name: "Ada's Books", CreatedAt: clock.Now()}, []paygate.APIKey{key}); err != nil {
 				t.Fatal(err)
 			}
-			svc := payment.New(payment.Config{
-				Store: st, Router: table, Clock: clock, Answers: httpapi.Answers{}, Vault: testVault(t),
-				ProviderTimeout: 5 * time.Second,
-			})
-			f(t, &sandboxFixture{st: st, svc: svc, clock: clock, prov: prov, keyID: key.ID})
+			f(t, st, clock, key.ID)
 		})
 	}
 }

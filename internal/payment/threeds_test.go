@@ -6,22 +6,17 @@ import (
 	"encoding/json"
 	"html"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/httpapi"
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/sandbox"
-	"github.com/paygate/paygate/internal/store/postgres"
-	"github.com/paygate/paygate/internal/store/sqlite"
-	"github.com/paygate/paygate/internal/testenv"
 )
 
 // testClock is a clock the test moves; it never moves by itself.
@@ -73,48 +68,19 @@ type threeDSFixture struct {
 
 func threeDSEngines(t *testing.T, f func(t *testing.T, fx *threeDSFixture)) {
 	t.Helper()
-	engines := map[string]func(t *testing.T) paygate.Store{
-		"sqlite": func(t *testing.T) paygate.Store {
-			s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "p.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s
-		},
-		"postgres": func(t *testing.T) paygate.Store {
-			s, err := postgres.Open(t.Context(), testenv.PostgresSchema(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s
-		},
-	}
-	for name, open := range engines {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			st := open(t)
-			t.Cleanup(func() { _ = st.Close() })
-			clock := &testClock{now: time.Date(2031, 3, 14, 15, 9, 26, 0, time.UTC)}
-			prov := &flakyThreeDS{Provider: sandbox.New("sandbox-eu", []string{"EUR"})}
-			table, err := provider.NewTable(map[paygate.Mode]provider.Routes{paygate.ModeTest: {Default: []paygate.Provider{prov}}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, key, err := auth.NewKey("key-1", "m1", paygate.ModeTest, paygate.KeySecret, clock.Now())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := st.CreateMerchant(t.Context(), paygate.Merchant{ID: "m1", Name: "Ada's Books", CreatedAt: clock.Now()}, []paygate.APIKey{key}); err != nil {
-				t.Fatal(err)
-			}
-			svc := payment.New(payment.Config{
-				Store: st, Router: table, Clock: clock, Answers: httpapi.Answers{}, Vault: testVault(t),
-				ProviderTimeout: 5 * time.Second,
-				ThreeDS:         payment.ThreeDSConfig{BaseURL: "https://pay.example/gw/", ChallengeTTL: testTTL},
-			})
-			f(t, &threeDSFixture{st: st, svc: svc, clock: clock, prov: prov, keyID: key.ID})
+	merchantOnEngines(t, func(t *testing.T, st paygate.Store, clock *testClock, keyID string) {
+		prov := &flakyThreeDS{Provider: sandbox.New("sandbox-eu", []string{"EUR"})}
+		table, err := provider.NewTable(map[paygate.Mode]provider.Routes{paygate.ModeTest: {Default: []paygate.Provider{prov}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc := payment.New(payment.Config{
+			Store: st, Router: table, Clock: clock, Answers: httpapi.Answers{}, Vault: testVault(t),
+			ProviderTimeout: 5 * time.Second,
+			ThreeDS:         payment.ThreeDSConfig{BaseURL: "https://pay.example/gw/", ChallengeTTL: testTTL},
 		})
-	}
+		f(t, &threeDSFixture{st: st, svc: svc, clock: clock, prov: prov, keyID: keyID})
+	})
 }
 
 // pending creates a payment with the card and returns it (pending_3ds) and
