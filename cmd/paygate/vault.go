@@ -74,6 +74,87 @@ func openVault(databaseURL string, configured []string, create bool) (*vault.Vau
 	return v, src, err
 }
 
+// commandVault opens the vault for an operator's command that seals or
+// opens with it, on the open store st, so that the command cannot leave
+// the database with data a running serve cannot open without saying so:
+//
+//   - Without a configured key, on SQLite, the key file is used; it is not
+//     created (and the command refuses, exit 1) when the database already
+//     holds data sealed under other keys (stored cards, sealed webhook
+//     signing secrets): serve runs with a configured key then, and a new key
+//     file would seal under a key serve does not have.
+//   - With seal (the command seals something new: webhook set), the keys
+//     used (configured, or the key file's) must include one that the
+//     database's sealed webhook secrets use, and one that its stored cards
+//     use, when there are any: keys that match none of them are not the
+//     keys serve runs with.
+//
+// A database with no sealed data yet shows nothing to check against.
+func commandVault(ctx context.Context, st paygate.Store, databaseURL string, configured []string, create, seal bool) (*vault.Vault, error) {
+	cards, err := st.StoredCardKeyIDs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read the key ids of stored cards: %w", err)
+	}
+	secrets, err := st.WebhookSecretKeyIDs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read the key ids of webhook signing secrets: %w", err)
+	}
+	if len(configured) == 0 {
+		if path, ok := store.SQLitePath(databaseURL); ok && path != "" {
+			file := path + vault.KeyFileSuffix
+			if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) {
+				if used := keyIDList(cards, secrets); len(used) > 0 {
+					return nil, fmt.Errorf("the database holds data sealed under master %s, which is not configured, and there is no key file %s: "+
+						"pass the key serve runs with in --vault-key or PAYGATE_VAULT_KEY (no key file was created)", keyIDsPhrase(used), file)
+				}
+			}
+		}
+	}
+	v, _, err := openVault(databaseURL, configured, create)
+	if err != nil || !seal {
+		return v, err
+	}
+	for _, g := range []struct {
+		what string
+		ids  map[string]int
+	}{{"webhook signing secrets", secrets}, {"stored cards", cards}} {
+		used := keyIDList(g.ids)
+		if len(used) == 0 || slices.ContainsFunc(used, func(id string) bool { return slices.Contains(v.KeyIDs(), id) }) {
+			continue
+		}
+		return nil, fmt.Errorf("the database's %s are sealed under master %s, and the %s given here (%s) is none of them: "+
+			"pass the key serve runs with in --vault-key or PAYGATE_VAULT_KEY, or deliveries will fail", g.what, keyIDsPhrase(used),
+			plural(len(v.KeyIDs()), "key", "keys"), strings.Join(v.KeyIDs(), ","))
+	}
+	return v, nil
+}
+
+// keyIDList is the sorted key ids of the counts.
+func keyIDList(counts ...map[string]int) []string {
+	var out []string
+	for _, c := range counts {
+		for id, n := range c {
+			if n > 0 && !slices.Contains(out, id) {
+				out = append(out, id)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// keyIDsPhrase is "key 0a1b…" or "keys 0a1b…, 2c3d…".
+func keyIDsPhrase(ids []string) string {
+	return plural(len(ids), "key", "keys") + " " + strings.Join(ids, ", ")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
 // keyFileNote is the sentence that tells the operator about a key file.
 func keyFileNote(src vaultKeySource) string {
 	if src.created {
@@ -120,6 +201,19 @@ func logVault(ctx context.Context, log *slog.Logger, st paygate.Store, v *vault.
 		log.Info("stored cards are sealed under an older master key; run 'paygate vault rewrap' to move them to the first key", "cards", older)
 	}
 	return nil
+}
+
+// vaultKeyRequired refuses, before the database is opened, a database URL
+// that needs a configured key and has none (PostgreSQL).
+func vaultKeyRequired(databaseURL string, configured []string) error {
+	if len(configured) > 0 {
+		return nil
+	}
+	if _, ok := store.SQLitePath(databaseURL); ok {
+		return nil
+	}
+	_, _, err := resolveVaultKeys(databaseURL, nil, false)
+	return err
 }
 
 // vaultKeyFlag registers --vault-key (and PAYGATE_VAULT_KEY) on a command
@@ -180,14 +274,16 @@ func cmdVaultRewrap(ctx context.Context, c *cli, args []string) error {
 	if err := checkVaultKeys(keys); err != nil {
 		return err
 	}
-	v, _, err := openVault(dbURL, keys, false)
-	if err != nil {
+	if err := vaultKeyRequired(dbURL, keys); err != nil {
 		return err
 	}
 	var res payment.RewrapResult
 	var endpoints int
-	err = withStore(ctx, dbURL, func(ctx context.Context, st paygate.Store) error {
-		var err error
+	err := withStore(ctx, dbURL, func(ctx context.Context, st paygate.Store) error {
+		v, err := commandVault(ctx, st, dbURL, keys, false, false)
+		if err != nil {
+			return err
+		}
 		res, err = payment.Rewrap(ctx, st, v, paygate.SystemClock{})
 		if err != nil {
 			return fmt.Errorf("rewrap: %w (%d cards were moved before)", err, res.Rewrapped)

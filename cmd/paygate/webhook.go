@@ -54,13 +54,17 @@ func cmdWebhookSet(ctx context.Context, c *cli, args []string) error {
 	}
 	// The secret is stored sealed by the vault: PostgreSQL without a key
 	// is refused in one line, as serve does; SQLite uses (or creates) the
-	// database's key file, as serve would.
-	v, _, err := openVault(dbURL, keys, true)
-	if err != nil {
+	// database's key file, as serve would, unless the database shows that
+	// serve runs with other keys (see commandVault).
+	if err := vaultKeyRequired(dbURL, keys); err != nil {
 		return err
 	}
 	var ep paygate.WebhookEndpointState
 	err = withStore(ctx, dbURL, func(ctx context.Context, st paygate.Store) error {
+		v, err := commandVault(ctx, st, dbURL, keys, true, true)
+		if err != nil {
+			return err
+		}
 		if err := sealWebhookSecrets(ctx, nil, st, v); err != nil {
 			return err
 		}

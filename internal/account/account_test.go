@@ -3,6 +3,7 @@ package account_test
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,8 @@ import (
 	"github.com/paygate/paygate/internal/store/sqlite"
 	"github.com/paygate/paygate/internal/vault"
 	"github.com/paygate/paygate/internal/webhook"
+
+	_ "modernc.org/sqlite"
 )
 
 func newStore(t *testing.T) *sqlite.Store {
@@ -186,6 +189,46 @@ func TestSetWebhook(t *testing.T) {
 	}
 	if _, err := account.SetWebhook(ctx, st, v, id.New(), paygate.ModeTest, "http://127.0.0.1:9/a", nil, false, now); !paygate.IsNotFound(err) {
 		t.Errorf("unknown merchant: %v", err)
+	}
+}
+
+// TestSetWebhookRotatesAnUnconvertedRow: rotating an endpoint whose row an
+// earlier version wrote (plain secret) seals it first, so that the previous
+// secret is the old one, sealed, and no column holds a plain secret.
+func TestSetWebhookRotatesAnUnconvertedRow(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "account.db")
+	st, err := sqlite.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ctx := context.Background()
+	now := paygate.SystemClock{}.Now()
+	mid, _ := newMerchant(t, st, now)
+	v := newVault(t)
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	old := webhook.NewSecret()
+	if _, err := raw.ExecContext(ctx, `
+		INSERT INTO webhook_endpoints (merchant_id, mode, url, secret, events, created_at, updated_at, previous_secret)
+		VALUES (?, 'test', 'http://127.0.0.1:9/old', ?, '[]', ?, ?, '')`, mid, old, now.UnixMicro(), now.UnixMicro()); err != nil {
+		t.Fatal(err)
+	}
+	rotated, err := account.SetWebhook(ctx, st, v, mid, paygate.ModeTest, "http://127.0.0.1:9/new", nil, true, now)
+	if err != nil || rotated.Secret == old || rotated.PreviousSecret != old {
+		t.Fatalf("rotation of an unconverted row: previous is the old secret %v, %v", rotated.PreviousSecret == old, err)
+	}
+	var secret, previous string
+	if err := raw.QueryRowContext(ctx, `SELECT secret, previous_secret FROM webhook_endpoints WHERE merchant_id = ?`, mid).
+		Scan(&secret, &previous); err != nil {
+		t.Fatal(err)
+	}
+	if secret != "" || previous != "" {
+		t.Error("a plain column holds a secret after the rotation")
 	}
 }
 

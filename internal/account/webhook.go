@@ -2,6 +2,7 @@ package account
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -113,7 +114,7 @@ func SetWebhook(ctx context.Context, st paygate.Store, v *vault.Vault, merchantI
 	if err != nil {
 		return paygate.WebhookEndpointState{}, fmt.Errorf("set webhook endpoint: %w", err)
 	}
-	ep, err := st.ConfigureWebhookEndpoint(ctx, paygate.WebhookEndpoint{
+	e := paygate.WebhookEndpoint{
 		MerchantID:   merchantID,
 		Mode:         mode,
 		URL:          rawURL,
@@ -121,7 +122,16 @@ func SetWebhook(ctx context.Context, st paygate.Store, v *vault.Vault, merchantI
 		Events:       events,
 		CreatedAt:    now,
 		UpdatedAt:    now,
-	}, rotateSecret, now.Add(paygate.WebhookSecretOverlap))
+	}
+	ep, err := st.ConfigureWebhookEndpoint(ctx, e, rotateSecret, now.Add(paygate.WebhookSecretOverlap))
+	if rotateSecret && errors.Is(err, paygate.ErrStateConflict) {
+		// The row still holds a plain secret (written before secrets were
+		// sealed), which a rotation would copy: seal it, then rotate.
+		if _, err := webhook.SealStoredSecrets(ctx, st, v); err != nil {
+			return paygate.WebhookEndpointState{}, fmt.Errorf("set webhook endpoint: %w", err)
+		}
+		ep, err = st.ConfigureWebhookEndpoint(ctx, e, rotateSecret, now.Add(paygate.WebhookSecretOverlap))
+	}
 	if err != nil {
 		return ep, fmt.Errorf("set webhook endpoint: %w", err)
 	}

@@ -21,7 +21,10 @@ type WebhookStore interface {
 	// secret unless rotateSecret is true, and enables it (again). On a
 	// rotation of an existing endpoint the replaced secret stays valid, and
 	// keeps signing deliveries beside the new one, until previousUntil.
-	// NOT_FOUND when the merchant does not exist.
+	// NOT_FOUND when the merchant does not exist. A rotation never copies a
+	// plain secret: ErrStateConflict (and nothing changed) when the row
+	// still holds its current secret in plain text (written before secrets
+	// were sealed); convert it first (webhook.SealStoredSecrets).
 	ConfigureWebhookEndpoint(ctx context.Context, e WebhookEndpoint, rotateSecret bool, previousUntil time.Time) (WebhookEndpointState, error)
 	// WebhookEndpointState returns the endpoint of (merchant, mode) with its
 	// previous secret and whether it is disabled, or NOT_FOUND.
@@ -90,6 +93,14 @@ type WebhookStore interface {
 	// meanwhile, cannot lose a secret). ErrStateConflict when it changed
 	// or is gone.
 	ReplaceWebhookSecrets(ctx context.Context, from WebhookSecrets, to WebhookSecrets) error
+	// WebhookSecretKeyIDs counts the sealed signing secrets of every
+	// endpoint (current and previous alike) by the id of the vault master
+	// key that sealed them: the hex of bytes 2 to 9 of a seal whose first
+	// byte is 1 (the vault's sealed-secret layout). Plain secrets of rows
+	// not converted yet are not counted. It serves the operator's commands,
+	// which refuse to seal under a key the database shows is not the one in
+	// use.
+	WebhookSecretKeyIDs(ctx context.Context) (map[string]int, error)
 }
 
 // WebhookSecrets are the stored secrets of one endpoint: the sealed ones,

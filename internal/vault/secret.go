@@ -55,6 +55,28 @@ type SecretContext struct {
 // no master key is configured.
 var ErrNoSecretKey = errors.New("vault: no master key is configured to seal or open secrets")
 
+// SecretKeyError is OpenSecret's error for a secret sealed under a master
+// key that is not configured. It names the key's id (never a key) and says
+// "secret", not "card": errors.Is(err, ErrUnknownKey) holds.
+type SecretKeyError struct {
+	KeyID string
+}
+
+func (e *SecretKeyError) Error() string {
+	return fmt.Sprintf("vault: the secret is sealed under master key %s, which is not configured", e.KeyID)
+}
+
+// Is makes a SecretKeyError an ErrUnknownKey.
+func (e *SecretKeyError) Is(target error) bool { return target == ErrUnknownKey }
+
+// errSecretTampered is OpenSecret's ErrTampered, in words about a secret.
+var errSecretTampered = secretTampered{}
+
+type secretTampered struct{}
+
+func (secretTampered) Error() string        { return "vault: the sealed secret failed authentication" }
+func (secretTampered) Is(target error) bool { return target == ErrTampered }
+
 // secretKey is the secret-sealing key derived from one master key.
 type secretKey struct {
 	id   string
@@ -102,8 +124,8 @@ func (v *Vault) SealSecret(c SecretContext, secret []byte) ([]byte, error) {
 }
 
 // OpenSecret decrypts a secret that SealSecret sealed for the context c.
-// Errors: ErrUnknownKey when it is sealed under a master key that is not
-// configured; ErrTampered when it does not authenticate (altered, moved to
+// Errors: a *SecretKeyError (errors.Is ErrUnknownKey) when it is sealed
+// under a master key that is not configured; ErrTampered when it does not authenticate (altered, moved to
 // another merchant, mode or purpose, or not a sealed secret at all);
 // ErrNoSecretKey on a nil vault. It never returns a wrong secret.
 func (v *Vault) OpenSecret(c SecretContext, sealed []byte) ([]byte, error) {
@@ -121,15 +143,15 @@ func (v *Vault) OpenSecret(c SecretContext, sealed []byte) ([]byte, error) {
 		}
 	}
 	if k == nil {
-		return nil, ErrUnknownKey
+		return nil, &SecretKeyError{KeyID: id}
 	}
 	n := k.aead.NonceSize()
 	if len(sealed) < 1+keyIDSize+n+k.aead.Overhead() {
-		return nil, ErrTampered
+		return nil, errSecretTampered
 	}
 	pt, err := k.aead.Open(nil, sealed[1+keyIDSize:1+keyIDSize+n], sealed[1+keyIDSize+n:], secretAAD(c, id))
 	if err != nil {
-		return nil, ErrTampered
+		return nil, errSecretTampered
 	}
 	return pt, nil
 }
@@ -164,7 +186,7 @@ func (v *Vault) RewrapSecret(c SecretContext, sealed []byte) (out []byte, moved 
 // ErrTampered when sealed is not a sealed secret.
 func SecretKeyID(sealed []byte) (string, error) {
 	if len(sealed) < 1+keyIDSize || sealed[0] != formatSecretV1 {
-		return "", ErrTampered
+		return "", errSecretTampered
 	}
 	return hex.EncodeToString(sealed[1 : 1+keyIDSize]), nil
 }

@@ -3,6 +3,7 @@ package vault
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/paygate/paygate/internal/paygate"
@@ -63,8 +64,23 @@ func TestSecretSealOpen(t *testing.T) {
 		}
 	})
 	t.Run("ErrUnknownKey", func(t *testing.T) {
-		if _, err := newVault(t, k2).OpenSecret(c, sealed); !errors.Is(err, ErrUnknownKey) {
+		_, err := newVault(t, k2).OpenSecret(c, sealed)
+		if !errors.Is(err, ErrUnknownKey) {
 			t.Errorf("another key: %v, want ErrUnknownKey", err)
+		}
+		// It speaks of a secret, not a card, and names the key's id.
+		var ke *SecretKeyError
+		if !errors.As(err, &ke) || ke.KeyID != v.PrimaryKeyID() ||
+			err.Error() != "vault: the secret is sealed under master key "+v.PrimaryKeyID()+", which is not configured" {
+			t.Errorf("another key: %q", err)
+		}
+	})
+	t.Run("ErrTamperedSpeaksOfTheSecret", func(t *testing.T) {
+		bad := bytes.Clone(sealed)
+		bad[len(bad)-1] ^= 1
+		_, err := v.OpenSecret(c, bad)
+		if !errors.Is(err, ErrTampered) || strings.Contains(err.Error(), "card") {
+			t.Errorf("a tampered secret: %q", err)
 		}
 	})
 	t.Run("ErrNoVault", func(t *testing.T) {

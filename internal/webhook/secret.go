@@ -45,13 +45,26 @@ func OpenSecrets(v *vault.Vault, ep *paygate.WebhookEndpointState) error {
 			return nil
 		}
 		b, err := v.OpenSecret(ctx, sealed)
+		var unknown *vault.SecretKeyError
+		if errors.As(err, &unknown) {
+			// Its own words, not the vault's: which secret, which key.
+			return secretError{fmt.Sprintf("the %s webhook signing secret of the %s endpoint of merchant %s is sealed under master key %s, which is not configured",
+				which, ep.Mode, ep.MerchantID, unknown.KeyID), err}
+		}
 		if err != nil {
-			return fmt.Errorf("open the %s signing secret of the %s webhook endpoint of merchant %s: %w", which, ep.Mode, ep.MerchantID, err)
+			return fmt.Errorf("open the %s webhook signing secret of the %s endpoint of merchant %s: %w", which, ep.Mode, ep.MerchantID, err)
 		}
 		*plain = string(b)
 		return nil
 	}
-	err := errors.Join(open(ep.SealedSecret, &ep.Secret, "current"), open(ep.SealedPreviousSecret, &ep.PreviousSecret, "previous"))
+	err := open(ep.SealedSecret, &ep.Secret, "current")
+	if perr := open(ep.SealedPreviousSecret, &ep.PreviousSecret, "previous"); perr != nil {
+		if err == nil {
+			err = perr
+		} else {
+			err = fmt.Errorf("%w; %w", err, perr) // one line, for logs and the command line
+		}
+	}
 	if err == nil && ep.Secret == "" {
 		err = fmt.Errorf("the %s webhook endpoint of merchant %s has no signing secret", ep.Mode, ep.MerchantID)
 	}
@@ -60,6 +73,16 @@ func OpenSecrets(v *vault.Vault, ep *paygate.WebhookEndpointState) error {
 	}
 	return err
 }
+
+// secretError is an error of OpenSecrets that says its own thing and still
+// wraps the vault's (errors.Is(err, vault.ErrUnknownKey) holds).
+type secretError struct {
+	msg string
+	err error
+}
+
+func (e secretError) Error() string { return e.msg }
+func (e secretError) Unwrap() error { return e.err }
 
 // secretsPage is how many endpoints one read of SealStoredSecrets and
 // RewrapSecrets covers.

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"crypto/rand"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -115,6 +116,18 @@ func TestOpenSecrets(t *testing.T) {
 		ep.MerchantID = "another-merchant"
 		if err := OpenSecrets(v, &ep); err == nil || ep.Secret != "" || ep.PreviousSecret != "" {
 			t.Fatalf("a moved secret opened: %v", err)
+		}
+	})
+	t.Run("ErrUnknownKeyNamesTheSecretAndTheKey", func(t *testing.T) {
+		ep := *c.Endpoint
+		err := OpenSecrets(testVault(t), &ep)
+		want := "the current webhook signing secret of the test endpoint of merchant " + ep.MerchantID +
+			" is sealed under master key " + v.PrimaryKeyID() + ", which is not configured"
+		if !errors.Is(err, vault.ErrUnknownKey) || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "card") || strings.Contains(err.Error(), "\n") {
+			t.Fatalf("OpenSecrets under another key: %q, want it to say %q", err, want)
+		}
+		if ep.Secret != "" || ep.PreviousSecret != "" {
+			t.Fatal("a secret is left after the error")
 		}
 	})
 	t.Run("ErrNoSecret", func(t *testing.T) {

@@ -57,7 +57,7 @@ func (s *Store) ConfigureWebhookEndpoint(ctx context.Context, e paygate.WebhookE
 		ON CONFLICT (merchant_id, mode) DO UPDATE SET
 			url = EXCLUDED.url,
 			events = EXCLUDED.events,
-			previous_secret = CASE WHEN @rotate::boolean THEN w.secret ELSE w.previous_secret END,
+			previous_secret = CASE WHEN @rotate::boolean THEN '' ELSE w.previous_secret END,
 			previous_secret_sealed = CASE WHEN @rotate::boolean THEN w.secret_sealed ELSE w.previous_secret_sealed END,
 			previous_secret_expires_at = CASE WHEN @rotate::boolean THEN @previous_until::timestamptz
 				ELSE w.previous_secret_expires_at END,
@@ -65,12 +65,26 @@ func (s *Store) ConfigureWebhookEndpoint(ctx context.Context, e paygate.WebhookE
 			secret_sealed = CASE WHEN @rotate::boolean THEN EXCLUDED.secret_sealed ELSE w.secret_sealed END,
 			disabled_at = NULL,
 			updated_at = EXCLUDED.updated_at
+		-- A rotation never copies a plain secret (a row not converted yet)
+		-- into previous_secret: refused, the caller converts first.
+		WHERE NOT (@rotate::boolean AND w.secret <> '')
 		RETURNING `+endpointStateColumns,
 		namedArgs{
 			"merchant_id": e.MerchantID, "mode": e.Mode, "url": e.URL, "secret_sealed": e.SealedSecret, "events": events,
 			"created_at": created, "updated_at": e.UpdatedAt, "rotate": rotateSecret, "previous_until": previousUntil,
 		}))
 	if errors.Is(err, pgx.ErrNoRows) {
+		// No row: the merchant does not exist, or the rotation was refused.
+		var plain bool
+		err := s.pool.QueryRow(ctx, `SELECT secret <> '' FROM webhook_endpoints WHERE merchant_id = $1 AND mode = $2`,
+			e.MerchantID, e.Mode).Scan(&plain)
+		if err == nil && plain && rotateSecret {
+			return paygate.WebhookEndpointState{}, fmt.Errorf("%w: the webhook endpoint of merchant %s (%s) still holds a plain secret; convert it before a rotation",
+				paygate.ErrStateConflict, e.MerchantID, e.Mode)
+		}
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return paygate.WebhookEndpointState{}, translate(err)
+		}
 		return paygate.WebhookEndpointState{}, notFound("merchant")
 	}
 	return got, translate(err)

@@ -48,7 +48,7 @@ func (s *Store) ConfigureWebhookEndpoint(ctx context.Context, e paygate.WebhookE
 			ON CONFLICT (merchant_id, mode) DO UPDATE SET
 				url = excluded.url,
 				events = excluded.events,
-				previous_secret = CASE WHEN ?8 THEN webhook_endpoints.secret ELSE webhook_endpoints.previous_secret END,
+				previous_secret = CASE WHEN ?8 THEN '' ELSE webhook_endpoints.previous_secret END,
 				previous_secret_sealed = CASE WHEN ?8 THEN webhook_endpoints.secret_sealed
 					ELSE webhook_endpoints.previous_secret_sealed END,
 				previous_secret_expires_at = CASE WHEN ?8 THEN ?9 ELSE webhook_endpoints.previous_secret_expires_at END,
@@ -56,9 +56,16 @@ func (s *Store) ConfigureWebhookEndpoint(ctx context.Context, e paygate.WebhookE
 				secret_sealed = CASE WHEN ?8 THEN excluded.secret_sealed ELSE webhook_endpoints.secret_sealed END,
 				disabled_at = NULL,
 				updated_at = excluded.updated_at
+			-- A rotation never copies a plain secret (a row not converted
+			-- yet) into previous_secret: refused, the caller converts first.
+			WHERE NOT (?8 AND webhook_endpoints.secret <> '')
 			RETURNING `+endpointStateColumns,
 			e.MerchantID, string(e.Mode), e.URL, e.SealedSecret, string(eventsJSON),
 			micros(e.CreatedAt), micros(e.UpdatedAt), rotateSecret, micros(previousUntil)))
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%w: the webhook endpoint of merchant %s (%s) still holds a plain secret; convert it before a rotation",
+				paygate.ErrStateConflict, e.MerchantID, e.Mode)
+		}
 		return err
 	})
 	return out, err

@@ -90,6 +90,39 @@ func webhookSecretCases() []testCase {
 			gone.MerchantID = newID()
 			wantIs(t, s.ReplaceWebhookSecrets(ctx(t), gone, to), paygate.ErrStateConflict)
 		}},
+		{"KeyIDs", func(t *testing.T, s paygate.Store) {
+			ids, err := s.WebhookSecretKeyIDs(ctx(t))
+			must(t, err)
+			equal(t, "key ids of an empty store", map[string]int{}, ids)
+			k1, err := vault.New(randomBytes(vault.KeySize))
+			must(t, err)
+			k2, err := vault.New(randomBytes(vault.KeySize))
+			must(t, err)
+			set := func(f fixture, mode paygate.Mode, v *vault.Vault, rotate bool) {
+				t.Helper()
+				sl, err := webhook.SealSecret(v, f.merchant.ID, mode, webhook.NewSecret())
+				must(t, err)
+				_, err = s.ConfigureWebhookEndpoint(ctx(t), paygate.WebhookEndpoint{
+					MerchantID: f.merchant.ID, Mode: mode, URL: "https://a.example/hooks",
+					SealedSecret: sl, CreatedAt: base, UpdatedAt: base,
+				}, rotate, at(24*time.Hour))
+				must(t, err)
+			}
+			a, b := newMerchant(t, s, base), newMerchant(t, s, base)
+			set(a, paygate.ModeTest, k1, false)
+			set(a, paygate.ModeLive, k1, false)
+			set(b, paygate.ModeTest, k1, false)
+			set(b, paygate.ModeTest, k2, true) // current under k2, previous under k1
+			ids, err = s.WebhookSecretKeyIDs(ctx(t))
+			must(t, err)
+			equal(t, "key ids", map[string]int{k1.PrimaryKeyID(): 3, k2.PrimaryKeyID(): 1}, ids)
+			// What is not a sealed secret (the stand-in of other cases) is
+			// not counted.
+			newMerchant(t, s, base).endpoint(t, paygate.ModeTest)
+			ids, err = s.WebhookSecretKeyIDs(ctx(t))
+			must(t, err)
+			equal(t, "key ids beside a foreign seal", map[string]int{k1.PrimaryKeyID(): 3, k2.PrimaryKeyID(): 1}, ids)
+		}},
 	}
 }
 
@@ -233,6 +266,52 @@ func ExerciseSecretsAtRest(t *testing.T, newStore func(t *testing.T) paygate.Sto
 		must(t, err)
 		if again != 0 {
 			t.Errorf("a second conversion converted %d endpoints", again)
+		}
+	})
+
+	t.Run("RotationNeverCopiesAPlainSecret", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		v := newVault(t, k1)
+		f := newMerchant(t, s, base)
+		current, previous := webhook.NewSecret(), webhook.NewSecret()
+		rows.WriteLegacy(t, s, f.merchant.ID, paygate.ModeTest, "https://a.example/hooks", current, previous, time.Now().Add(time.Hour))
+		next := webhook.NewSecret()
+		sl, err := webhook.SealSecret(v, f.merchant.ID, paygate.ModeTest, next)
+		must(t, err)
+		e := paygate.WebhookEndpoint{
+			MerchantID: f.merchant.ID, Mode: paygate.ModeTest, URL: "https://a.example/new",
+			SealedSecret: sl, CreatedAt: at(time.Hour), UpdatedAt: at(time.Hour),
+		}
+		// A rotation of the unconverted row is refused, and changes nothing.
+		_, err = s.ConfigureWebhookEndpoint(ctx(t), e, true, time.Now().Add(24*time.Hour))
+		wantIs(t, err, paygate.ErrStateConflict)
+		got, err := s.WebhookEndpointState(ctx(t), f.merchant.ID, paygate.ModeTest)
+		must(t, err)
+		if got.URL != "https://a.example/hooks" || got.Secret != current || got.PreviousSecret != previous || len(got.SealedSecret) != 0 {
+			t.Fatalf("the refused rotation changed the row: url %s, %d sealed bytes", got.URL, len(got.SealedSecret))
+		}
+		// Setting it again without a rotation copies nothing either.
+		_, err = s.ConfigureWebhookEndpoint(ctx(t), e, false, time.Time{})
+		must(t, err)
+		got, err = s.WebhookEndpointState(ctx(t), f.merchant.ID, paygate.ModeTest)
+		must(t, err)
+		if got.Secret != current || got.PreviousSecret != previous {
+			t.Fatal("setting the unconverted row again lost its secrets")
+		}
+		// Converted, the rotation goes through: the old current secret is
+		// the previous one, sealed; no column holds any of them.
+		n, err := webhook.SealStoredSecrets(ctx(t), s, v)
+		must(t, err)
+		if n != 1 {
+			t.Fatalf("converted %d endpoints, want 1", n)
+		}
+		_, err = s.ConfigureWebhookEndpoint(ctx(t), e, true, time.Now().Add(24*time.Hour))
+		must(t, err)
+		noPlain(t, s, current, previous, next)
+		ep := openState(t, s, v, f.merchant.ID, paygate.ModeTest)
+		if ep.Secret != next || ep.PreviousSecret != current {
+			t.Fatal("after the rotation: not the new secret and the old current one")
 		}
 	})
 
