@@ -200,6 +200,21 @@ func logVault(ctx context.Context, log *slog.Logger, st paygate.Store, v *vault.
 	if older > 0 {
 		log.Info("stored cards are sealed under an older master key; run 'paygate vault rewrap' to move them to the first key", "cards", older)
 	}
+	secrets, err := st.WebhookSecretKeyIDs(ctx)
+	if err != nil {
+		return fmt.Errorf("count webhook secrets: %w", err)
+	}
+	unknown, lost = unknown[:0], 0
+	for id, n := range secrets {
+		if !slices.Contains(v.KeyIDs(), id) {
+			unknown, lost = append(unknown, id), lost+n
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		log.Warn("webhook signing secrets are sealed under master keys that are not configured; deliveries to those endpoints fail until the keys are given again",
+			"key_ids", strings.Join(unknown, ","), "secrets", lost)
+	}
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"strings"
 	"testing"
@@ -128,4 +129,37 @@ func TestWebhookSetWithAnotherKey(t *testing.T) {
 		cliRun(t, nil, "webhook", "set", "--merchant", m.MerchantID, "--mode", "test", "--url", "http://127.0.0.1:9/a",
 			"--vault-key", serveKey, "--database-url", db).mustSucceed(t)
 	})
+}
+
+// TestServeWarnsOfSecretsUnderAnotherKey: serve started with a key that
+// did not seal the webhook secrets says so at start, naming the key id
+// that did, since every delivery to those endpoints will fail.
+func TestServeWarnsOfSecretsUnderAnotherKey(t *testing.T) {
+	t.Parallel()
+	db := sqliteURL(t)
+	m := newMerchant(t, db, "Warned")
+	sealKey, serveKey := newVaultKey(t), newVaultKey(t)
+	cliRun(t, nil, "webhook", "set", "--merchant", m.MerchantID, "--mode", "test", "--url", "http://127.0.0.1:9/a",
+		"--database-url", db, "--vault-key", sealKey).mustSucceed(t)
+	st, err := store.Open(t.Context(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var logs bytes.Buffer
+	if err := logVault(t.Context(), newLogger(&logs, "info"), st, openTestVault(t, serveKey), vaultKeySource{}); err != nil {
+		t.Fatal(err)
+	}
+	sealID := openTestVault(t, sealKey).PrimaryKeyID()
+	if !strings.Contains(logs.String(), "webhook signing secrets are sealed under master keys that are not configured") ||
+		!strings.Contains(logs.String(), sealID) {
+		t.Fatalf("serve's start log does not warn of the secrets sealed under %s:\n%s", sealID, logs.String())
+	}
+	logs.Reset()
+	if err := logVault(t.Context(), newLogger(&logs, "info"), st, openTestVault(t, sealKey), vaultKeySource{}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(logs.String(), "webhook signing secrets are sealed") {
+		t.Fatalf("a warning with the right key:\n%s", logs.String())
+	}
 }
