@@ -165,7 +165,7 @@ func migrate(ctx context.Context, cc *pgx.ConnConfig) error {
 	if _, err := p.Up(ctx); err != nil {
 		return err
 	}
-	return dropLegacyCardFingerprints(ctx, db)
+	return deleteLegacyCardFingerprintKey(ctx, db)
 }
 
 // migrationLockID is the advisory lock key of the schema's migrations.

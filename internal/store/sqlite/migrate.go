@@ -42,10 +42,7 @@ func migrate(ctx context.Context, path string, busy time.Duration) error {
 	for attempt := range migrationAttempts {
 		err := migrateOnce(ctx, db, migrations)
 		if err == nil {
-			err = dropLegacyCardFingerprints(ctx, db)
-		}
-		if err == nil {
-			return nil
+			return eraseLegacyCardFingerprints(ctx, db)
 		}
 		errs = append(errs, err)
 		wait := time.Duration(attempt+1) * 50 * time.Millisecond
