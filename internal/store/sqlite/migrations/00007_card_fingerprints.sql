@@ -16,10 +16,18 @@
 -- from the file, as it erases what this migration overwrote.
 
 -- +goose Up
+-- The file is to be erased (legacy.go) only when there was something to
+-- drop: a fresh file, which several processes may be opening at once, is
+-- not rebuilt.
+INSERT INTO instance_secrets (name, value)
+SELECT 'card-fingerprint-key-erase', x'00'
+WHERE EXISTS (SELECT 1 FROM instance_secrets WHERE name = 'card-fingerprint-key')
+   OR EXISTS (SELECT 1 FROM payments WHERE card_fingerprint <> '')
+   OR EXISTS (SELECT 1 FROM idempotency_keys WHERE length(fingerprint) > 0)
+ON CONFLICT (name) DO NOTHING;
 UPDATE payments SET card_fingerprint = '' WHERE card_fingerprint <> '';
 UPDATE idempotency_keys SET fingerprint = x'' WHERE length(fingerprint) > 0;
 DELETE FROM instance_secrets WHERE name = 'card-fingerprint-key';
-INSERT INTO instance_secrets (name, value) VALUES ('card-fingerprint-key-erase', x'00') ON CONFLICT (name) DO NOTHING;
 
 -- +goose Down
 SELECT 1;
