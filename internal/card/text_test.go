@@ -269,3 +269,21 @@ func TestContainsNumberMatchesReference(t *testing.T) {
 		return b.String()
 	})
 }
+
+// FuzzContainsNumber compares ContainsNumber with the reference, and the
+// string form with the bytes form, on arbitrary text.
+func FuzzContainsNumber(f *testing.F) {
+	for _, s := range []string{"4242 4242 4242 4242", "Apt 5 4111 1111 1111 1111", "2024-01-01 - 2024-02-28",
+		"555-123-0004 555-987-6543", "1 3782 822463 10005 9", "4242  4242  4242  4242", "42424242424242421234 5"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := ContainsNumber(s)
+		if want := referenceContainsNumber(s); got != want {
+			t.Fatalf("ContainsNumber(%q) = %v, the reference says %v", s, got, want)
+		}
+		if ContainsNumber([]byte(s)) != got {
+			t.Fatalf("ContainsNumber disagrees with itself on the bytes of %q", s)
+		}
+	})
+}
