@@ -2,6 +2,9 @@ package httpapi
 
 import (
 	"encoding/json"
+	"math/big"
+	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -90,7 +93,7 @@ func TestCardNumberInFreeText(t *testing.T) {
 		{"ErrBillingAddressAfterHouseNumber", payment(b().set("billing.address", "Apt 5 4111 1111 1111 1111")), "billing.address"},
 		{"ErrBillingAddressLine2AfterShortNumber", payment(b().set("billing.addressLine2", "12 4242424242424242")), "billing.addressLine2"},
 		{"ErrRefundReasonDashSuffix", refund("4242424242424242-1"), "reason"},
-		{"ErrBillingCityDoubleSpaces", payment(b().set("billing.city", "4242  4242  4242  4242")), "billing.city"},
+		{"ErrBillingCityDashes", payment(b().set("billing.city", "4242-4242-4242-4242")), "billing.city"},
 		{"ErrCustomerEmailCardThenCVV", customer(jsonBody{"externalId": "c", "email": "4242424242424242-123@example.com"}), "email"},
 		{"ErrMetadataCardThenCVV", payment(b().set("metadata", map[string]any{"note": "4242424242424242 123"})), "metadata.note"},
 		{"ErrMetadataEscaped", payment(b().set("metadata", json.RawMessage(`{"note":"\u0034242424242424242"}`))), "metadata.note"},
@@ -101,6 +104,29 @@ func TestCardNumberInFreeText(t *testing.T) {
 		{"ErrMetadataNestedNumber", payment(b().set("metadata", json.RawMessage(`{"cart":[[4242424242424242]]}`))), "metadata.cart"},
 		{"ErrCustomerMetadataEscaped", customer(jsonBody{"externalId": "c", "metadata": json.RawMessage(`{"pan":"\u0034242424242424242"}`)}), "metadata.pan"},
 		{"ErrHolderNameEscaped", payment(b().set("card.holderName", json.RawMessage(`"Ada \u0034242424242424242"`))), "card.holderName"},
+		// A top-level key is scanned too, and blamed on metadata so that
+		// the error does not show it; a number is scanned as its value.
+		{"ErrMetadataKey", payment(b().set("metadata", map[string]any{"4242424242424242": "x"})), "metadata"},
+		{"ErrMetadataKeyGrouped", payment(b().set("metadata", map[string]any{"a": 1, "card 4242 4242 4242 4242": true})), "metadata"},
+		{"ErrMetadataKeyEscaped", payment(b().set("metadata", json.RawMessage(`{"\u0034242424242424242":1}`))), "metadata"},
+		{"ErrCustomerMetadataKey", customer(jsonBody{"externalId": "c", "metadata": map[string]any{"4242-4242-4242-4242": 1}}), "metadata"},
+		{"ErrMetadataExponent", payment(b().set("metadata", json.RawMessage(`{"a":1,"n":4.242424242424242e15}`))), "metadata.n"},
+		{"ErrMetadataExponentUpper", payment(b().set("metadata", json.RawMessage(`{"n":-4.242424242424242E+15}`))), "metadata.n"},
+		{"ErrMetadataTrailingFraction", payment(b().set("metadata", json.RawMessage(`{"n":4242424242424242.000}`))), "metadata.n"},
+		{"ErrMetadataNegativeExponent", payment(b().set("metadata", json.RawMessage(`{"n":42424242424242420000e-4}`))), "metadata.n"},
+		{"ErrMetadataNestedExponent", payment(b().set("metadata", json.RawMessage(`{"cart":[1,{"n":3.78282246310005e14}]}`))), "metadata.cart"},
+		{"ErrCustomerMetadataExponent", customer(jsonBody{"externalId": "c", "metadata": json.RawMessage(`{"n":4.242424242424242e15}`)}), "metadata.n"},
+		{"OKMetadataExponentNotLuhn", payment(b().set("metadata", json.RawMessage(`{"n":4.242424242424241e15}`))), ""},
+		{"OKMetadataExponentFraction", payment(b().set("metadata", json.RawMessage(`{"n":4.2424242424242425e15}`))), ""},
+		{"OKMetadataHugeExponents", payment(b().set("metadata", json.RawMessage(`{"n":[1e999999999,-1e-999999999,0e99999999999999999999,4e99999999999999999999]}`))), ""},
+		{"OKMetadataKey", payment(b().set("metadata", map[string]any{"2024-01-01 - 2024-02-28": "x"})), ""},
+		// Ordinary text an earlier rule refused: dates, phone numbers.
+		{"OKMetadataDateRange", payment(b().set("metadata", map[string]any{"stay": "2024-01-01 - 2024-02-28"})), ""},
+		{"OKMetadataThreeDates", payment(b().set("metadata", map[string]any{"on": "2024-01-01 2024-02-28 2024-03-31"})), ""},
+		{"OKMetadataPhones", payment(b().set("metadata", map[string]any{"call": "555-123-0004 555-987-6543"})), ""},
+		{"OKBillingAddressDateRange", payment(b().set("billing.address", "2024-01-01 - 2024-02-28")), ""},
+		{"OKBillingAddressPhones", payment(b().set("billing.address", "555-123-0004 555-987-6543")), ""},
+		{"OKBillingAddressDoubleSpaces", payment(b().set("billing.address", "4242  4242  4242  4242")), ""},
 		{"OKMetadataLongID", payment(b().set("metadata", map[string]any{"orderId": "12345678901234567890"})), ""},
 		{"OKMetadataDate", payment(b().set("metadata", map[string]any{"on": "2023-11-25"})), ""},
 		{"OKMetadataEscapedNotLuhn", payment(b().set("metadata", json.RawMessage(`{"note":"\u0034242424242424241"}`))), ""},
@@ -133,5 +159,57 @@ func TestCardNumberInFreeText(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestIntegerDigits checks the integer value of JSON numbers that
+// jsonHoldsCardNumber scans, against math/big.
+func TestIntegerDigits(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ lit, want string }{
+		{"4.242424242424242e15", "4242424242424242"},
+		{"4242424242424242.0", "4242424242424242"},
+		{"0.4242424242424242e16", "4242424242424242"},
+		{"-4.242424242424242E+15", "4242424242424242"},
+		{"42424242424242420000e-4", "4242424242424242"},
+		{"4242424242424242", "4242424242424242"},
+		{"00.0004242424242424242000e19", "4242424242424242"},
+		{"12.5e1", "125"},
+		{"1e18", "1000000000000000000"},
+		{"9999999999999999999", "9999999999999999999"},
+		{"1e19", ""},
+		{"12345678901234567890", ""},
+		{"4.2424242424242425e15", ""},
+		{"1.5", ""},
+		{"0", ""},
+		{"-0.0e5", ""},
+		{"1e999999999", ""},
+		{"1e-999999999", ""},
+		{"1e99999999999999999999999", ""},
+		{"123456789e-99999999999999999999999", ""},
+	}
+	for _, tt := range tests {
+		var buf [maxIntegerDigits]byte
+		if got := string(integerDigits([]byte(tt.lit), &buf)); got != tt.want {
+			t.Errorf("integerDigits(%s) = %q, want %q", tt.lit, got, tt.want)
+		}
+	}
+	r := rand.New(rand.NewPCG(15, 17))
+	for range 20000 {
+		lit := strconv.Itoa(r.IntN(1_000_000_000))
+		if r.IntN(2) == 0 {
+			lit += "." + strings.Repeat("0", r.IntN(3)) + strconv.Itoa(r.IntN(100_000))
+		}
+		if r.IntN(3) > 0 {
+			lit += "e" + strconv.Itoa(r.IntN(30)-12)
+		}
+		var want string
+		if v, ok := new(big.Rat).SetString(lit); ok && v.IsInt() && v.Sign() != 0 && len(v.Num().String()) <= maxIntegerDigits {
+			want = v.Num().String()
+		}
+		var buf [maxIntegerDigits]byte
+		if got := string(integerDigits([]byte(lit), &buf)); got != want {
+			t.Fatalf("integerDigits(%s) = %q, math/big says %q", lit, got, want)
+		}
 	}
 }

@@ -24,7 +24,8 @@ import (
 var hostileLiterals = []string{
 	"\"a\xc3\"", "\"a\xff\xfeb\"", `"\ud800"`, `"\udc00x"`, `"\ud83d\ude00"`, `"a\u0000b"`, "\"a\x00b\"",
 	"\"\xc0\xaf\"", "\"\xed\xa0\x80\"", `"\\u0000"`, `"4242 4242 4242 4242"`, `"\ufffd"`,
-	`"\u0034242424242424242"`, `"4242424242424242 123"`,
+	`"\u0034242424242424242"`, `"4242424242424242 123"`, `"2024-01-01 - 2024-02-28"`, `"555-123-0004 555-987-6543"`,
+	`"4242  4242  4242  4242"`, `"Apt 5 4111 1111 1111 1111"`,
 }
 
 // seedBodies adds body, then body with each hostile literal in place of
@@ -44,7 +45,8 @@ func seedBodies(f *testing.F, body []byte, fields ...string) {
 			f.Add(b)
 		}
 	}
-	for _, junk := range []string{"", "{", "[]", "null", `{"a":1}`, "{\"\xff\":1}", "{\"metadata\":{\"\x00\":1}}", `{"card":{"card":{}}}`} {
+	for _, junk := range []string{"", "{", "[]", "null", `{"a":1}`, "{\"\xff\":1}", "{\"metadata\":{\"\x00\":1}}", `{"card":{"card":{}}}`,
+		`{"metadata":{"4242424242424242":1}}`, `{"metadata":{"n":4.242424242424242e15,"m":[1e999999999,-0.0e-99999999999]}}`} {
 		f.Add([]byte(junk))
 	}
 }

@@ -672,8 +672,10 @@ func checkReturnURL(s string) *paygate.Error {
 // nil; otherwise a JSON object of at most 50 keys, each 1–40 characters
 // and not repeated, at most 8 KiB as compact JSON; values may be any JSON
 // but a card number (decisions §15: in a string, decoded, or a number, at any depth,
-// param metadata.<key>). Every other breach is param metadata. It returns the compact object. raw comes
-// from decodeJSON, so it is valid JSON.
+// param metadata.<key>). A key that is a card number is param metadata, so
+// that the error does not show the key. Every other breach is param
+// metadata. It returns the compact object. raw comes from decodeJSON, so it
+// is valid JSON.
 func checkMetadata(raw json.RawMessage) ([]byte, *paygate.Error) {
 	const param = "metadata"
 	if raw == nil {
@@ -693,6 +695,9 @@ func checkMetadata(raw json.RawMessage) ([]byte, *paygate.Error) {
 		key, ok := jsonString(w.value())
 		if !ok {
 			return nil, fieldError(param, "metadata must be a JSON object")
+		}
+		if card.ContainsNumber(key) {
+			return nil, cardNumberError(param)
 		}
 		if n := utf8.RuneCountInString(key); n < 1 || n > maxMetadataKey {
 			return nil, fieldError(param, "metadata keys must be 1 to %d characters", maxMetadataKey)
@@ -730,7 +735,9 @@ func checkMetadata(raw json.RawMessage) ([]byte, *paygate.Error) {
 // is in a string or a number of v, a valid JSON value, at any depth, keys
 // of nested objects included. Each string is scanned as its decoded text,
 // never as JSON text, so that an escape ("\u0034242…") cannot hide a
-// number; each number is scanned as written. It reads v once and
+// number; each number is scanned as written and, when it is an integer,
+// as its value in decimal (integerDigits), so that an exponent
+// (4.242424242424242e15) cannot hide one either. It reads v once and
 // allocates only for a string with escapes.
 func jsonHoldsCardNumber(v []byte) bool {
 	w := jsonWalker{data: v}
@@ -755,7 +762,9 @@ func jsonHoldsCardNumber(v []byte) bool {
 			for w.pos < len(v) && strings.IndexByte("+-.eE0123456789", v[w.pos]) >= 0 {
 				w.pos++
 			}
-			if card.ContainsNumber(v[start:w.pos]) {
+			lit := v[start:w.pos]
+			var digits [maxIntegerDigits]byte
+			if card.ContainsNumber(lit) || card.ContainsNumber(integerDigits(lit, &digits)) {
 				return true
 			}
 		default: // structure, space, true, false, null
@@ -763,4 +772,86 @@ func jsonHoldsCardNumber(v []byte) bool {
 		}
 	}
 	return false
+}
+
+// maxIntegerDigits is the most digits integerDigits writes out: a card
+// number has at most 19.
+const maxIntegerDigits = 19
+
+// integerDigits writes to buf and returns the decimal digits of the value
+// of lit, a valid JSON number, when that value is an integer of 1 to 19
+// digits (its sign left out): 4.242424242424242e15, 4242424242424242.0 and
+// 0.4242424242424242e16 all give 4242424242424242. For any other number (a
+// fraction, zero, an integer of 20 digits or more) it returns nil. It
+// works on the digits as written, so no precision is lost (float64 holds
+// 15 to 17 significant digits), and an absurd exponent (1e999999999) costs
+// no more than reading it.
+func integerDigits(lit []byte, buf *[maxIntegerDigits]byte) []byte {
+	isDigit := func(c byte) bool { return c >= '0' && c <= '9' }
+	i := 0
+	if i < len(lit) && lit[i] == '-' {
+		i++
+	}
+	intStart := i
+	for i < len(lit) && isDigit(lit[i]) {
+		i++
+	}
+	intPart := lit[intStart:i]
+	var fracPart []byte
+	if i < len(lit) && lit[i] == '.' {
+		i++
+		fracStart := i
+		for i < len(lit) && isDigit(lit[i]) {
+			i++
+		}
+		fracPart = lit[fracStart:i]
+	}
+	exp := 0
+	if i < len(lit) && (lit[i] == 'e' || lit[i] == 'E') {
+		i++
+		neg := i < len(lit) && lit[i] == '-'
+		if i < len(lit) && (lit[i] == '-' || lit[i] == '+') {
+			i++
+		}
+		for ; i < len(lit) && isDigit(lit[i]); i++ {
+			if exp <= len(lit)+maxIntegerDigits { // beyond, the answer is nil either way
+				exp = exp*10 + int(lit[i]-'0')
+			}
+		}
+		if neg {
+			exp = -exp
+		}
+	}
+	// The value is the mantissa's digits (intPart then fracPart) times
+	// 10^(exp-len(fracPart)). Its significant digits run from the first
+	// non-zero digit to the last; the zeros after them move the exponent.
+	digit := func(k int) byte {
+		if k < len(intPart) {
+			return intPart[k]
+		}
+		return fracPart[k-len(intPart)]
+	}
+	n := len(intPart) + len(fracPart)
+	first, last := 0, n-1
+	for first < n && digit(first) == '0' {
+		first++
+	}
+	if first == n {
+		return nil // zero
+	}
+	for digit(last) == '0' {
+		last--
+	}
+	zeros := exp - len(fracPart) + (n - 1 - last)
+	if zeros < 0 || last-first+1+zeros > maxIntegerDigits {
+		return nil // a fraction, or too many digits for a card number
+	}
+	out := buf[:0]
+	for k := first; k <= last; k++ {
+		out = append(out, digit(k))
+	}
+	for range zeros {
+		out = append(out, '0')
+	}
+	return out
 }
