@@ -60,7 +60,7 @@ func (s *Store) ReplaceWebhookSecrets(ctx context.Context, from, to paygate.Webh
 // WebhookSecretKeyIDs counts the sealed secrets, current and previous, by
 // the key id in their seal.
 func (s *Store) WebhookSecretKeyIDs(ctx context.Context) (map[string]int, error) {
-	rows, err := s.pool.Query(ctx, `
+	return s.countsByKeyID(ctx, `
 		SELECT encode(substring(sealed FROM 2 FOR 8), 'hex'), count(*) FROM (
 			SELECT secret_sealed AS sealed FROM webhook_endpoints
 			UNION ALL
@@ -68,19 +68,6 @@ func (s *Store) WebhookSecretKeyIDs(ctx context.Context) (map[string]int, error)
 		) s
 		WHERE length(sealed) >= 9 AND substring(sealed FROM 1 FOR 1) = '\x01'::bytea
 		GROUP BY 1`)
-	if err != nil {
-		return nil, translate(err)
-	}
-	out := map[string]int{}
-	var (
-		id string
-		n  int
-	)
-	_, err = pgx.ForEachRow(rows, []any{&id, &n}, func() error { out[id] = n; return nil })
-	if err != nil {
-		return nil, translate(err)
-	}
-	return out, nil
 }
 
 // nullBytes is NULL for an empty value, so that an absent seal compares as

@@ -317,8 +317,12 @@ func (s *Store) RewrapStoredCard(ctx context.Context, id, fromKeyID string, to p
 
 // StoredCardKeyIDs counts the cards that are not deleted by key id.
 func (s *Store) StoredCardKeyIDs(ctx context.Context) (map[string]int, error) {
-	rows, err := s.read.QueryContext(ctx,
-		`SELECT key_id, count(*) FROM stored_cards WHERE key_id IS NOT NULL GROUP BY key_id`)
+	return s.countsByKeyID(ctx, `SELECT key_id, count(*) FROM stored_cards WHERE key_id IS NOT NULL GROUP BY key_id`)
+}
+
+// countsByKeyID reads a query of (key id, count) rows into a map.
+func (s *Store) countsByKeyID(ctx context.Context, query string) (map[string]int, error) {
+	rows, err := s.read.QueryContext(ctx, query)
 	if err != nil {
 		return nil, translate(err)
 	}

@@ -65,7 +65,7 @@ func (s *Store) ReplaceWebhookSecrets(ctx context.Context, from, to paygate.Webh
 // WebhookSecretKeyIDs counts the sealed secrets, current and previous, by
 // the key id in their seal.
 func (s *Store) WebhookSecretKeyIDs(ctx context.Context) (map[string]int, error) {
-	rows, err := s.read.QueryContext(ctx, `
+	return s.countsByKeyID(ctx, `
 		SELECT lower(hex(substr(sealed, 2, 8))), count(*) FROM (
 			SELECT secret_sealed AS sealed FROM webhook_endpoints
 			UNION ALL
@@ -73,22 +73,6 @@ func (s *Store) WebhookSecretKeyIDs(ctx context.Context) (map[string]int, error)
 		)
 		WHERE length(sealed) >= 9 AND substr(sealed, 1, 1) = x'01'
 		GROUP BY 1`)
-	if err != nil {
-		return nil, translate(err)
-	}
-	defer rows.Close()
-	out := map[string]int{}
-	for rows.Next() {
-		var (
-			id string
-			n  int
-		)
-		if err := rows.Scan(&id, &n); err != nil {
-			return nil, translate(err)
-		}
-		out[id] = n
-	}
-	return out, translate(rows.Err())
 }
 
 // nullBytes is NULL for an empty value, so that an absent seal compares
