@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"hash"
 	"slices"
 	"sync"
 	"unicode/utf16"
@@ -40,13 +41,21 @@ type jsonNode struct {
 // canonicalizers.
 type canonicalizer struct {
 	// cardKey, when set, keys the fingerprint that replaces a card number
-	// (see writeCard); nil leaves bodies as they are.
+	// (see writeCardNumber); nil leaves bodies as they are.
 	cardKey []byte
 	body    []byte
 	nodes   []jsonNode
 	scratch []byte  // decoded strings that had escapes
 	members []int32 // object members being sorted, a stack of ranges
 	depth   int
+	// The card number's fingerprint, kept with the pooled canonicalizer:
+	// mac is an HMAC under macKey, reused while the key is the same (the
+	// vault's request key, so nearly always), and numText and sum are its
+	// input and output buffers.
+	mac     hash.Hash
+	macKey  []byte
+	numText bytes.Buffer
+	sum     []byte
 }
 
 var canonicalizers = sync.Pool{New: func() any { return new(canonicalizer) }}
@@ -445,14 +454,19 @@ func (c *canonicalizer) write(buf *bytes.Buffer, n int32, at byte) {
 // fingerprints, and nothing in the output can be tried against a number
 // without the key.
 func (c *canonicalizer) writeCardNumber(buf *bytes.Buffer, n int32) {
-	var value bytes.Buffer
-	c.write(&value, n, atValue)
-	m := hmac.New(sha256.New, c.cardKey)
-	m.Write([]byte(cardNumberLabel))
-	m.Write(value.Bytes())
-	var sum [sha256.Size]byte
+	c.numText.Reset()
+	c.write(&c.numText, n, atValue)
+	if c.mac == nil || !bytes.Equal(c.macKey, c.cardKey) {
+		c.mac = hmac.New(sha256.New, c.cardKey)
+		c.macKey = append(c.macKey[:0], c.cardKey...)
+	} else {
+		c.mac.Reset()
+	}
+	c.mac.Write([]byte(cardNumberLabel))
+	c.mac.Write(c.numText.Bytes())
+	c.sum = c.mac.Sum(c.sum[:0])
 	var out [2 * sha256.Size]byte
-	hex.Encode(out[:], m.Sum(sum[:0]))
+	hex.Encode(out[:], c.sum)
 	buf.WriteByte('"')
 	buf.Write(out[:])
 	buf.WriteByte('"')
