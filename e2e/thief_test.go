@@ -53,23 +53,7 @@ var thiefLabels = []string{
 func dbCells(t *testing.T, e engine, dbURL string) [][]byte {
 	t.Helper()
 	db, _ := rawDB(t, e, dbURL)
-	list := `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`
-	if e.name == "sqlite" {
-		list = `SELECT name FROM sqlite_master WHERE type = 'table'`
-	}
-	var tables []string
-	rows, err := db.Query(list)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			t.Fatal(err)
-		}
-		tables = append(tables, name)
-	}
-	rows.Close()
+	tables := tableNames(t, e, db)
 	if len(tables) < 10 {
 		t.Fatalf("found only tables %v", tables)
 	}
@@ -78,6 +62,33 @@ func dbCells(t *testing.T, e engine, dbURL string) [][]byte {
 		cells = append(cells, tableCells(t, db, table)...)
 	}
 	return cells
+}
+
+// tableNames lists the database's tables (on PostgreSQL, the test
+// schema's).
+func tableNames(t *testing.T, e engine, db *sql.DB) []string {
+	t.Helper()
+	list := `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`
+	if e.name == "sqlite" {
+		list = `SELECT name FROM sqlite_master WHERE type = 'table'`
+	}
+	rows, err := db.Query(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var tables []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		tables = append(tables, name)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return tables
 }
 
 func tableCells(t *testing.T, db *sql.DB, table string) [][]byte {

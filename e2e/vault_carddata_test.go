@@ -182,19 +182,7 @@ func encodings(s string) map[string]string {
 func dumpPostgres(t *testing.T, e engine, dbURL string) []byte {
 	t.Helper()
 	db, _ := rawDB(t, e, dbURL)
-	rows, err := db.Query(`SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tables []string
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			t.Fatal(err)
-		}
-		tables = append(tables, name)
-	}
-	rows.Close()
+	tables := tableNames(t, e, db)
 	if len(tables) < 5 {
 		t.Fatalf("found only tables %v", tables)
 	}
