@@ -27,13 +27,6 @@ type Store interface {
 	// Close releases the connections.
 	Close() error
 
-	// InstanceSecret returns the installation-wide secret of that name,
-	// storing fresh (which must be random) first when none exists yet.
-	// Concurrent first calls on several nodes all return the same value.
-	// Used for keys that must be stable across restarts and nodes, such as
-	// the card fingerprint key.
-	InstanceSecret(ctx context.Context, name string, fresh []byte) ([]byte, error)
-
 	// CreateMerchant inserts a merchant and its first keys in one
 	// transaction.
 	CreateMerchant(ctx context.Context, m Merchant, keys []APIKey) error

@@ -11,25 +11,6 @@ import (
 	"github.com/paygate/paygate/internal/store/codec"
 )
 
-// InstanceSecret returns the installation-wide secret of that name, storing
-// fresh first when none exists. The no-op update on conflict makes the
-// statement return the committed value even when another node inserted it a
-// moment ago (a DO NOTHING would return no row under READ COMMITTED).
-func (s *Store) InstanceSecret(ctx context.Context, name string, fresh []byte) ([]byte, error) {
-	if len(fresh) == 0 {
-		return nil, errors.New("postgres: InstanceSecret needs a fresh value")
-	}
-	var value []byte
-	err := s.pool.QueryRow(ctx, `
-		INSERT INTO instance_secrets AS x (name, value) VALUES ($1, $2)
-		ON CONFLICT (name) DO UPDATE SET value = x.value
-		RETURNING value`, name, fresh).Scan(&value)
-	if err != nil {
-		return nil, translate(err)
-	}
-	return value, nil
-}
-
 // --- merchants ----------------------------------------------------------------
 
 const merchantColumns = `id, name, created_at`

@@ -12,28 +12,6 @@ import (
 	"github.com/paygate/paygate/internal/store/codec"
 )
 
-// InstanceSecret returns the installation-wide secret of the name, storing
-// fresh first when there is none. The write lock makes concurrent first
-// calls, in this process or others, agree on the first value stored.
-func (s *Store) InstanceSecret(ctx context.Context, name string, fresh []byte) ([]byte, error) {
-	if len(fresh) == 0 {
-		return nil, errors.New("sqlite: InstanceSecret needs a fresh value")
-	}
-	var value []byte
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx,
-			`INSERT INTO instance_secrets (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`,
-			name, fresh); err != nil {
-			return err
-		}
-		return tx.QueryRowContext(ctx, `SELECT value FROM instance_secrets WHERE name = ?`, name).Scan(&value)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return value, nil
-}
-
 // CreateMerchant inserts a merchant and its first keys in one transaction.
 // A duplicate merchant or key id (or key hash) is paygate.ErrConflict, and
 // then nothing is inserted.

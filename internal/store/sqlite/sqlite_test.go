@@ -3,7 +3,6 @@ package sqlite_test
 import (
 	"context"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -17,6 +16,7 @@ import (
 	sqlitedriver "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/paygate/paygate/internal/id"
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/store/sqlite"
 	"github.com/paygate/paygate/internal/store/storetest"
@@ -124,19 +124,26 @@ func TestTwoStoresShareOneFile(t *testing.T) {
 	if paygate.ErrorCode(err) != paygate.CodeUnauthorized {
 		t.Errorf("reserve with a key revoked through the other store: got %v, want UNAUTHORIZED", err)
 	}
-	// Both stores write concurrently without failing.
-	secrets := make([][]byte, 2)
+	// Both stores write concurrently without failing, and each sees the
+	// other's write.
+	ids := []string{id.New(), id.New()}
 	errs := make([]error, 2)
 	var wg sync.WaitGroup
 	for i, s := range []*sqlite.Store{a, b} {
-		wg.Go(func() { secrets[i], errs[i] = s.InstanceSecret(ctx, "shared", []byte{byte(i + 1)}) })
+		wg.Go(func() {
+			errs[i] = s.CreateMerchant(ctx, paygate.Merchant{ID: ids[i], Name: "Concurrent", CreatedAt: now}, nil)
+		})
 	}
 	wg.Wait()
 	if errs[0] != nil || errs[1] != nil {
 		t.Fatalf("concurrent writes: %v, %v", errs[0], errs[1])
 	}
-	if string(secrets[0]) != string(secrets[1]) {
-		t.Errorf("the two stores disagree on the instance secret: %x vs %x", secrets[0], secrets[1])
+	for _, s := range []*sqlite.Store{a, b} {
+		for _, mid := range ids {
+			if _, err := s.MerchantByID(ctx, mid); err != nil {
+				t.Errorf("merchant %s written through one store: %v", mid, err)
+			}
+		}
 	}
 }
 
@@ -171,8 +178,9 @@ func TestClosedStoreFails(t *testing.T) {
 const helperEnv = "PAYGATE_SQLITE_TEST_HELPER_DB"
 
 // TestHelperProcess is not a test: run by TestProcessesShareOneFile as a
-// separate process, it opens the file, agrees on an instance secret and
-// prints it.
+// separate process, it opens the file, tries to create the one merchant
+// every helper creates (under a name of its own), and prints the name of the
+// merchant stored: the first write of all.
 func TestHelperProcess(t *testing.T) {
 	path := os.Getenv(helperEnv)
 	if path == "" {
@@ -184,18 +192,24 @@ func TestHelperProcess(t *testing.T) {
 		os.Exit(3)
 	}
 	defer s.Close()
-	fresh := []byte(fmt.Sprintf("pid-%d", os.Getpid()))
-	secret, err := s.InstanceSecret(t.Context(), "shared", fresh)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "instance secret: %v\n", err)
+	const shared = "7b0e3c52-9a41-4d8e-b6f2-0c5d1e2f3a4b"
+	m := paygate.Merchant{ID: shared, Name: fmt.Sprintf("pid-%d", os.Getpid()), CreatedAt: paygate.SystemClock{}.Now()}
+	// Every helper but the first gets a conflict: the merchant exists.
+	if err := s.CreateMerchant(t.Context(), m, nil); err != nil && !errors.Is(err, paygate.ErrConflict) {
+		fmt.Fprintf(os.Stderr, "create merchant: %v\n", err)
 		os.Exit(4)
 	}
-	fmt.Printf("secret=%s\n", hex.EncodeToString(secret))
+	stored, err := s.MerchantByID(t.Context(), shared)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "read merchant: %v\n", err)
+		os.Exit(5)
+	}
+	fmt.Printf("first=%s\n", stored.Name)
 }
 
 // TestProcessesShareOneFile starts several processes that open one fresh
 // file at once (as `serve` and CLI commands do): all of them migrate or wait
-// for the migration, and all agree on the first instance secret stored.
+// for the migration, and all agree on the first merchant stored.
 func TestProcessesShareOneFile(t *testing.T) {
 	t.Parallel()
 	if os.Getenv(helperEnv) != "" {
@@ -228,17 +242,17 @@ func TestProcessesShareOneFile(t *testing.T) {
 			t.Fatalf("process %d: %v", i, errs[i])
 		}
 		for line := range strings.Lines(outs[i]) {
-			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "secret="); ok {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "first="); ok {
 				secrets = append(secrets, v)
 			}
 		}
 	}
 	if len(secrets) != n {
-		t.Fatalf("got %d secrets from %d processes: %q", len(secrets), n, outs)
+		t.Fatalf("got %d answers from %d processes: %q", len(secrets), n, outs)
 	}
 	for _, v := range secrets {
 		if v != secrets[0] {
-			t.Fatalf("processes disagree on the instance secret: %q", secrets)
+			t.Fatalf("processes disagree on the first merchant stored: %q", secrets)
 		}
 	}
 	s := open(t, path)

@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"errors"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -14,49 +13,6 @@ func basicCases() []testCase {
 	return []testCase{
 		{"Ping", func(t *testing.T, s paygate.Store) {
 			must(t, s.Ping(ctx(t)))
-		}},
-		{"InstanceSecretFirstCallStores", func(t *testing.T, s paygate.Store) {
-			first := randomBytes(32)
-			got, err := s.InstanceSecret(ctx(t), "card-fingerprint", first)
-			must(t, err)
-			equal(t, "first call", first, got)
-			got, err = s.InstanceSecret(ctx(t), "card-fingerprint", randomBytes(32))
-			must(t, err)
-			equal(t, "second call with another fresh value", first, got)
-		}},
-		{"InstanceSecretNamesAreIndependent", func(t *testing.T, s paygate.Store) {
-			a, b := randomBytes(32), randomBytes(32)
-			gotA, err := s.InstanceSecret(ctx(t), "a", a)
-			must(t, err)
-			gotB, err := s.InstanceSecret(ctx(t), "b", b)
-			must(t, err)
-			equal(t, "secret a", a, gotA)
-			equal(t, "secret b", b, gotB)
-		}},
-		{"InstanceSecretConcurrentFirstCallsAgree", func(t *testing.T, s paygate.Store) {
-			const n = 16
-			results := make([][]byte, n)
-			fresh := make([][]byte, n)
-			errs := make([]error, n)
-			var wg sync.WaitGroup
-			for i := range n {
-				fresh[i] = randomBytes(32)
-				wg.Go(func() {
-					results[i], errs[i] = s.InstanceSecret(ctx(t), "shared", fresh[i])
-				})
-			}
-			wg.Wait()
-			for i := range n {
-				must(t, errs[i])
-				equal(t, fmt.Sprintf("caller %d", i), results[0], results[i])
-			}
-			found := false
-			for i := range n {
-				found = found || string(fresh[i]) == string(results[0])
-			}
-			if !found {
-				t.Errorf("the agreed secret is none of the fresh values offered")
-			}
 		}},
 	}
 }
