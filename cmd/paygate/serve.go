@@ -112,7 +112,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		Store:   webhook.WakeOnEvents(st, dispatcher.Wake),
 		Router:  router,
 		Clock:   clock,
-		Answers: httpapi.Answers{},
+		Encoder: httpapi.Encoder{},
 		Logger:  log,
 		Vault:   vlt,
 		ThreeDS: payment.ThreeDSConfig{BaseURL: cfg.BaseURL, ChallengeTTL: cfg.ThreeDSChallengeTTL},

@@ -77,7 +77,7 @@ func newStoreAndService(t *testing.T, clock paygate.Clock) (*sqlite.Store, *paym
 		t.Fatal(err)
 	}
 	svc := payment.New(payment.Config{
-		Store: st, Router: provider.Default(), Clock: clock, Answers: httpapi.Answers{},
+		Store: st, Router: provider.Default(), Clock: clock, Encoder: httpapi.Encoder{},
 		Vault: v,
 	})
 	return st, svc

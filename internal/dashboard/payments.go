@@ -14,7 +14,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/paygate/paygate/internal/card"
-	"github.com/paygate/paygate/internal/httpapi"
 	"github.com/paygate/paygate/internal/id"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/paygate"
@@ -460,9 +459,10 @@ func metadataEntries(raw []byte) []metaEntry {
 	return out
 }
 
-// refundPayment serves POST /payments/{id}/refund: the dashboard's refund goes
-// through the API's decoding, validation, idempotency and use case, with a
-// key minted when the form was rendered.
+// refundPayment serves POST /payments/{id}/refund: the dashboard's refund
+// runs through the payment service's idempotent-operation runner and the
+// refund use case, as the API's does, with a key minted when the form was
+// rendered.
 func (d *Dashboard) refundPayment(w http.ResponseWriter, r *http.Request, v *viewer, params []string) {
 	ctx := r.Context()
 	if !id.Valid(params[0]) {
@@ -498,60 +498,68 @@ func (d *Dashboard) refundPayment(w http.ResponseWriter, r *http.Request, v *vie
 		refused("The form has expired; check the amount and submit it again.")
 		return
 	}
-	body, err := httpapi.RefundBody(p.ID, form.Amount, p.Amount.Currency, form.Reason)
-	if err != nil {
-		d.fail(w, r, v, err)
-		return
-	}
-	fp, err := d.payments.RequestFingerprint(http.MethodPost, "/v1/refunds", body)
-	if err != nil {
-		d.fail(w, r, v, fmt.Errorf("fingerprint refund: %w", err))
-		return
-	}
-	key := refundKeyPrefix + strings.ToLower(form.Key)
-	rec, reserved, err := d.store.ReserveIdempotency(ctx, paygate.IdempotencyReservation{
-		MerchantID: p.MerchantID, Mode: p.Mode, Key: key, Fingerprint: fp, Now: d.now(),
-	})
-	if err != nil {
-		d.fail(w, r, v, fmt.Errorf("reserve refund key: %w", err))
-		return
-	}
-	if !reserved {
-		switch {
-		case !d.payments.SameRequest(rec.Fingerprint, fp, http.MethodPost, "/v1/refunds", body):
-			refused("This form was already submitted with other values. Check the refunds below before refunding again.")
-		case rec.State != paygate.IdempotencyComplete:
-			refused("This refund is still being processed. Reload the page in a moment to see it.")
-		default:
-			// A second submit of the same form: the refund exists once.
-			http.Redirect(w, r, refundedURL(v, p.ID, refundIDOf(rec.Body)), http.StatusSeeOther)
+	out, err := d.payments.Run(ctx, payment.IdempotentRequest{
+		MerchantID: p.MerchantID, Mode: p.Mode, Key: refundKeyPrefix + strings.ToLower(form.Key),
+		Method: http.MethodPost, Path: refundFingerprintPath,
+		Body: func() ([]byte, error) { return refundFingerprint(p, form) },
+	}, func([]byte) (payment.Operation, error) {
+		if form.Amount == "" {
+			return nil, paygate.Errorf(paygate.CodeInvalidRequest, "amount", "amount is required")
 		}
-		return
-	}
-	ans, err := func() (payment.Answer, error) {
-		in, _, e := httpapi.ParseRefund(body)
+		amount, e := money.Parse(form.Amount, p.Amount.Currency)
 		if e != nil {
-			return payment.Answer{}, e
+			return nil, e
 		}
-		return d.payments.Refund(ctx, payment.Request{MerchantID: p.MerchantID, Mode: p.Mode, IdempotencyKey: key}, in)
-	}()
-	if err != nil {
-		// Nothing was stored under the key: free it, as the API does.
-		if rerr := d.store.ReleaseIdempotency(context.WithoutCancel(ctx), p.MerchantID, p.Mode, key); rerr != nil {
-			d.fail(w, r, v, errors.Join(err, fmt.Errorf("release refund key: %w", rerr)))
-			return
+		in, e := payment.NewRefundInput(p.ID, amount, form.Amount, form.Reason)
+		if e != nil {
+			return nil, e
 		}
-		var pe *paygate.Error
-		if errors.As(err, &pe) && pe.Code != paygate.CodeInternal && pe.Code != paygate.CodeServiceUnavailable {
-			refused(refundMessage(pe))
-			return
-		}
+		return func(ctx context.Context, req payment.Request) (payment.Result, error) {
+			return d.payments.Refund(ctx, req, in)
+		}, nil
+	})
+	var pe *paygate.Error
+	var re *payment.ReleaseError
+	switch {
+	case errors.As(err, &re):
+		d.fail(w, r, v, errors.Join(re.Err, fmt.Errorf("release refund key: %w", re.Release)))
+	case errors.Is(err, payment.ErrInFlight):
+		refused("This refund is still being processed. Reload the page in a moment to see it.")
+	case paygate.ErrorCode(err) == paygate.CodeDuplicateRequest:
+		refused("This form was already submitted with other values. Check the refunds below before refunding again.")
+	case errors.As(err, &pe) && pe.Code != paygate.CodeInternal && pe.Code != paygate.CodeServiceUnavailable:
+		refused(refundMessage(pe))
+	case err != nil:
 		d.fail(w, r, v, fmt.Errorf("refund: %w", err))
-		return
+	case out.Replayed:
+		// A second submit of the same form: the refund exists once.
+		http.Redirect(w, r, refundedURL(v, p.ID, d.payments.ResourceID(out)), http.StatusSeeOther)
+	default:
+		refundID := out.Result.Refund.ID
+		d.audit(ctx, r, v, v.Mode, paygate.AuditRefundIssued, refundID, form.Amount+" "+p.Amount.Currency+" of payment "+p.ID)
+		http.Redirect(w, r, refundedURL(v, p.ID, refundID), http.StatusSeeOther)
 	}
-	refundID := refundIDOf(ans.Body)
-	d.audit(ctx, r, v, v.Mode, paygate.AuditRefundIssued, refundID, form.Amount+" "+p.Amount.Currency+" of payment "+p.ID)
-	http.Redirect(w, r, refundedURL(v, p.ID, refundID), http.StatusSeeOther)
+}
+
+// refundFingerprintPath is the path a dashboard refund is fingerprinted
+// under, with refundFingerprint's body: those of the API request that
+// would ask for the same refund, so that a re-submitted form is the same
+// request.
+const refundFingerprintPath = "/v1/refunds"
+
+// refundFingerprint is the body a refund form is fingerprinted by: the
+// form's values as an API client would send them (an empty reason left
+// out), the same bytes for the same values every time.
+func refundFingerprint(p paygate.Payment, form refundForm) ([]byte, error) {
+	m := map[string]string{"transactionId": p.ID, "amount": form.Amount, "currency": p.Amount.Currency}
+	if form.Reason != "" {
+		m["reason"] = form.Reason
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("encode refund fingerprint: %w", err)
+	}
+	return b, nil
 }
 
 // refundMessage words an API error of a refund for the page.
@@ -566,20 +574,6 @@ func refundMessage(e *paygate.Error) string {
 	default:
 		return e.Message + " (" + e.Param + ")"
 	}
-}
-
-// refundIDOf reads the refund id from a stored POST /v1/refunds answer; ""
-// when there is none.
-func refundIDOf(body []byte) string {
-	var env struct {
-		Data struct {
-			ID string `json:"id"`
-		} `json:"data"`
-	}
-	if json.Unmarshal(body, &env) != nil {
-		return ""
-	}
-	return env.Data.ID
 }
 
 // refundedURL is the payment page announcing the refund.

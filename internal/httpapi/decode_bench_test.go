@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/payment"
 )
 
 // BenchmarkPaymentAnswer renders the 201 answer of a payment, stored under
@@ -13,7 +14,7 @@ func BenchmarkPaymentAnswer(b *testing.B) {
 	p := benchPayment()
 	b.ReportAllocs()
 	for b.Loop() {
-		if a := (Answers{}).PaymentCreated(p, nil); a.Status != 201 {
+		if a := (Encoder{}).Encode(payment.Result{Kind: payment.PaymentCreated, Payment: &p}); a.Status != 201 {
 			b.Fatal(a.Status)
 		}
 	}

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -205,15 +206,62 @@ func customerResponse(c paygate.Customer) customerRecord {
 	return customerRecord{ID: c.ID, ExternalID: c.ExternalID, Email: c.Email, Metadata: md, CreatedAt: formatTime(c.CreatedAt)}
 }
 
-// Answers renders the answers the payment service stores under idempotency
+// Encoder renders the answers the payment service stores under idempotency
 // keys. Its bytes are exactly what the first request and every replay get.
-type Answers struct{}
+type Encoder struct{}
 
-var _ payment.Answers = Answers{}
+var _ payment.Encoder = Encoder{}
 
-// PaymentCreated renders 201 with the creation result, or 202 while the
+// Encode renders a use case's result: 201 with the creation result (202
+// while the payment is still created, its outcome unknown), 400
+// CARD_DECLINED, 502 PROVIDER_ERROR, 200 with the payment record after a
+// capture or void, 201 with the refund, customer or stored card.
+func (Encoder) Encode(r payment.Result) payment.Answer {
+	switch r.Kind {
+	case payment.PaymentCreated:
+		return paymentCreated(*r.Payment, r.ThreeDS)
+	case payment.PaymentDeclined:
+		p := r.Payment
+		return errorAnswer(&paygate.Error{Code: paygate.CodeCardDeclined, Message: p.ErrorMessage, TransactionID: p.ID, DeclineCode: p.DeclineCode})
+	case payment.PaymentProviderError:
+		return errorAnswer(&paygate.Error{Code: paygate.CodeProviderError, Message: r.Message, TransactionID: r.Payment.ID})
+	case payment.PaymentUpdated:
+		return payment.Answer{Status: http.StatusOK, Body: mustJSON(envelope{Data: paymentResponse(*r.Payment)})}
+	case payment.RefundCreated:
+		return created(refundResponse(*r.Refund))
+	case payment.CustomerSaved:
+		return created(customerResponse(*r.Customer))
+	case payment.CardStored:
+		return created(storedCardResponse(*r.StoredCard))
+	}
+	panic(fmt.Sprintf("httpapi: no answer for result kind %d", r.Kind))
+}
+
+// ResourceID returns the id in an answer's data ("" for an error answer).
+func (Encoder) ResourceID(a payment.Answer) string {
+	var env struct {
+		Data struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if json.Unmarshal(a.Body, &env) != nil {
+		return ""
+	}
+	return env.Data.ID
+}
+
+func created(data any) payment.Answer {
+	return payment.Answer{Status: http.StatusCreated, Body: mustJSON(envelope{Data: data})}
+}
+
+func errorAnswer(e *paygate.Error) payment.Answer {
+	status, env := errorEnvelope(e)
+	return payment.Answer{Status: status, Body: mustJSON(env)}
+}
+
+// paymentCreated renders 201 with the creation result, or 202 while the
 // payment is still created (the provider's answer is unknown).
-func (Answers) PaymentCreated(p paygate.Payment, tds *paygate.ThreeDSAction) payment.Answer {
+func paymentCreated(p paygate.Payment, tds *paygate.ThreeDSAction) payment.Answer {
 	res := creationResult{
 		ID: p.ID, Status: string(p.Status), Amount: p.AmountText, Currency: p.Amount.Currency,
 		Provider: nullable(p.ProviderID), StoredCardID: p.StoredCardID, CreatedAt: formatTime(p.CreatedAt),
@@ -231,33 +279,4 @@ func (Answers) PaymentCreated(p paygate.Payment, tds *paygate.ThreeDSAction) pay
 		status = http.StatusAccepted
 	}
 	return payment.Answer{Status: status, Body: mustJSON(envelope{Data: res})}
-}
-
-// PaymentDeclined renders 400 CARD_DECLINED.
-func (Answers) PaymentDeclined(p paygate.Payment) payment.Answer {
-	status, env := errorEnvelope(&paygate.Error{
-		Code: paygate.CodeCardDeclined, Message: p.ErrorMessage, TransactionID: p.ID, DeclineCode: p.DeclineCode,
-	})
-	return payment.Answer{Status: status, Body: mustJSON(env)}
-}
-
-// PaymentProviderError renders 502 PROVIDER_ERROR.
-func (Answers) PaymentProviderError(p paygate.Payment, message string) payment.Answer {
-	status, env := errorEnvelope(&paygate.Error{Code: paygate.CodeProviderError, Message: message, TransactionID: p.ID})
-	return payment.Answer{Status: status, Body: mustJSON(env)}
-}
-
-// Payment renders 200 with the payment record.
-func (Answers) Payment(p paygate.Payment) payment.Answer {
-	return payment.Answer{Status: http.StatusOK, Body: mustJSON(envelope{Data: paymentResponse(p)})}
-}
-
-// Refund renders 201 with the refund record.
-func (Answers) Refund(r paygate.Refund) payment.Answer {
-	return payment.Answer{Status: http.StatusCreated, Body: mustJSON(envelope{Data: refundResponse(r)})}
-}
-
-// Customer renders 201 with the customer record.
-func (Answers) Customer(c paygate.Customer) payment.Answer {
-	return payment.Answer{Status: http.StatusCreated, Body: mustJSON(envelope{Data: customerResponse(c)})}
 }

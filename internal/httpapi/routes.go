@@ -11,7 +11,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/paygate/paygate/internal/id"
-	"github.com/paygate/paygate/internal/idempotency"
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/payment"
 )
@@ -137,94 +136,51 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, key paygate.APIKe
 	h(w, r, key, m.ids)
 }
 
-// operation is the work of a POST once its idempotency key is reserved: it
-// returns the answer (already stored under the key by the use case) or an
-// error (nothing stored: the key is released).
-type operation func(ctx context.Context, body []byte, req payment.Request) (payment.Answer, error)
-
-// idempotent runs a POST under the Idempotency-Key rules of decisions §5:
-// replay of a stored answer, 409 for another body or a request in flight,
-// and release of the key for answers that are not stored.
-func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key paygate.APIKey, op operation) {
-	ctx := r.Context()
-	res, body, ok := s.readIdempotent(w, r, key)
-	if !ok {
-		return
-	}
-	rec, reserved, err := s.cfg.Store.ReserveIdempotency(ctx, res)
+// runIdempotent runs a POST under its Idempotency-Key with the payment
+// service's runner (payment.Service.Run) and renders the outcome: the
+// stored answer, with Idempotent-Replayed on a replay; 409 with
+// Retry-After: 1 for a key whose request is still running; any other error
+// as its envelope. prepare decodes and validates the JSON body; ahead is
+// the key's record read with the API key, nil when it was not.
+func (s *Server) runIdempotent(w http.ResponseWriter, r *http.Request, key paygate.APIKey, ahead *payment.ReadAhead, prepare payment.Prepare) {
+	out, err := s.cfg.Payments.Run(r.Context(), payment.IdempotentRequest{
+		MerchantID: key.MerchantID, Mode: key.Mode, APIKeyID: key.ID,
+		Key: r.Header.Get("Idempotency-Key"), Method: r.Method, Path: r.URL.Path,
+		Body: func() ([]byte, error) { return readBody(r) }, Ahead: ahead,
+	}, func(body []byte) (payment.Operation, error) {
+		if !isJSON(r.Header.Get("Content-Type")) {
+			return nil, paygate.Errorf(paygate.CodeInvalidRequest, "Content-Type", "Content-Type must be application/json")
+		}
+		return prepare(body)
+	})
 	if err != nil {
+		var re *payment.ReleaseError
+		if errors.As(err, &re) {
+			s.log.Error("release idempotency key", "request_id", stateOf(r.Context()).requestID, "error", re.Release.Error())
+			err = re.Err
+		}
+		if errors.Is(err, payment.ErrInFlight) {
+			w.Header().Set("Retry-After", "1")
+		}
 		s.fail(w, r, err)
 		return
 	}
-	if !reserved {
-		s.answerTaken(w, r, rec, res.Fingerprint, body)
-		return
+	if out.Replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
 	}
-
-	ans, err := func() (payment.Answer, error) {
-		if !isJSON(r.Header.Get("Content-Type")) {
-			return payment.Answer{}, paygate.Errorf(paygate.CodeInvalidRequest, "Content-Type", "Content-Type must be application/json")
-		}
-		return op(ctx, body, payment.Request{MerchantID: key.MerchantID, Mode: key.Mode, IdempotencyKey: res.Key})
-	}()
-	if err != nil {
-		s.releaseAndFail(w, r, res, err)
-		return
-	}
-	writeRaw(w, ans.Status, ans.Body)
+	writeRaw(w, out.Answer.Status, out.Answer.Body)
 }
 
-// readIdempotent reads what every idempotent POST needs before its key is
-// looked up: a valid Idempotency-Key, a body within the limit, and the
-// request's fingerprint. It answers the request itself when one is missing.
-func (s *Server) readIdempotent(w http.ResponseWriter, r *http.Request, key paygate.APIKey) (paygate.IdempotencyReservation, []byte, bool) {
-	ik := r.Header.Get("Idempotency-Key")
-	if !idempotency.ValidKey(ik) {
-		s.writeError(w, r, paygate.Errorf(paygate.CodeInvalidRequest, "Idempotency-Key", "the Idempotency-Key header is required: 1 to 255 characters"))
-		return paygate.IdempotencyReservation{}, nil, false
-	}
+// readBody reads a request body within the limit.
+func readBody(r *http.Request) ([]byte, error) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	if err != nil {
-		s.writeError(w, r, paygate.Errorf(paygate.CodeInvalidRequest, "", "the request body could not be read"))
-		return paygate.IdempotencyReservation{}, nil, false
+		return nil, paygate.Errorf(paygate.CodeInvalidRequest, "", "the request body could not be read")
 	}
 	if len(body) > maxBody {
-		s.writeError(w, r, paygate.Errorf(paygate.CodeBodyTooLarge, "", "the request body is larger than 64 KiB"))
-		return paygate.IdempotencyReservation{}, nil, false
+		return nil, paygate.Errorf(paygate.CodeBodyTooLarge, "", "the request body is larger than 64 KiB")
 	}
-	fp, err := s.cfg.Payments.RequestFingerprint(r.Method, r.URL.Path, body)
-	if err != nil {
-		s.fail(w, r, err)
-		return paygate.IdempotencyReservation{}, nil, false
-	}
-	return paygate.IdempotencyReservation{
-		MerchantID: key.MerchantID, Mode: key.Mode, Key: ik, Fingerprint: fp, APIKeyID: key.ID, Now: s.clock.Now(),
-	}, body, true
-}
-
-// answerTaken answers a request whose key has a live record: a replay of
-// the stored answer, or 409 for another body or a request still in flight.
-func (s *Server) answerTaken(w http.ResponseWriter, r *http.Request, rec paygate.IdempotencyRecord, fp, body []byte) {
-	switch {
-	case !s.cfg.Payments.SameRequest(rec.Fingerprint, fp, r.Method, r.URL.Path, body):
-		s.writeError(w, r, paygate.Errorf(paygate.CodeDuplicateRequest, "Idempotency-Key", "this Idempotency-Key was used with different request parameters"))
-	case rec.State != paygate.IdempotencyComplete:
-		w.Header().Set("Retry-After", "1")
-		s.writeError(w, r, paygate.Errorf(paygate.CodeDuplicateRequest, "Idempotency-Key", "a request with this Idempotency-Key is still being processed"))
-	default:
-		w.Header().Set("Idempotent-Replayed", "true")
-		writeRaw(w, rec.StatusCode, rec.Body)
-	}
-}
-
-// releaseAndFail answers err for a request that reserved its key and
-// stored nothing under it: the key is freed so that the client may fix the
-// request and retry with the same key.
-func (s *Server) releaseAndFail(w http.ResponseWriter, r *http.Request, res paygate.IdempotencyReservation, err error) {
-	if rerr := s.cfg.Store.ReleaseIdempotency(context.WithoutCancel(r.Context()), res.MerchantID, res.Mode, res.Key); rerr != nil {
-		s.log.Error("release idempotency key", "request_id", stateOf(r.Context()).requestID, "error", rerr.Error())
-	}
-	s.fail(w, r, err)
+	return body, nil
 }
 
 func isJSON(contentType string) bool {
@@ -235,91 +191,42 @@ func isJSON(contentType string) bool {
 // --- handlers ---
 
 // createPayment is idempotent like the other POSTs, with fewer round trips
-// and transactions. The record of its Idempotency-Key was read with its API
-// key (serveAPI): a live record is answered at once (replay or 409), before
-// validation, as decisions §1 orders the checks. A free key is reserved by
-// the payment's insert itself (payment.Request.Reservation), which settles
-// a race with a concurrent request using the same key. Without that read
-// (a store that cannot), a request that fails validation looks its key up
-// as any POST does.
+// where the key's record was read with the API key (serveAPI): a live
+// record is answered at once, before validation, as decisions §1 orders
+// the checks, and a free key is reserved by the payment's insert itself.
 func (s *Server) createPayment(w http.ResponseWriter, r *http.Request, key paygate.APIKey, _ []string) {
-	ctx := r.Context()
-	st := stateOf(ctx)
-	res, body, ok := s.readIdempotent(w, r, key)
-	if !ok {
-		return
-	}
-	if st.peeked && st.record != nil && st.record.Live(res.Now) {
-		s.answerTaken(w, r, *st.record, res.Fingerprint, body)
-		return
-	}
-	in, err := s.paymentInput(r, body)
-	if err == nil {
-		var ans payment.Answer
-		ans, err = s.cfg.Payments.Create(ctx, payment.Request{
-			MerchantID: key.MerchantID, Mode: key.Mode, IdempotencyKey: res.Key, Reservation: &res,
-		}, in)
-		var taken *paygate.KeyTakenError
-		switch {
-		case err == nil:
-			writeRaw(w, ans.Status, ans.Body)
-			return
-		case errors.As(err, &taken):
-			s.answerTaken(w, r, taken.Record, res.Fingerprint, body)
-			return
-		case !errors.Is(err, payment.ErrNotReserved):
-			s.releaseAndFail(w, r, res, err)
-			return
+	s.runIdempotent(w, r, key, stateOf(r.Context()).ahead, func(body []byte) (payment.Operation, error) {
+		var pr paymentRequest
+		if e := decodeJSON(body, &pr); e != nil {
+			return nil, e
 		}
-	}
-	if st.peeked {
-		// The key was free when it was read: the error is the answer,
-		// and nothing is stored under the key.
-		s.fail(w, r, err)
-		return
-	}
-	rec, reserved, rerr := s.cfg.Store.ReserveIdempotency(ctx, res)
-	switch {
-	case rerr != nil:
-		s.fail(w, r, rerr)
-	case !reserved:
-		s.answerTaken(w, r, rec, res.Fingerprint, body)
-	default:
-		s.releaseAndFail(w, r, res, err)
-	}
-}
-
-// paymentInput decodes and validates the body of POST /v1/payments.
-func (s *Server) paymentInput(r *http.Request, body []byte) (payment.CreateInput, error) {
-	if !isJSON(r.Header.Get("Content-Type")) {
-		return payment.CreateInput{}, paygate.Errorf(paygate.CodeInvalidRequest, "Content-Type", "Content-Type must be application/json")
-	}
-	var pr paymentRequest
-	if e := decodeJSON(body, &pr); e != nil {
-		return payment.CreateInput{}, e
-	}
-	in, e := pr.validate(s.clock.Now(), clientIP(r))
-	if e != nil {
-		return payment.CreateInput{}, e
-	}
-	return in, nil
+		in, e := pr.validate(s.clock.Now(), clientIP(r))
+		if e != nil {
+			return nil, e
+		}
+		return func(ctx context.Context, req payment.Request) (payment.Result, error) {
+			return s.cfg.Payments.Create(ctx, req, in)
+		}, nil
+	})
 }
 
 func (s *Server) capturePayment(w http.ResponseWriter, r *http.Request, key paygate.APIKey, ids []string) {
-	s.idempotent(w, r, key, func(ctx context.Context, body []byte, req payment.Request) (payment.Answer, error) {
+	s.runIdempotent(w, r, key, nil, func(body []byte) (payment.Operation, error) {
 		var amount string
 		if len(bytes.TrimSpace(body)) > 0 { // no body: capture everything
 			var cr captureRequest
 			if e := decodeJSON(body, &cr); e != nil {
-				return payment.Answer{}, e
+				return nil, e
 			}
 			a, e := cr.validate()
 			if e != nil {
-				return payment.Answer{}, e
+				return nil, e
 			}
 			amount = a
 		}
-		return s.cfg.Payments.Capture(ctx, req, payment.CaptureInput{PaymentID: ids[0], AmountText: amount})
+		return func(ctx context.Context, req payment.Request) (payment.Result, error) {
+			return s.cfg.Payments.Capture(ctx, req, payment.CaptureInput{PaymentID: ids[0], AmountText: amount})
+		}, nil
 	})
 }
 
@@ -327,42 +234,44 @@ func (s *Server) capturePayment(w http.ResponseWriter, r *http.Request, key payg
 type emptyObject struct{}
 
 func (s *Server) voidPayment(w http.ResponseWriter, r *http.Request, key paygate.APIKey, ids []string) {
-	s.idempotent(w, r, key, func(ctx context.Context, body []byte, req payment.Request) (payment.Answer, error) {
+	s.runIdempotent(w, r, key, nil, func(body []byte) (payment.Operation, error) {
 		if len(bytes.TrimSpace(body)) > 0 {
 			var v emptyObject
 			if e := decodeJSON(body, &v); e != nil {
-				return payment.Answer{}, e
+				return nil, e
 			}
 		}
-		return s.cfg.Payments.Void(ctx, req, ids[0])
+		return func(ctx context.Context, req payment.Request) (payment.Result, error) {
+			return s.cfg.Payments.Void(ctx, req, ids[0])
+		}, nil
 	})
 }
 
 func (s *Server) createRefund(w http.ResponseWriter, r *http.Request, key paygate.APIKey, _ []string) {
-	s.idempotent(w, r, key, func(ctx context.Context, body []byte, req payment.Request) (payment.Answer, error) {
-		var rr refundRequest
-		if e := decodeJSON(body, &rr); e != nil {
-			return payment.Answer{}, e
-		}
-		in, _, e := rr.validate()
+	s.runIdempotent(w, r, key, nil, func(body []byte) (payment.Operation, error) {
+		in, _, e := ParseRefund(body)
 		if e != nil {
-			return payment.Answer{}, e
+			return nil, e
 		}
-		return s.cfg.Payments.Refund(ctx, req, in)
+		return func(ctx context.Context, req payment.Request) (payment.Result, error) {
+			return s.cfg.Payments.Refund(ctx, req, in)
+		}, nil
 	})
 }
 
 func (s *Server) upsertCustomer(w http.ResponseWriter, r *http.Request, key paygate.APIKey, _ []string) {
-	s.idempotent(w, r, key, func(ctx context.Context, body []byte, req payment.Request) (payment.Answer, error) {
+	s.runIdempotent(w, r, key, nil, func(body []byte) (payment.Operation, error) {
 		var cr customerRequest
 		if e := decodeJSON(body, &cr); e != nil {
-			return payment.Answer{}, e
+			return nil, e
 		}
 		ext, email, md, e := cr.validate()
 		if e != nil {
-			return payment.Answer{}, e
+			return nil, e
 		}
-		return s.cfg.Payments.UpsertCustomer(ctx, req, ext, email, md)
+		return func(ctx context.Context, req payment.Request) (payment.Result, error) {
+			return s.cfg.Payments.UpsertCustomer(ctx, req, ext, email, md)
+		}, nil
 	})
 }
 

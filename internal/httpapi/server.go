@@ -77,11 +77,9 @@ type reqState struct {
 	clientIP  string
 	key       paygate.APIKey
 	authed    bool
-	// peeked: the record of the request's Idempotency-Key was read with
-	// its API key (auth.AuthenticatePeek); record is that record, nil when
-	// there was none.
-	peeked bool
-	record *paygate.IdempotencyRecord
+	// ahead is the record of the request's Idempotency-Key as it was read
+	// with its API key (createPayment); nil when it was not read.
+	ahead *payment.ReadAhead
 	// payment is the payment of a GET /v1/payments/{id}, read with its API
 	// key (auth.AuthenticatePayment); nil when it was not read so or not
 	// found, and getPayment reads it itself.
@@ -235,7 +233,11 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	case peekIdempotency:
 		// A payment's key record is read with its API key (createPayment).
 		if idempotency.ValidKey(ik) {
-			key, st.record, st.peeked, err = s.cfg.Auth.AuthenticatePeek(ctx, r.Header.Get("X-API-Key"), ik)
+			var rec *paygate.IdempotencyRecord
+			var peeked bool
+			if key, rec, peeked, err = s.cfg.Auth.AuthenticatePeek(ctx, r.Header.Get("X-API-Key"), ik); peeked {
+				st.ahead = &payment.ReadAhead{Record: rec}
+			}
 			break
 		}
 		key, err = s.cfg.Auth.Authenticate(ctx, r.Header.Get("X-API-Key"))

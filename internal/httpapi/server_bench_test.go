@@ -110,7 +110,7 @@ func wireServer(b testing.TB, st paygate.Store, mutate ...func(*httpapi.Config))
 	payments := payment.New(payment.Config{
 		Store:   webhook.WakeOnEvents(st, func() {}),
 		Router:  router,
-		Answers: httpapi.Answers{},
+		Encoder: httpapi.Encoder{},
 		Logger:  log,
 		Vault:   vlt,
 	})

@@ -49,22 +49,19 @@ type deletedRecord struct {
 	Deleted bool   `json:"deleted"`
 }
 
-// StoredCard renders 201 with the stored card.
-func (Answers) StoredCard(c paygate.StoredCard) payment.Answer {
-	return payment.Answer{Status: http.StatusCreated, Body: mustJSON(envelope{Data: storedCardResponse(c)})}
-}
-
 func (s *Server) saveStoredCard(w http.ResponseWriter, r *http.Request, key paygate.APIKey, ids []string) {
-	s.idempotent(w, r, key, func(ctx context.Context, body []byte, req payment.Request) (payment.Answer, error) {
+	s.runIdempotent(w, r, key, nil, func(body []byte) (payment.Operation, error) {
 		var sr storedCardRequest
 		if e := decodeJSON(body, &sr); e != nil {
-			return payment.Answer{}, e
+			return nil, e
 		}
 		c, e := sr.validate(s.clock.Now())
 		if e != nil {
-			return payment.Answer{}, e
+			return nil, e
 		}
-		return s.cfg.Payments.SaveCard(ctx, req, ids[0], c)
+		return func(ctx context.Context, req payment.Request) (payment.Result, error) {
+			return s.cfg.Payments.SaveCard(ctx, req, ids[0], c)
+		}, nil
 	})
 }
 

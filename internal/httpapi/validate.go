@@ -31,7 +31,6 @@ const (
 	maxExternalID        = 255
 	maxMerchantRef       = 255
 	maxDeviceFingerprint = 128
-	maxReason            = 500
 	cardNumberMin        = 13
 	cardNumberMax        = 19
 	expiryCenturyBase    = 2000 // a two-digit expiryYear YY means 20YY
@@ -295,18 +294,10 @@ func (r *refundRequest) validate() (payment.RefundInput, string, *paygate.Error)
 	if e != nil {
 		return in, "", e
 	}
-	if e := checkMultilineText("reason", r.Reason, maxReason); e != nil {
+	if in, e = payment.NewRefundInput(id, amount, r.Amount, r.Reason); e != nil {
 		return in, "", e
 	}
-	if card.ContainsNumber(r.Reason) {
-		return in, "", cardNumberError("reason")
-	}
-	return payment.RefundInput{
-		PaymentID:  id,
-		Amount:     amount,
-		AmountText: r.Amount,
-		Reason:     r.Reason,
-	}, amount.Currency, nil
+	return in, amount.Currency, nil
 }
 
 // validate checks a customer upsert. email and metadata are nil when absent
@@ -429,20 +420,6 @@ func checkFreeEmail(param, s string, required bool) *paygate.Error {
 // The message names the field, never the number.
 func cardNumberError(param string) *paygate.Error {
 	return fieldError(param, "card numbers do not belong in %s", param)
-}
-
-// checkMultilineText is checkText for free text that may hold line breaks
-// and tabs; it is never required.
-func checkMultilineText(param, s string, maxLen int) *paygate.Error {
-	if utf8.RuneCountInString(s) > maxLen {
-		return fieldError(param, "%s must be at most %d characters", param, maxLen)
-	}
-	for _, r := range s {
-		if unicode.IsControl(r) && r != '\n' && r != '\r' && r != '\t' {
-			return fieldError(param, "%s must not contain control characters", param)
-		}
-	}
-	return nil
 }
 
 func allDigits(s string) bool {

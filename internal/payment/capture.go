@@ -16,22 +16,22 @@ import (
 // NOT_FOUND, INVALID_REQUEST when the payment is not authorized (no param)
 // or the amount is wrong (param amount). A provider failure is a stored 502
 // answer and leaves the payment authorized.
-func (s *Service) Capture(ctx context.Context, req Request, in CaptureInput) (Answer, error) {
+func (s *Service) Capture(ctx context.Context, req Request, in CaptureInput) (Result, error) {
 	p, err := s.store.PaymentByID(ctx, req.MerchantID, req.Mode, in.PaymentID)
 	if err != nil {
-		return Answer{}, err
+		return Result{}, err
 	}
 	if p.Status != paygate.PaymentAuthorized {
-		return Answer{}, notAuthorized(p)
+		return Result{}, notAuthorized(p)
 	}
 	amount := p.Amount.Amount
 	if in.AmountText != "" {
 		m, perr := money.Parse(in.AmountText, p.Amount.Currency)
 		if perr != nil {
-			return Answer{}, perr
+			return Result{}, perr
 		}
 		if m.Amount > p.Amount.Amount {
-			return Answer{}, paygate.Errorf(paygate.CodeInvalidRequest, "amount", "amount exceeds the authorized amount")
+			return Result{}, paygate.Errorf(paygate.CodeInvalidRequest, "amount", "amount exceeds the authorized amount")
 		}
 		amount = m.Amount
 	}
@@ -40,13 +40,13 @@ func (s *Service) Capture(ctx context.Context, req Request, in CaptureInput) (An
 
 // Void cancels an authorized payment and sends payment.voided. Errors as
 // Capture.
-func (s *Service) Void(ctx context.Context, req Request, paymentID string) (Answer, error) {
+func (s *Service) Void(ctx context.Context, req Request, paymentID string) (Result, error) {
 	p, err := s.store.PaymentByID(ctx, req.MerchantID, req.Mode, paymentID)
 	if err != nil {
-		return Answer{}, err
+		return Result{}, err
 	}
 	if p.Status != paygate.PaymentAuthorized {
-		return Answer{}, notAuthorized(p)
+		return Result{}, notAuthorized(p)
 	}
 	return s.settleAuthorized(ctx, req, p, paygate.PaymentVoided, 0)
 }
@@ -57,10 +57,10 @@ func notAuthorized(p paygate.Payment) error {
 
 // settleAuthorized asks the provider to capture or void, then writes the
 // new status, its event and the answer in one transaction.
-func (s *Service) settleAuthorized(ctx context.Context, req Request, p paygate.Payment, to paygate.PaymentStatus, amount int64) (Answer, error) {
+func (s *Service) settleAuthorized(ctx context.Context, req Request, p paygate.Payment, to paygate.PaymentStatus, amount int64) (Result, error) {
 	prov, ok := s.router.Provider(p.Mode, p.ProviderID)
 	if !ok {
-		return s.storeAnswer(ctx, req, s.answers.PaymentProviderError(p, fmt.Sprintf("provider %s is no longer configured", p.ProviderID)))
+		return s.storeResult(ctx, req, Result{Kind: PaymentProviderError, Payment: &p, Message: fmt.Sprintf("provider %s is no longer configured", p.ProviderID)})
 	}
 	op := paygate.PaymentOp{PaymentID: p.ID, ProviderRef: p.ProviderRef, Amount: paygate.Money{Amount: amount, Currency: p.Amount.Currency}}
 	pctx, cancel := s.providerContext(ctx)
@@ -74,7 +74,7 @@ func (s *Service) settleAuthorized(ctx context.Context, req Request, p paygate.P
 	if err != nil {
 		pe := asProviderError(prov.ID(), err)
 		s.log.LogAttrs(ctx, levelFor(pe), "provider call failed", attrPayment(p), strAttr("operation", string(to)), strAttr("error", pe.Message))
-		return s.storeAnswer(ctx, req, s.answers.PaymentProviderError(p, pe.Message))
+		return s.storeResult(ctx, req, Result{Kind: PaymentProviderError, Payment: &p, Message: pe.Message})
 	}
 
 	now := s.clock.Now()
@@ -90,31 +90,34 @@ func (s *Service) settleAuthorized(ctx context.Context, req Request, p paygate.P
 	} else {
 		ev = webhook.PaymentEvent(paygate.EventPaymentVoided, p, p.Amount.Amount, now)
 	}
-	ans := s.answers.Payment(p)
-	err = s.store.TransitionPayment(ctx, t, []paygate.Event{ev}, &paygate.IdempotencyCompletion{
-		MerchantID: req.MerchantID, Mode: req.Mode, Key: req.IdempotencyKey, StatusCode: ans.Status, Body: ans.Body,
-	})
+	res := s.result(Result{Kind: PaymentUpdated, Payment: &p})
+	err = s.store.TransitionPayment(ctx, t, []paygate.Event{ev}, req.completion(res))
 	if errors.Is(err, paygate.ErrStateConflict) {
 		cur, rerr := s.store.PaymentByID(ctx, p.MerchantID, p.Mode, p.ID)
 		if rerr != nil {
-			return Answer{}, rerr
+			return Result{}, rerr
 		}
-		return Answer{}, notAuthorized(cur)
+		return Result{}, notAuthorized(cur)
 	}
 	if err != nil {
-		return Answer{}, fmt.Errorf("record %s: %w", to, err)
+		return Result{}, fmt.Errorf("record %s: %w", to, err)
 	}
-	return ans, nil
+	return res, nil
 }
 
-// storeAnswer stores an answer that changes nothing else under the
-// request's idempotency key and returns it.
-func (s *Service) storeAnswer(ctx context.Context, req Request, ans Answer) (Answer, error) {
-	err := s.store.CompleteIdempotency(ctx, paygate.IdempotencyCompletion{
-		MerchantID: req.MerchantID, Mode: req.Mode, Key: req.IdempotencyKey, StatusCode: ans.Status, Body: ans.Body,
-	})
-	if err != nil {
-		return Answer{}, fmt.Errorf("store answer: %w", err)
+// storeResult stores the answer of a result that changes nothing else
+// under the request's idempotency key and returns the result.
+func (s *Service) storeResult(ctx context.Context, req Request, r Result) (Result, error) {
+	r = s.result(r)
+	if err := s.store.CompleteIdempotency(ctx, *req.completion(r)); err != nil {
+		return Result{}, fmt.Errorf("store answer: %w", err)
 	}
-	return ans, nil
+	return r, nil
+}
+
+// completion is the storing of r's answer under the request's key.
+func (req Request) completion(r Result) *paygate.IdempotencyCompletion {
+	return &paygate.IdempotencyCompletion{
+		MerchantID: req.MerchantID, Mode: req.Mode, Key: req.IdempotencyKey, StatusCode: r.answer.Status, Body: r.answer.Body,
+	}
 }

@@ -16,8 +16,8 @@ import (
 // processed nothing), then write the final status, its event and the
 // request's idempotency answer in one transaction.
 //
-// The returned Answer is what the client gets and what was stored under the
-// idempotency key. An error means nothing was stored for the key (the caller
+// The returned Result is what was stored, rendered, under the idempotency
+// key. An error means nothing was stored for the key (the caller
 // releases it): INVALID_REQUEST for a stored card that cannot be used, or an
 // internal or SERVICE_UNAVAILABLE failure.
 //
@@ -25,7 +25,7 @@ import (
 // transaction fewer). Then a key that is taken is a *paygate.KeyTakenError,
 // and an error before the insert reserved the key wraps ErrNotReserved:
 // the key may be another request's, so the caller must not release it.
-func (s *Service) Create(ctx context.Context, req Request, in CreateInput) (Answer, error) {
+func (s *Service) Create(ctx context.Context, req Request, in CreateInput) (Result, error) {
 	unreserved := func(err error) error {
 		if req.Reservation == nil {
 			return err
@@ -37,12 +37,12 @@ func (s *Service) Create(ctx context.Context, req Request, in CreateInput) (Answ
 		// returns (storedcard.go).
 		c, err := s.storedCard(ctx, req, in)
 		if err != nil {
-			return Answer{}, unreserved(err)
+			return Result{}, unreserved(err)
 		}
 		in.Card, in.SaveCard = &c, false
 	}
 	if in.Card == nil {
-		return Answer{}, unreserved(paygate.Errorf(paygate.CodeInvalidRequest, "card", "card is required for a card payment"))
+		return Result{}, unreserved(paygate.Errorf(paygate.CodeInvalidRequest, "card", "card is required for a card payment"))
 	}
 	now := s.clock.Now()
 	metadata := in.Metadata
@@ -81,10 +81,10 @@ func (s *Service) Create(ctx context.Context, req Request, in CreateInput) (Answ
 	})
 	var taken *paygate.KeyTakenError
 	if errors.As(err, &taken) {
-		return Answer{}, taken
+		return Result{}, taken
 	}
 	if err != nil {
-		return Answer{}, unreserved(fmt.Errorf("insert payment: %w", err))
+		return Result{}, unreserved(fmt.Errorf("insert payment: %w", err))
 	}
 
 	// The 3-D Secure callback token is minted before the charge, so that a
@@ -150,14 +150,14 @@ func (s *Service) charge(ctx context.Context, p paygate.Payment, in CreateInput,
 // finishCharge writes the outcome of a charge: status, event and stored
 // answer in one transaction. token is the callback token minted before the
 // charge ("" mints one for a pending_3ds answer).
-func (s *Service) finishCharge(ctx context.Context, p paygate.Payment, res paygate.ChargeResult, providerID string, perr *paygate.ProviderError, token string) (Answer, error) {
+func (s *Service) finishCharge(ctx context.Context, p paygate.Payment, res paygate.ChargeResult, providerID string, perr *paygate.ProviderError, token string) (Result, error) {
 	now := s.clock.Now()
 	t := paygate.PaymentTransition{
 		ID: p.ID, MerchantID: p.MerchantID, Mode: p.Mode,
 		From: []paygate.PaymentStatus{paygate.PaymentCreated}, ProviderID: providerID, UpdatedAt: now,
 	}
 	var events []paygate.Event
-	var ans Answer
+	var action *paygate.ThreeDSAction       // set for pending_3ds: the challenge to show
 	var challenge *paygate.ThreeDSChallenge // set for pending_3ds: written with the transition
 
 	p.ProviderID, p.UpdatedAt = providerID, now
@@ -170,13 +170,11 @@ func (s *Service) finishCharge(ctx context.Context, p paygate.Payment, res payga
 		// answer does not replace it (a complete record keeps its first
 		// answer).
 		t.To = paygate.PaymentCreated
-		ans = s.answers.PaymentCreated(p, nil)
 	case perr != nil:
 		t.To = paygate.PaymentFailed
 		t.ErrorCode, t.ErrorMessage = string(paygate.CodeProviderError), perr.Message
 		p.Status, p.ErrorCode, p.ErrorMessage = t.To, t.ErrorCode, t.ErrorMessage
 		events = append(events, webhook.PaymentEvent(paygate.EventPaymentFailed, p, p.Amount.Amount, now))
-		ans = s.answers.PaymentProviderError(p, perr.Message)
 	default:
 		t.ProviderRef = res.ProviderRef
 		p.ProviderRef = res.ProviderRef
@@ -187,19 +185,16 @@ func (s *Service) finishCharge(ctx context.Context, p paygate.Payment, res payga
 			t.AmountCaptured, p.AmountCaptured = &amt, amt
 			p.Status = t.To
 			events = append(events, webhook.PaymentEvent(paygate.EventPaymentCaptured, p, amt, now))
-			ans = s.answers.PaymentCreated(p, nil)
 		case paygate.PaymentAuthorized:
 			t.To, p.Status = paygate.PaymentAuthorized, paygate.PaymentAuthorized
 			events = append(events, webhook.PaymentEvent(paygate.EventPaymentAuthorized, p, p.Amount.Amount, now))
-			ans = s.answers.PaymentCreated(p, nil)
 		case paygate.PaymentPending3DS:
 			t.To, p.Status = paygate.PaymentPending3DS, paygate.PaymentPending3DS
-			action, c, err := s.newChallenge(p, res.ThreeDS, token, now)
+			a, c, err := s.newChallenge(p, res.ThreeDS, token, now)
 			if err != nil {
-				return Answer{}, fmt.Errorf("provider %s: %w", providerID, err)
+				return Result{}, fmt.Errorf("provider %s: %w", providerID, err)
 			}
-			challenge = &c
-			ans = s.answers.PaymentCreated(p, action)
+			action, challenge = a, &c
 		case paygate.PaymentFailed:
 			t.To = paygate.PaymentFailed
 			t.ErrorCode, t.ErrorMessage, t.DeclineCode = string(paygate.CodeCardDeclined), res.Message, res.DeclineCode
@@ -211,43 +206,28 @@ func (s *Service) finishCharge(ctx context.Context, p paygate.Payment, res payga
 			}
 			p.Status, p.ErrorCode, p.ErrorMessage, p.DeclineCode = t.To, t.ErrorCode, t.ErrorMessage, t.DeclineCode
 			events = append(events, webhook.PaymentEvent(paygate.EventPaymentFailed, p, p.Amount.Amount, now))
-			ans = s.answers.PaymentDeclined(p)
 		default:
-			return Answer{}, fmt.Errorf("provider %s answered unexpected status %q", providerID, res.Status)
+			return Result{}, fmt.Errorf("provider %s answered unexpected status %q", providerID, res.Status)
 		}
 	}
 
+	out := s.paymentResult(p, action)
 	var done *paygate.IdempotencyCompletion
 	if p.IdempotencyKey != "" {
-		done = &paygate.IdempotencyCompletion{
-			MerchantID: p.MerchantID, Mode: p.Mode, Key: p.IdempotencyKey,
-			StatusCode: ans.Status, Body: ans.Body,
-		}
+		done = Request{MerchantID: p.MerchantID, Mode: p.Mode, IdempotencyKey: p.IdempotencyKey}.completion(out)
 	}
 	err := s.recordOutcome(ctx, t, events, done, challenge)
 	if errors.Is(err, paygate.ErrStateConflict) {
 		// Recovery finished the payment first; answer what is stored.
 		cur, rerr := s.store.PaymentByID(ctx, p.MerchantID, p.Mode, p.ID)
 		if rerr != nil {
-			return Answer{}, fmt.Errorf("reread payment after conflict: %w", rerr)
+			return Result{}, fmt.Errorf("reread payment after conflict: %w", rerr)
 		}
-		return s.answerFor(cur), nil
+		return s.paymentResult(cur, nil), nil
 	}
 	if err != nil {
-		return Answer{}, fmt.Errorf("record payment outcome: %w", err)
+		return Result{}, fmt.Errorf("record payment outcome: %w", err)
 	}
 	s.log.LogAttrs(ctx, levelInfo, "payment processed", attrPayment(p), strAttr("status", string(p.Status)), strAttr("provider", providerID))
-	return ans, nil
-}
-
-// answerFor renders the creation answer of a payment as it is stored now.
-func (s *Service) answerFor(p paygate.Payment) Answer {
-	switch {
-	case p.Status == paygate.PaymentFailed && p.ErrorCode == string(paygate.CodeCardDeclined):
-		return s.answers.PaymentDeclined(p)
-	case p.Status == paygate.PaymentFailed:
-		return s.answers.PaymentProviderError(p, p.ErrorMessage)
-	default:
-		return s.answers.PaymentCreated(p, nil)
-	}
+	return out, nil
 }

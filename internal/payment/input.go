@@ -5,7 +5,13 @@
 // one transaction.
 package payment
 
-import "github.com/paygate/paygate/internal/paygate"
+import (
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/paygate/paygate/internal/card"
+	"github.com/paygate/paygate/internal/paygate"
+)
 
 // Request identifies who asks: the authenticated merchant and mode, and the
 // Idempotency-Key the request reserved.
@@ -49,4 +55,27 @@ type RefundInput struct {
 type CaptureInput struct {
 	PaymentID  string
 	AmountText string
+}
+
+// maxReason is the longest refund reason, in characters.
+const maxReason = 500
+
+// NewRefundInput returns the refund of amount (amountText as submitted) of
+// a payment, with reason checked: at most 500 characters, no control
+// characters but line breaks and tabs, and no card number (decisions §15).
+// Errors: INVALID_REQUEST param reason. The API and the dashboard refund
+// through it alike.
+func NewRefundInput(paymentID string, amount paygate.Money, amountText, reason string) (RefundInput, *paygate.Error) {
+	if utf8.RuneCountInString(reason) > maxReason {
+		return RefundInput{}, paygate.Errorf(paygate.CodeInvalidRequest, "reason", "reason must be at most %d characters", maxReason)
+	}
+	for _, r := range reason {
+		if unicode.IsControl(r) && r != '\n' && r != '\r' && r != '\t' {
+			return RefundInput{}, paygate.Errorf(paygate.CodeInvalidRequest, "reason", "reason must not contain control characters")
+		}
+	}
+	if card.ContainsNumber(reason) {
+		return RefundInput{}, paygate.Errorf(paygate.CodeInvalidRequest, "reason", "card numbers do not belong in reason")
+	}
+	return RefundInput{PaymentID: paymentID, Amount: amount, AmountText: amountText, Reason: reason}, nil
 }

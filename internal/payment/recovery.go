@@ -236,7 +236,7 @@ func (r *Recovery) finish(ctx context.Context, p paygate.Payment, res paygate.Ch
 	if id := s.settleRecoveredCard(ctx, p, res, perr); id != "" { // saveCard (storedcard.go)
 		p.StoredCardID = id
 	}
-	ans, err := s.finishCharge(ctx, p, res, providerID, perr, "")
+	out, err := s.finishCharge(ctx, p, res, providerID, perr, "")
 	if err != nil {
 		if ctx.Err() == nil && !errors.Is(err, context.Canceled) {
 			s.log.Error("recovery: record the payment's outcome", "payment", p.ID, "error", err)
@@ -244,6 +244,6 @@ func (r *Recovery) finish(ctx context.Context, p paygate.Payment, res paygate.Ch
 		return false
 	}
 	s.log.LogAttrs(ctx, slog.LevelInfo, "payment recovered", attrPayment(p),
-		strAttr("from", string(before)), strAttr("provider", providerID), slog.Int("answer", ans.Status))
+		strAttr("from", string(before)), strAttr("provider", providerID), slog.Int("answer", out.answer.Status))
 	return true
 }

@@ -265,7 +265,7 @@ func TestRecoveryNodesFinishOnce(t *testing.T) {
 	}
 	nodes := make([]*payment.Service, 4)
 	for i := range nodes {
-		nodes[i] = payment.New(payment.Config{Store: f.st, Router: table, Answers: httpapi.Answers{}, Vault: testVault(t)})
+		nodes[i] = payment.New(payment.Config{Store: f.st, Router: table, Encoder: httpapi.Encoder{}, Vault: testVault(t)})
 	}
 	var wg sync.WaitGroup
 	var finished atomic.Int32

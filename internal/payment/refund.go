@@ -15,7 +15,7 @@ import (
 // for an unknown payment, INVALID_REQUEST with param transactionId (not
 // captured), currency (differs from the payment's) or amount (more than
 // remains refundable).
-func (s *Service) Refund(ctx context.Context, req Request, in RefundInput) (Answer, error) {
+func (s *Service) Refund(ctx context.Context, req Request, in RefundInput) (Result, error) {
 	now := s.clock.Now()
 	r := paygate.Refund{
 		ID:         id.New(),
@@ -29,35 +29,33 @@ func (s *Service) Refund(ctx context.Context, req Request, in RefundInput) (Answ
 		CreatedAt:  now,
 		UpdatedAt:  now,
 	}
-	ans := s.answers.Refund(r)
+	res := s.result(Result{Kind: RefundCreated, Refund: &r})
 	ev := webhook.RefundEvent(paygate.EventRefundCreated, r, now)
-	err := s.store.CreateRefund(ctx, r, []paygate.Event{ev}, &paygate.IdempotencyCompletion{
-		MerchantID: req.MerchantID, Mode: req.Mode, Key: req.IdempotencyKey, StatusCode: ans.Status, Body: ans.Body,
-	})
+	err := s.store.CreateRefund(ctx, r, []paygate.Event{ev}, req.completion(res))
 	if err != nil {
 		if code := paygate.ErrorCode(err); code == paygate.CodeNotFound || code == paygate.CodeInvalidRequest {
-			return Answer{}, err
+			return Result{}, err
 		}
-		return Answer{}, fmt.Errorf("create refund: %w", err)
+		return Result{}, fmt.Errorf("create refund: %w", err)
 	}
 	select {
 	case s.refundKick <- struct{}{}:
 	default:
 	}
-	return ans, nil
+	return res, nil
 }
 
 // UpsertCustomer creates or updates a customer and stores the answer under
 // the request's key. An upsert is idempotent by nature, so a crash between
 // the two writes only leaves the key in flight until its lease passes.
-func (s *Service) UpsertCustomer(ctx context.Context, req Request, externalID string, email *string, metadata []byte) (Answer, error) {
+func (s *Service) UpsertCustomer(ctx context.Context, req Request, externalID string, email *string, metadata []byte) (Result, error) {
 	now := s.clock.Now()
 	c, err := s.store.UpsertCustomer(ctx, paygate.CustomerUpsert{
 		NewID: id.New(), MerchantID: req.MerchantID, Mode: req.Mode,
 		ExternalID: externalID, Email: email, Metadata: metadata, Now: now,
 	})
 	if err != nil {
-		return Answer{}, fmt.Errorf("upsert customer: %w", err)
+		return Result{}, fmt.Errorf("upsert customer: %w", err)
 	}
-	return s.storeAnswer(ctx, req, s.answers.Customer(c))
+	return s.storeResult(ctx, req, Result{Kind: CustomerSaved, Customer: &c})
 }

@@ -38,7 +38,7 @@ func sandboxEngines(t *testing.T, f func(t *testing.T, fx *sandboxFixture)) {
 			t.Fatal(err)
 		}
 		svc := payment.New(payment.Config{
-			Store: st, Router: table, Clock: clock, Answers: httpapi.Answers{}, Vault: testVault(t),
+			Store: st, Router: table, Clock: clock, Encoder: httpapi.Encoder{}, Vault: testVault(t),
 			ProviderTimeout: 5 * time.Second,
 		})
 		f(t, &sandboxFixture{st: st, svc: svc, clock: clock, prov: prov, keyID: keyID})
@@ -107,7 +107,7 @@ func (fx *sandboxFixture) pay(t *testing.T, key, number string) payment.Answer {
 	if err != nil {
 		t.Fatalf("create: %v", err)
 	}
-	return ans
+	return payment.StoredAnswer(ans)
 }
 
 // replay is what a retry with the key finds: the record ReserveIdempotency

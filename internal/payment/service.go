@@ -10,40 +10,12 @@ import (
 	"github.com/paygate/paygate/internal/vault"
 )
 
-// Answer is an HTTP answer that is stored as the request's idempotency
-// record and replayed byte for byte.
-type Answer struct {
-	Status int
-	Body   []byte
-}
-
-// Answers renders the answers the service stores. httpapi implements it, so
-// that the first answer and every replay are the same bytes, and so that the
-// recovery job can write the answer a crashed request would have given.
-type Answers interface {
-	// PaymentCreated is 201 with the creation result (202 while status is
-	// created because the provider's answer is unknown).
-	PaymentCreated(p paygate.Payment, threeDS *paygate.ThreeDSAction) Answer
-	// PaymentDeclined is 400 CARD_DECLINED naming the payment.
-	PaymentDeclined(p paygate.Payment) Answer
-	// PaymentProviderError is 502 PROVIDER_ERROR naming the payment.
-	PaymentProviderError(p paygate.Payment, message string) Answer
-	// Payment is 200 with the payment record.
-	Payment(p paygate.Payment) Answer
-	// Refund is 201 with the refund record.
-	Refund(r paygate.Refund) Answer
-	// Customer is 201 with the customer record.
-	Customer(c paygate.Customer) Answer
-	// StoredCard is 201 with the stored card.
-	StoredCard(c paygate.StoredCard) Answer
-}
-
 // Service runs the payment use cases.
 type Service struct {
 	store   paygate.Store
 	router  paygate.Router
 	clock   paygate.Clock
-	answers Answers
+	encoder Encoder
 	log     *slog.Logger
 	// vault seals and opens stored cards (storedcard.go) and keys the
 	// payments' card fingerprints.
@@ -61,10 +33,11 @@ type Service struct {
 
 // Config holds what a Service needs.
 type Config struct {
-	Store   paygate.Store
-	Router  paygate.Router
-	Clock   paygate.Clock
-	Answers Answers
+	Store  paygate.Store
+	Router paygate.Router
+	Clock  paygate.Clock
+	// Encoder renders the answers stored under idempotency keys. Required.
+	Encoder Encoder
 	Logger  *slog.Logger
 	// ProviderTimeout bounds every provider call; default 30 s.
 	ProviderTimeout time.Duration
@@ -80,8 +53,8 @@ type Config struct {
 // New returns a Service. It panics if a required dependency is missing,
 // which is a wiring mistake.
 func New(cfg Config) *Service {
-	if cfg.Store == nil || cfg.Router == nil || cfg.Answers == nil || cfg.Vault == nil {
-		panic("payment.New: Store, Router, Answers and Vault are required")
+	if cfg.Store == nil || cfg.Router == nil || cfg.Encoder == nil || cfg.Vault == nil {
+		panic("payment.New: Store, Router, Encoder and Vault are required")
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = paygate.SystemClock{}
@@ -93,7 +66,7 @@ func New(cfg Config) *Service {
 		cfg.ProviderTimeout = 30 * time.Second
 	}
 	return &Service{
-		store: cfg.Store, router: cfg.Router, clock: cfg.Clock, answers: cfg.Answers,
+		store: cfg.Store, router: cfg.Router, clock: cfg.Clock, encoder: cfg.Encoder,
 		log: cfg.Logger, providerTimeout: cfg.ProviderTimeout,
 		refundKick:  make(chan struct{}, 1),
 		vault:       cfg.Vault,

@@ -95,7 +95,7 @@ func newFixture(t *testing.T, timeout time.Duration, route ...paygate.Provider) 
 		t.Fatal(err)
 	}
 	svc := payment.New(payment.Config{
-		Store: st, Router: table, Answers: httpapi.Answers{}, Vault: testVault(t), ProviderTimeout: timeout,
+		Store: st, Router: table, Encoder: httpapi.Encoder{}, Vault: testVault(t), ProviderTimeout: timeout,
 	})
 	return fixture{st: st, router: table, svc: svc, keyID: key.ID, req: payment.Request{MerchantID: "m1", Mode: paygate.ModeTest, IdempotencyKey: "ik-1"}}
 }
@@ -107,11 +107,12 @@ func (f fixture) create(t *testing.T) (payment.Answer, paygate.Payment) {
 	if _, reserved := f.reserve(t, f.req.IdempotencyKey, "fp"); !reserved {
 		t.Fatal("key not reserved")
 	}
-	ans, err := f.svc.Create(ctx, f.req, payment.CreateInput{
+	res, err := f.svc.Create(ctx, f.req, payment.CreateInput{
 		Amount: paygate.Money{Amount: 1000, Currency: "EUR"}, AmountText: "10.00", Method: paygate.MethodCard,
 		CustomerExternalID: "c1", MerchantRef: "ref",
 		Card: &paygate.Card{Number: "4242424242424242", ExpMonth: 12, ExpYear: 2040, CVV: "123", HolderName: "A"},
 	})
+	ans := payment.StoredAnswer(res)
 	if err != nil {
 		t.Fatalf("create: %v", err)
 	}
@@ -188,7 +189,8 @@ func TestRefundWorkerRetriesProviderErrors(t *testing.T) {
 	ctx := context.Background()
 	f.req.IdempotencyKey = "ik-2"
 	f.reserve(t, "ik-2", "x")
-	ans, err := f.svc.Refund(ctx, f.req, payment.RefundInput{PaymentID: p.ID, Amount: paygate.Money{Amount: 500, Currency: "EUR"}, AmountText: "5.00"})
+	res, err := f.svc.Refund(ctx, f.req, payment.RefundInput{PaymentID: p.ID, Amount: paygate.Money{Amount: 500, Currency: "EUR"}, AmountText: "5.00"})
+	ans := payment.StoredAnswer(res)
 	if err != nil || ans.Status != 201 {
 		t.Fatalf("refund: %v %d", err, ans.Status)
 	}
@@ -247,7 +249,7 @@ func TestCreateDeferFlush(t *testing.T) {
 			f := newFixture(t, time.Second, tc.route...)
 			ds := &deferStore{Store: f.st}
 			f.svc = payment.New(payment.Config{
-				Store: ds, Router: f.router, Answers: httpapi.Answers{}, Vault: testVault(t), ProviderTimeout: time.Second,
+				Store: ds, Router: f.router, Encoder: httpapi.Encoder{}, Vault: testVault(t), ProviderTimeout: time.Second,
 			})
 			ans, p := f.create(t)
 			if ans.Status != 201 || p.Status != paygate.PaymentCaptured {

@@ -43,19 +43,19 @@ func (s *Service) newStoredCard(merchantID string, mode paygate.Mode, customerID
 // card) under the request's idempotency key. Saving a number the customer
 // already has answers that card. Errors (nothing stored): NOT_FOUND when the
 // customer does not exist; internal failures.
-func (s *Service) SaveCard(ctx context.Context, req Request, customerID string, c paygate.Card) (Answer, error) {
+func (s *Service) SaveCard(ctx context.Context, req Request, customerID string, c paygate.Card) (Result, error) {
 	sc, err := s.newStoredCard(req.MerchantID, req.Mode, customerID, c, paygate.StoredCardActive, "")
 	if err != nil {
-		return Answer{}, err
+		return Result{}, err
 	}
 	saved, created, err := s.store.SaveStoredCard(ctx, sc, s.vault.Fingerprints(c.Number))
 	if err != nil {
-		return Answer{}, fmt.Errorf("save stored card: %w", err)
+		return Result{}, fmt.Errorf("save stored card: %w", err)
 	}
 	if created {
 		s.log.LogAttrs(ctx, levelInfo, "card stored", attrStoredCard(saved), strAttr("key_id", saved.Sealed.KeyID))
 	}
-	return s.storeAnswer(ctx, req, s.answers.StoredCard(saved))
+	return s.storeResult(ctx, req, Result{Kind: CardStored, StoredCard: &saved})
 }
 
 // DeleteCard deletes an active stored card of the customer: it can no

@@ -96,7 +96,7 @@ func newVaultFixture(t *testing.T, failSave bool) *vaultFixture {
 	}
 	logs := &bytes.Buffer{}
 	svc := payment.New(payment.Config{
-		Store: svcStore, Router: table, Answers: httpapi.Answers{}, Clock: clock,
+		Store: svcStore, Router: table, Encoder: httpapi.Encoder{}, Clock: clock,
 		Logger: slog.New(slog.NewJSONHandler(logs, nil)), Vault: v,
 	})
 	return &vaultFixture{st: st, svc: svc, prov: prov, clock: clock, logs: logs, keyID: key.ID}
@@ -151,12 +151,14 @@ func TestStoredCardReachesTheProviderWithoutCVV(t *testing.T) {
 	f := newVaultFixture(t, false)
 	ctx := context.Background()
 	cust := f.customer(t, "c1")
-	ans, err := f.svc.SaveCard(ctx, f.request(t), cust.ID, testCard)
+	res, err := f.svc.SaveCard(ctx, f.request(t), cust.ID, testCard)
+	ans := payment.StoredAnswer(res)
 	if err != nil || ans.Status != 201 {
 		t.Fatalf("save: %v %d", err, ans.Status)
 	}
 	cardID := data(t, ans)["id"].(string)
-	ans, err = f.svc.Create(ctx, f.request(t), storedInput("c1", cardID))
+	res, err = f.svc.Create(ctx, f.request(t), storedInput("c1", cardID))
+	ans = payment.StoredAnswer(res)
 	if err != nil || ans.Status != 201 || data(t, ans)["storedCardId"] != cardID {
 		t.Fatalf("create: %v %d %s", err, ans.Status, ans.Body)
 	}
@@ -180,7 +182,8 @@ func TestStoredCardExpired(t *testing.T) {
 	f := newVaultFixture(t, false)
 	ctx := context.Background()
 	cust := f.customer(t, "c1")
-	ans, err := f.svc.SaveCard(ctx, f.request(t), cust.ID, testCard)
+	res, err := f.svc.SaveCard(ctx, f.request(t), cust.ID, testCard)
+	ans := payment.StoredAnswer(res)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +208,8 @@ func TestSaveCardFailureKeepsThePayment(t *testing.T) {
 		Amount: paygate.Money{Amount: 1000, Currency: "EUR"}, AmountText: "10.00", Method: paygate.MethodCard,
 		CustomerExternalID: "c1", Card: &testCard, SaveCard: true,
 	}
-	ans, err := f.svc.Create(context.Background(), f.request(t), in)
+	res, err := f.svc.Create(context.Background(), f.request(t), in)
+	ans := payment.StoredAnswer(res)
 	if err != nil || ans.Status != 201 || data(t, ans)["storedCardId"] != nil || data(t, ans)["status"] != "captured" {
 		t.Fatalf("create: %v %d %s", err, ans.Status, ans.Body)
 	}

@@ -75,7 +75,7 @@ func threeDSEngines(t *testing.T, f func(t *testing.T, fx *threeDSFixture)) {
 			t.Fatal(err)
 		}
 		svc := payment.New(payment.Config{
-			Store: st, Router: table, Clock: clock, Answers: httpapi.Answers{}, Vault: testVault(t),
+			Store: st, Router: table, Clock: clock, Encoder: httpapi.Encoder{}, Vault: testVault(t),
 			ProviderTimeout: 5 * time.Second,
 			ThreeDS:         payment.ThreeDSConfig{BaseURL: "https://pay.example/gw/", ChallengeTTL: testTTL},
 		})
@@ -95,11 +95,12 @@ func (fx *threeDSFixture) pending(t *testing.T, number, returnURL string) (payga
 	if err != nil || !reserved {
 		t.Fatalf("reserve: %v %v", reserved, err)
 	}
-	ans, err := fx.svc.Create(ctx, payment.Request{MerchantID: "m1", Mode: paygate.ModeTest, IdempotencyKey: ik}, payment.CreateInput{
+	res, err := fx.svc.Create(ctx, payment.Request{MerchantID: "m1", Mode: paygate.ModeTest, IdempotencyKey: ik}, payment.CreateInput{
 		Amount: paygate.Money{Amount: 1050, Currency: "EUR"}, AmountText: "10.50", Method: paygate.MethodCard,
 		CustomerExternalID: "c1", MerchantRef: ik, ReturnURL: returnURL,
 		Card: &paygate.Card{Number: paygate.PAN(number), ExpMonth: 12, ExpYear: 2040, CVV: "123", HolderName: "A"},
 	})
+	ans := payment.StoredAnswer(res)
 	if err != nil {
 		t.Fatalf("create: %v", err)
 	}

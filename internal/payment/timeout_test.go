@@ -8,6 +8,7 @@ import (
 	"github.com/paygate/paygate/internal/httpapi"
 	"github.com/paygate/paygate/internal/id"
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/provider/sandbox"
 )
 
@@ -105,7 +106,7 @@ func TestCrashedRequestReplaysRecoveredAnswer(t *testing.T) {
 		if err != nil || got.Status != paygate.PaymentCaptured || got.ProviderID != "sandbox-eu" {
 			t.Fatalf("payment after recovery: %+v %v", got, err)
 		}
-		want := httpapi.Answers{}.PaymentCreated(got, nil)
+		want := httpapi.Encoder{}.Encode(payment.Result{Kind: payment.PaymentCreated, Payment: &got})
 		fx.assertReplays(t, key, 201, want.Body)
 	})
 }
