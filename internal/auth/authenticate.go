@@ -3,7 +3,6 @@ package auth
 import (
 	"context"
 	"crypto/subtle"
-	"errors"
 	"fmt"
 	"time"
 
@@ -49,62 +48,11 @@ func (a *Authenticator) Authenticate(ctx context.Context, header string) (paygat
 	})
 }
 
-// AuthenticatePeek is Authenticate for a request that carries the
-// Idempotency-Key idemKey: when the store can (paygate.IdempotencyPeeker),
-// it also reads that key's record within the API key's merchant and mode,
-// in the same round trip, and returns it (nil when there is none). peeked
-// is false when the store cannot; the caller then looks the key up itself.
-func (a *Authenticator) AuthenticatePeek(ctx context.Context, header, idemKey string) (key paygate.APIKey, rec *paygate.IdempotencyRecord, peeked bool, err error) {
-	p, ok := a.Store.(paygate.IdempotencyPeeker)
-	if !ok {
-		key, err = a.Authenticate(ctx, header)
-		return key, nil, false, err
-	}
-	return authenticateWith(a, header, func(hash []byte) (paygate.APIKey, paygate.IdempotencyRecord, bool, error) {
-		return p.APIKeyAndIdempotency(ctx, hash, idemKey)
-	})
-}
-
-// AuthenticatePayment is Authenticate for GET /v1/payments/{paymentID}:
-// when the store can (paygate.PaymentPeeker), it also reads that payment
-// within the API key's merchant and mode, in the same round trip, and
-// returns it. It is nil when there is none, when the store cannot peek or
-// when the read beside the key failed: the caller then reads the payment
-// itself, and answers a missing one as the store does.
-func (a *Authenticator) AuthenticatePayment(ctx context.Context, header, paymentID string) (paygate.APIKey, *paygate.Payment, error) {
-	pp, ok := a.Store.(paygate.PaymentPeeker)
-	if !ok {
-		key, err := a.Authenticate(ctx, header)
-		return key, nil, err
-	}
-	key, p, _, err := authenticateWith(a, header, func(hash []byte) (paygate.APIKey, paygate.Payment, bool, error) {
-		return pp.APIKeyAndPayment(ctx, hash, paymentID)
-	})
-	return key, p, err
-}
-
-// authenticateWith authenticates header through read, which returns the key
-// of a hash together with something of the key's merchant and mode (found
-// false when there is none). That something is returned only when the key
-// authenticates; peeked is false when read could not read it
-// (paygate.ErrNotPeeked) and the caller must read it itself.
-func authenticateWith[T any](a *Authenticator, header string, read func(hash []byte) (paygate.APIKey, T, bool, error)) (key paygate.APIKey, got *T, peeked bool, err error) {
-	peeked = true
-	key, err = a.authenticate(header, func(hash []byte) (paygate.APIKey, error) {
-		k, v, found, err := read(hash)
-		if errors.Is(err, paygate.ErrNotPeeked) {
-			peeked = false
-			return k, nil
-		}
-		if found {
-			got = &v
-		}
-		return k, err
-	})
-	if err != nil || !peeked {
-		return key, nil, false, err
-	}
-	return key, got, true, nil
+// AuthenticateBy is Authenticate with the key of a hash read by lookup,
+// for a caller that reads more with the key in the same round trip
+// (paygate.RequestReader). Errors as Authenticate's.
+func (a *Authenticator) AuthenticateBy(header string, lookup func(hash []byte) (paygate.APIKey, error)) (paygate.APIKey, error) {
+	return a.authenticate(header, lookup)
 }
 
 // authenticate checks header against the key lookup returns for its hash.

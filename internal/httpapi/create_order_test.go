@@ -1,15 +1,27 @@
 package httpapi_test
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"testing"
 
 	"github.com/paygate/paygate/internal/paygate"
 )
 
-// noPeekStore hides the store's paygate.IdempotencyPeeker: the server then
-// looks a payment's key up itself when validation fails.
+// noPeekStore hides the store's paygate.RequestReader: the server then
+// reserves a payment's key before validation instead of reading its record
+// with the API key.
 type noPeekStore struct{ paygate.Store }
+
+// failingReadStore reads API keys with the request, but the read beside the
+// key fails: the server proceeds as without the capability.
+type failingReadStore struct{ paygate.Store }
+
+func (s failingReadStore) APIKeyAndRequest(ctx context.Context, hash []byte, _ paygate.RequestReads) (paygate.APIKey, paygate.RequestData, error) {
+	k, err := s.APIKeyByHash(ctx, hash)
+	return k, paygate.RequestData{Err: errors.New("the read beside the key failed")}, err
+}
 
 // TestCreatePaymentOrderOfChecks checks decisions §1's order (idempotency
 // before validation) for POST /v1/payments, with the key's record read
@@ -18,10 +30,11 @@ func TestCreatePaymentOrderOfChecks(t *testing.T) {
 	for name, wrap := range map[string]func(paygate.Store) paygate.Store{
 		"peek":   func(s paygate.Store) paygate.Store { return s },
 		"noPeek": func(s paygate.Store) paygate.Store { return noPeekStore{s} },
+		"failed": func(s paygate.Store) paygate.Store { return failingReadStore{s} },
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := newBenchServer(t, "sqlite", wrap)
-			if _, ok := s.store.(paygate.IdempotencyPeeker); ok == (name == "noPeek") {
+			if _, ok := s.store.(paygate.RequestReader); ok == (name == "noPeek") {
 				t.Fatalf("store %T: the wrapper did not do its job", s.store)
 			}
 			valid, invalid := benchBody(1), []byte(`{"amount":"1.001","currency":"EUR"}`)

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -11,21 +12,25 @@ import (
 	"github.com/paygate/paygate/internal/paygate"
 )
 
-// peekingStore counts the reads of GET /v1/payments/{id}; with miss set its
-// payment peek finds nothing, so the server reads the payment itself.
+// peekingStore counts the reads of GET /v1/payments/{id}; with miss set the
+// payment read with the key is missing, and with fail set that read fails:
+// the server then reads the payment itself.
 type peekingStore struct {
 	paygate.Store
-	miss                atomic.Bool
+	miss, fail          atomic.Bool
 	peeks, byID, byHash atomic.Int64
 }
 
-func (s *peekingStore) APIKeyAndPayment(ctx context.Context, hash []byte, id string) (paygate.APIKey, paygate.Payment, bool, error) {
+func (s *peekingStore) APIKeyAndRequest(ctx context.Context, hash []byte, reads paygate.RequestReads) (paygate.APIKey, paygate.RequestData, error) {
 	s.peeks.Add(1)
-	k, p, found, err := s.Store.(paygate.PaymentPeeker).APIKeyAndPayment(ctx, hash, id)
-	if s.miss.Load() {
-		return k, paygate.Payment{}, false, err
+	k, data, err := s.Store.(paygate.RequestReader).APIKeyAndRequest(ctx, hash, reads)
+	switch {
+	case s.fail.Load():
+		return k, paygate.RequestData{Err: errors.New("the read beside the key failed")}, err
+	case s.miss.Load():
+		return k, paygate.RequestData{}, err
 	}
-	return k, p, found, err
+	return k, data, err
 }
 
 func (s *peekingStore) PaymentByID(ctx context.Context, merchantID string, mode paygate.Mode, id string) (paygate.Payment, error) {
@@ -44,7 +49,7 @@ func (s *peekingStore) APIKeyByHash(ctx context.Context, hash []byte) (paygate.A
 func TestGetPaymentPeek(t *testing.T) {
 	st := &peekingStore{}
 	s := newBenchServer(t, "postgres", func(inner paygate.Store) paygate.Store {
-		if _, ok := inner.(paygate.PaymentPeeker); !ok {
+		if _, ok := inner.(paygate.RequestReader); !ok {
 			t.Fatalf("%T does not peek payments", inner)
 		}
 		st.Store = inner
@@ -85,6 +90,17 @@ func TestGetPaymentPeek(t *testing.T) {
 		t.Errorf("the peeked answer differs:\n%s\n%s", peeked, read)
 	}
 	st.miss.Store(false)
+	// A failed read beside the key: the server reads the payment itself,
+	// and a key that does not authenticate still gets 401.
+	st.fail.Store(true)
+	before = counts()
+	if code, failed := get("/v1/payments/"+id, s.secret); code != http.StatusOK || string(failed) != string(peeked) || st.byID.Load() != before[1]+1 {
+		t.Fatalf("GET after a failed read beside the key: status %d, by id %d -> %d, same answer %v", code, before[1], st.byID.Load(), string(failed) == string(peeked))
+	}
+	if code, _ := get("/v1/payments/"+id, s.secret[:len(s.secret)-2]+"zz"); code != http.StatusUnauthorized {
+		t.Errorf("wrong key, failed read beside it: status %d, want 401", code)
+	}
+	st.fail.Store(false)
 	if code, _ := get("/v1/payments/00000000-0000-7000-8000-000000000000", s.secret); code != http.StatusNotFound {
 		t.Errorf("unknown payment: status %d, want 404", code)
 	}

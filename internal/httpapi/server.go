@@ -81,8 +81,8 @@ type reqState struct {
 	// with its API key (createPayment); nil when it was not read.
 	ahead *payment.ReadAhead
 	// payment is the payment of a GET /v1/payments/{id}, read with its API
-	// key (auth.AuthenticatePayment); nil when it was not read so or not
-	// found, and getPayment reads it itself.
+	// key; nil when it was not read so or not found, and getPayment reads
+	// it itself.
 	payment *paygate.Payment
 	// route is the route pattern the request matched (/v1/payments/{id}),
 	// "unmatched" when none did: the log names it, never the raw path.
@@ -229,24 +229,18 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	if m.ok {
 		st.route = m.name()
 	}
+	var reads paygate.RequestReads
 	switch ik := r.Header.Get("Idempotency-Key"); m.peeks(r.Method) {
 	case peekIdempotency:
 		// A payment's key record is read with its API key (createPayment).
 		if idempotency.ValidKey(ik) {
-			var rec *paygate.IdempotencyRecord
-			var peeked bool
-			if key, rec, peeked, err = s.cfg.Auth.AuthenticatePeek(ctx, r.Header.Get("X-API-Key"), ik); peeked {
-				st.ahead = &payment.ReadAhead{Record: rec}
-			}
-			break
+			reads.IdempotencyKey = ik
 		}
-		key, err = s.cfg.Auth.Authenticate(ctx, r.Header.Get("X-API-Key"))
 	case peekPayment:
 		// So is the payment of a GET (getPayment).
-		key, st.payment, err = s.cfg.Auth.AuthenticatePayment(ctx, r.Header.Get("X-API-Key"), m.ids[0])
-	default:
-		key, err = s.cfg.Auth.Authenticate(ctx, r.Header.Get("X-API-Key"))
+		reads.PaymentID = m.ids[0]
 	}
+	key, err = s.authenticate(ctx, st, r.Header.Get("X-API-Key"), reads)
 	if err != nil {
 		if paygate.ErrorCode(err) != paygate.CodeUnauthorized {
 			s.fail(w, r, err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -281,13 +282,13 @@ func BenchmarkServer(b *testing.B) {
 // the order and transactions the gateway makes them.
 func storePayment(ctx context.Context, st paygate.Store, hash []byte, merchantID string, n int64) error {
 	w := paygate.NewBaselineWrites(merchantID, paygate.ModeTest, n, id.New(), id.New(), id.New(), time.Now())
-	peek, ok := st.(paygate.IdempotencyPeeker)
+	rr, ok := st.(paygate.RequestReader)
 	if !ok {
 		return fmt.Errorf("%T reads the key and the record in two round trips", st)
 	}
-	key, _, found, err := peek.APIKeyAndIdempotency(ctx, hash, w.Reservation.Key)
-	if err != nil || found {
-		return fmt.Errorf("key and idempotency record (found %v): %w", found, err)
+	key, data, err := rr.APIKeyAndRequest(ctx, hash, paygate.RequestReads{IdempotencyKey: w.Reservation.Key})
+	if err = errors.Join(err, data.Err); err != nil || data.Record != nil {
+		return fmt.Errorf("key and idempotency record (found %v): %w", data.Record != nil, err)
 	}
 	w.Reservation.APIKeyID = key.ID
 	w.Payment.Reservation = &w.Reservation

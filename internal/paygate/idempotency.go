@@ -2,7 +2,6 @@ package paygate
 
 import (
 	"context"
-	"errors"
 	"time"
 )
 
@@ -82,35 +81,37 @@ type IdempotencyCompletion struct {
 	Body       []byte
 }
 
-// IdempotencyPeeker is implemented by a Store that can read a request's API
-// key and the record of its Idempotency-Key together, in one round trip, so
-// that a replay is answered with no other read and a new request learns
-// that its key is free before it is validated (decisions §1 checks
-// idempotency before validation).
-type IdempotencyPeeker interface {
-	// APIKeyAndIdempotency returns the key whose hash matches (NOT_FOUND
-	// otherwise, whether or not the key is active) and the record of the
-	// Idempotency-Key idemKey within that key's merchant and mode, live or
-	// not, with found false when there is none; ErrNotPeeked with the key
-	// when only the record's read failed.
-	APIKeyAndIdempotency(ctx context.Context, hash []byte, idemKey string) (key APIKey, rec IdempotencyRecord, found bool, err error)
+// RequestReads names what a request reads together with its API key.
+type RequestReads struct {
+	// IdempotencyKey, when not "", asks for the record of this
+	// Idempotency-Key: a replay is then answered with no other read, and
+	// a new request learns that its key is free before it is validated
+	// (decisions §1 checks idempotency before validation).
+	IdempotencyKey string
+	// PaymentID, when not "", asks for the payment with this id
+	// (GET /v1/payments/{id}).
+	PaymentID string
 }
 
-// ErrNotPeeked is returned by APIKeyAndIdempotency and APIKeyAndPayment,
-// with the key, when the key was read but the read alongside it failed: the
-// caller authenticates with the key as if the store could not peek, and
-// meets the failure, if it lasts, when it reads on its own after the checks
-// that come first (decisions §1: authentication, then the rate limit).
-var ErrNotPeeked = errors.New("paygate: the key was read, the read alongside it failed")
+// RequestData is what was read for RequestReads, within the merchant and
+// mode of the API key read with it.
+type RequestData struct {
+	Record  *IdempotencyRecord // the key's record, live or not; nil when none
+	Payment *Payment           // nil when there is no such payment
+	// Err is a failure of the reads beside the key; Record and Payment are
+	// then unset. The caller meets it after the checks that come first
+	// (decisions §1: authentication, then the rate limit).
+	Err error
+}
 
-// PaymentPeeker is implemented by a Store that can read a request's API key
-// and a payment of that key's merchant and mode together, in one round trip
-// (GET /v1/payments/{id}: one round trip instead of two on a networked
-// database).
-type PaymentPeeker interface {
-	// APIKeyAndPayment returns the key whose hash matches (NOT_FOUND
-	// otherwise, whether or not the key is active) and the payment id of
-	// that key's merchant and mode, with found false when there is none;
-	// ErrNotPeeked with the key when only the payment's read failed.
-	APIKeyAndPayment(ctx context.Context, hash []byte, paymentID string) (key APIKey, p Payment, found bool, err error)
+// RequestReader is the optional capability of a Store that reads a
+// request's API key and what the request needs (RequestReads) in one round
+// trip. Without it a request reads its API key alone and the rest on its
+// own, after authentication; nothing but the number of round trips
+// differs.
+type RequestReader interface {
+	// APIKeyAndRequest returns the key whose hash matches (NOT_FOUND
+	// otherwise, whether or not the key is active) and what reads names
+	// within that key's merchant and mode.
+	APIKeyAndRequest(ctx context.Context, hash []byte, reads RequestReads) (APIKey, RequestData, error)
 }

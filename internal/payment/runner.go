@@ -32,7 +32,7 @@ type IdempotentRequest struct {
 	// to be valid; its error is the answer.
 	Body func() ([]byte, error)
 	// Ahead, when set, is the key's record as it was read with the
-	// request's API key, and asks that a free key be reserved by the
+	// request's API key (paygate.RequestReader), and asks that a free key be reserved by the
 	// operation's own first write (Request.Reservation; Create does):
 	// one round trip fewer, and an answer to a replay with no other read.
 	Ahead *ReadAhead
@@ -42,7 +42,6 @@ type IdempotentRequest struct {
 // request's run.
 type ReadAhead struct {
 	Record *paygate.IdempotencyRecord // nil: the key had no record
-	Err    error                      // the read failed: the request's answer
 }
 
 // Prepare decodes and validates a request's body into the operation to run.
@@ -118,10 +117,7 @@ func (s *Service) Run(ctx context.Context, ir IdempotentRequest, prepare Prepare
 	if a := ir.Ahead; a != nil {
 		// The key's record was read ahead: a live one answers at once; a
 		// free key is reserved by the operation's first write.
-		switch {
-		case a.Err != nil:
-			return Outcome{}, a.Err
-		case a.Record != nil && a.Record.Live(res.Now):
+		if a.Record != nil && a.Record.Live(res.Now) {
 			return taken(*a.Record)
 		}
 		op, err := prepare(body)

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -195,43 +194,44 @@ func nonNil(b []byte) []byte {
 	return b
 }
 
-var _ paygate.IdempotencyPeeker = (*Store)(nil)
+var _ paygate.RequestReader = (*Store)(nil)
 
-// APIKeyAndIdempotency reads the API key by its hash and the record of
-// idemKey within the key's merchant and mode, pipelined in one round trip.
-func (s *Store) APIKeyAndIdempotency(ctx context.Context, hash []byte, idemKey string) (paygate.APIKey, paygate.IdempotencyRecord, bool, error) {
-	return keyAnd(ctx, s, hash, `SELECT `+idempotencyColumns+` FROM idempotency_keys
-		WHERE (merchant_id, mode) = (SELECT merchant_id, mode FROM api_keys WHERE hash = $1) AND key = $2`,
-		[]any{hash, idemKey}, scanIdempotency)
-}
-
-var _ paygate.PaymentPeeker = (*Store)(nil)
-
-// APIKeyAndPayment reads the API key by its hash and the payment paymentID
-// of the key's merchant and mode in one round trip.
-func (s *Store) APIKeyAndPayment(ctx context.Context, hash []byte, paymentID string) (paygate.APIKey, paygate.Payment, bool, error) {
-	return keyAnd(ctx, s, hash, paymentByKeyHash, []any{paymentID, hash}, scanPayment)
-}
-
-// keyAnd reads the API key by its hash and, pipelined after it in the same
-// round trip, at most one row of sql (a read within the key's merchant and
-// mode), with found false when there is none. The key is NOT_FOUND when no
-// key has the hash; when the key was read and the rest failed, the error is
-// paygate.ErrNotPeeked, returned with the key.
-func keyAnd[T any](ctx context.Context, s *Store, hash []byte, sql string, args []any, scan func(pgx.Row) (T, error)) (key paygate.APIKey, v T, found bool, err error) {
-	var keyFound bool
+// APIKeyAndRequest reads the API key by its hash and, pipelined after it in
+// the same round trip, what reads names within the key's merchant and mode
+// (each read selects the merchant and mode by the hash itself). When the key
+// was read and a read beside it failed, that failure is the data's Err.
+func (s *Store) APIKeyAndRequest(ctx context.Context, hash []byte, reads paygate.RequestReads) (paygate.APIKey, paygate.RequestData, error) {
+	var (
+		key                        paygate.APIKey
+		rec                        paygate.IdempotencyRecord
+		p                          paygate.Payment
+		keyFound, recFound, pFound bool
+	)
 	b := &pgx.Batch{}
 	queueOptionalRow(b, `SELECT `+apiKeyReadColumns+` FROM api_keys WHERE hash = $1`, []any{hash}, scanAPIKeyUsed, &key, &keyFound)
-	queueOptionalRow(b, sql, args, scan, &v, &found)
-	var zero T
+	if reads.IdempotencyKey != "" {
+		queueOptionalRow(b, `SELECT `+idempotencyColumns+` FROM idempotency_keys
+			WHERE (merchant_id, mode) = (SELECT merchant_id, mode FROM api_keys WHERE hash = $1) AND key = $2`,
+			[]any{hash, reads.IdempotencyKey}, scanIdempotency, &rec, &recFound)
+	}
+	if reads.PaymentID != "" {
+		queueOptionalRow(b, paymentByKeyHash, []any{reads.PaymentID, hash}, scanPayment, &p, &pFound)
+	}
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		if keyFound {
-			return key, zero, false, fmt.Errorf("%w: %w", paygate.ErrNotPeeked, translate(err))
+			return key, paygate.RequestData{Err: translate(err)}, nil
 		}
-		return paygate.APIKey{}, zero, false, translate(err)
+		return paygate.APIKey{}, paygate.RequestData{}, translate(err)
 	}
 	if !keyFound {
-		return paygate.APIKey{}, zero, false, notFound("API key")
+		return paygate.APIKey{}, paygate.RequestData{}, notFound("API key")
 	}
-	return key, v, found, nil
+	var data paygate.RequestData
+	if recFound {
+		data.Record = &rec
+	}
+	if pFound {
+		data.Payment = &p
+	}
+	return key, data, nil
 }

@@ -374,7 +374,7 @@ const paymentByID = `SELECT ` + paymentColumns + ` FROM payments
 	WHERE id = $1 AND merchant_id = $2 COLLATE "C" AND mode = $3 COLLATE "C"`
 
 // paymentByKeyHash is paymentByID within the merchant and mode of the API
-// key whose hash is $2 (APIKeyAndPayment).
+// key whose hash is $2 (APIKeyAndRequest).
 const paymentByKeyHash = `SELECT ` + paymentColumns + ` FROM payments
 	WHERE id = $1 AND (merchant_id COLLATE "C", mode COLLATE "C") = (SELECT merchant_id, mode FROM api_keys WHERE hash = $2)`
 

@@ -583,36 +583,31 @@ func TestTerminatedConnectionIsServiceUnavailable(t *testing.T) {
 	}
 }
 
-// TestKeyAndNotPeeked: when the key is read and the read pipelined after it
-// fails, the peeks return the key with paygate.ErrNotPeeked, so that the
-// caller authenticates before it meets the failure; an unknown key is still
-// NOT_FOUND.
-func TestKeyAndNotPeeked(t *testing.T) {
+// TestKeyAndRequestReadFails: when the key is read and a read pipelined
+// after it fails, APIKeyAndRequest returns the key with the failure as the
+// data's Err, so that the caller authenticates before it meets the failure;
+// an unknown key is still NOT_FOUND, and a failure without a key is the
+// call's error.
+func TestKeyAndRequestReadFails(t *testing.T) {
 	t.Parallel()
 	s, _ := openTest(t)
 	f := seedMerchant(t, s)
-	scanInt := func(row pgx.Row) (int, error) {
-		var v int
-		err := row.Scan(&v)
-		return v, err
+	p := f.payment(t, s, 100)
+	// PostgreSQL refuses text holding NUL: the record's read fails.
+	failing := paygate.RequestReads{IdempotencyKey: "bad\x00key", PaymentID: p.ID}
+	key, data, err := s.APIKeyAndRequest(t.Context(), f.key.Hash, failing)
+	if err != nil || key.ID != f.key.ID || data.Err == nil || data.Record != nil || data.Payment != nil {
+		t.Errorf("known key, failing read: key %q, data %+v, %v; want the key and the data's Err alone", key.ID, data, err)
 	}
-	read := func(hash []byte, sql string) (paygate.APIKey, int, bool, error) {
-		return keyAnd(t.Context(), s, hash, sql, nil, scanInt)
+	if _, data, err := s.APIKeyAndRequest(t.Context(), []byte("no such hash"), failing); err == nil || paygate.IsNotFound(err) || data.Err != nil {
+		t.Errorf("unknown key, failing read: data %+v, %v; want the failure as the error", data, err)
 	}
-	key, v, found, err := read(f.key.Hash, `SELECT 1 / 0`)
-	if !errors.Is(err, paygate.ErrNotPeeked) || key.ID != f.key.ID || found || v != 0 {
-		t.Errorf("known key: got key %q, %d, found %v, %v; want the key alone and ErrNotPeeked", key.ID, v, found, err)
+	fine := paygate.RequestReads{IdempotencyKey: "none", PaymentID: p.ID}
+	if _, _, err := s.APIKeyAndRequest(t.Context(), []byte("no such hash"), fine); !paygate.IsNotFound(err) {
+		t.Errorf("unknown key, reads beside it: %v; want NOT_FOUND", err)
 	}
-	if _, _, _, err := read([]byte("no such hash"), `SELECT 1 / 0`); errors.Is(err, paygate.ErrNotPeeked) || err == nil {
-		t.Errorf("unknown key: %v; want an error that is not ErrNotPeeked", err)
-	}
-	if _, _, _, err := read([]byte("no such hash"), `SELECT 7`); !paygate.IsNotFound(err) {
-		t.Errorf("unknown key, a row beside it: %v; want NOT_FOUND", err)
-	}
-	if key, v, found, err := read(f.key.Hash, `SELECT 7`); err != nil || key.ID != f.key.ID || !found || v != 7 {
-		t.Errorf("known key, a row beside it: key %q, %d, found %v, %v", key.ID, v, found, err)
-	}
-	if key, _, found, err := read(f.key.Hash, `SELECT 7 WHERE false`); err != nil || key.ID != f.key.ID || found {
-		t.Errorf("known key, no row beside it: key %q, found %v, %v", key.ID, found, err)
+	key, data, err = s.APIKeyAndRequest(t.Context(), f.key.Hash, fine)
+	if err != nil || key.ID != f.key.ID || data.Err != nil || data.Record != nil || data.Payment == nil || data.Payment.ID != p.ID {
+		t.Errorf("known key, reads beside it: key %q, data %+v, %v; want the payment and no record", key.ID, data, err)
 	}
 }

@@ -154,12 +154,15 @@ func (s *Store) PurgeIdempotency(ctx context.Context, createdBefore time.Time) (
 	return n, err
 }
 
-var _ paygate.IdempotencyPeeker = (*Store)(nil)
+var _ paygate.RequestReader = (*Store)(nil)
 
-// APIKeyAndIdempotency reads the API key by its hash and the record of
-// idemKey within the key's merchant and mode, in one statement on a reader
-// connection: a replay never waits for the writer.
-func (s *Store) APIKeyAndIdempotency(ctx context.Context, hash []byte, idemKey string) (paygate.APIKey, paygate.IdempotencyRecord, bool, error) {
+// APIKeyAndRequest reads the API key by its hash and what reads names within
+// the key's merchant and mode, on a reader connection: a replay never waits
+// for the writer. The key and the idempotency record are one statement; a
+// payment is read after it (an embedded database has no round trip to
+// save). When the key was read and a read beside it failed, that failure is
+// the data's Err.
+func (s *Store) APIKeyAndRequest(ctx context.Context, hash []byte, reads paygate.RequestReads) (paygate.APIKey, paygate.RequestData, error) {
 	// The record's columns come after the key's and are NULL without one.
 	var (
 		found                  bool
@@ -172,22 +175,32 @@ func (s *Store) APIKeyAndIdempotency(ctx context.Context, hash []byte, idemKey s
 			i.key IS NOT NULL, i.fingerprint, i.state, i.status_code, i.body, i.payment_id, i.created_at
 		FROM api_keys k
 		LEFT JOIN idempotency_keys i ON i.merchant_id = k.merchant_id AND i.mode = k.mode AND i.key = ?
-		WHERE k.hash = ?`, idemKey, hash)
+		WHERE k.hash = ?`, reads.IdempotencyKey, hash)
 	k, err := scanAPIKeyUsed(trailing{row, []any{&found, &fingerprint, &state, &statusCode, &body, &paymentID, &recCreated}})
 	if errors.Is(err, sql.ErrNoRows) {
-		return paygate.APIKey{}, paygate.IdempotencyRecord{}, false, notFound("API key")
+		return paygate.APIKey{}, paygate.RequestData{}, notFound("API key")
 	}
 	if err != nil {
-		return paygate.APIKey{}, paygate.IdempotencyRecord{}, false, translate(err)
+		return paygate.APIKey{}, paygate.RequestData{}, translate(err)
 	}
-	if !found {
-		return k, paygate.IdempotencyRecord{}, false, nil
+	var data paygate.RequestData
+	if found && reads.IdempotencyKey != "" {
+		data.Record = &paygate.IdempotencyRecord{
+			MerchantID: k.MerchantID, Mode: k.Mode, Key: reads.IdempotencyKey, Fingerprint: fingerprint,
+			State: paygate.IdempotencyState(state.String), StatusCode: int(statusCode.Int64), Body: body,
+			PaymentID: paymentID.String, CreatedAt: fromMicros(recCreated.Int64),
+		}
 	}
-	return k, paygate.IdempotencyRecord{
-		MerchantID: k.MerchantID, Mode: k.Mode, Key: idemKey, Fingerprint: fingerprint,
-		State: paygate.IdempotencyState(state.String), StatusCode: int(statusCode.Int64), Body: body,
-		PaymentID: paymentID.String, CreatedAt: fromMicros(recCreated.Int64),
-	}, true, nil
+	if reads.PaymentID != "" {
+		p, err := s.PaymentByID(ctx, k.MerchantID, k.Mode, reads.PaymentID)
+		switch {
+		case err == nil:
+			data.Payment = &p
+		case !paygate.IsNotFound(err):
+			return k, paygate.RequestData{Err: err}, nil
+		}
+	}
+	return k, data, nil
 }
 
 // trailing is a row whose leading columns a scan function reads; the

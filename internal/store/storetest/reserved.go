@@ -14,11 +14,8 @@ import (
 func reservedCreateCases() []testCase {
 	const n = 12
 	return []testCase{
-		{"PeekKeyAndRecord", func(t *testing.T, s paygate.Store) {
-			p, ok := s.(paygate.IdempotencyPeeker)
-			if !ok {
-				t.Fatalf("%T does not implement paygate.IdempotencyPeeker", s)
-			}
+		{"ReadKeyAndRecord", func(t *testing.T, s paygate.Store) {
+			rr := requestReader(t, s)
 			f := newMerchant(t, s, base)
 			r := f.reservation(paygate.ModeTest, "key-1", at(time.Hour))
 			_, reserved, err := s.ReserveIdempotency(ctx(t), r)
@@ -26,43 +23,41 @@ func reservedCreateCases() []testCase {
 			if !reserved {
 				t.Fatal("key-1 was not reserved")
 			}
-			key, rec, found, err := p.APIKeyAndIdempotency(ctx(t), f.testKey.Hash, "key-1")
+			reads := paygate.RequestReads{IdempotencyKey: "key-1"}
+			key, data, err := rr.APIKeyAndRequest(ctx(t), f.testKey.Hash, reads)
 			must(t, err)
-			if key.ID != f.testKey.ID || !found {
-				t.Fatalf("got key %s, found %v; want key %s and its record", key.ID, found, f.testKey.ID)
+			if key.ID != f.testKey.ID || data.Record == nil || data.Payment != nil || data.Err != nil {
+				t.Fatalf("got key %s, data %+v; want key %s and its record alone", key.ID, data, f.testKey.ID)
 			}
-			equal(t, "peeked record", paygate.IdempotencyRecord{
+			equal(t, "record read with the key", paygate.IdempotencyRecord{
 				MerchantID: f.merchant.ID, Mode: paygate.ModeTest, Key: "key-1",
 				Fingerprint: r.Fingerprint, State: paygate.IdempotencyInFlight, CreatedAt: at(time.Hour),
-			}, rec)
-			checkPeekScope(t, s, f, func(hash []byte) (paygate.APIKey, bool, error) {
-				k, _, found, err := p.APIKeyAndIdempotency(ctx(t), hash, "key-1")
-				return k, found, err
+			}, *data.Record)
+			checkReadScope(t, s, f, func(hash []byte) (paygate.APIKey, bool, error) {
+				k, data, err := rr.APIKeyAndRequest(ctx(t), hash, reads)
+				return k, data.Record != nil, errors.Join(err, data.Err)
 			})
 		}},
-		{"PeekKeyAndPayment", func(t *testing.T, s paygate.Store) {
-			p, ok := s.(paygate.PaymentPeeker)
-			if !ok {
-				t.Skipf("%T does not implement the optional paygate.PaymentPeeker", s)
-			}
+		{"ReadKeyAndPayment", func(t *testing.T, s paygate.Store) {
+			rr := requestReader(t, s)
 			f := newMerchant(t, s, base)
 			pay := f.createPayment(t, f.paymentValue(paygate.ModeTest, at(time.Hour)), "cus-1")
-			key, got, found, err := p.APIKeyAndPayment(ctx(t), f.testKey.Hash, pay.ID)
+			key, data, err := rr.APIKeyAndRequest(ctx(t), f.testKey.Hash, paygate.RequestReads{PaymentID: pay.ID})
 			must(t, err)
-			if key.ID != f.testKey.ID || !found {
-				t.Fatalf("got key %s, found %v; want key %s and the payment", key.ID, found, f.testKey.ID)
+			if key.ID != f.testKey.ID || data.Payment == nil || data.Record != nil || data.Err != nil {
+				t.Fatalf("got key %s, data %+v; want key %s and the payment alone", key.ID, data, f.testKey.ID)
 			}
 			stored, err := s.PaymentByID(ctx(t), f.merchant.ID, paygate.ModeTest, pay.ID)
 			must(t, err)
-			equal(t, "peeked payment", stored, got)
-			key, _, found, err = p.APIKeyAndPayment(ctx(t), f.testKey.Hash, "00000000-0000-7000-8000-000000000000")
+			equal(t, "payment read with the key", stored, *data.Payment)
+			key, data, err = rr.APIKeyAndRequest(ctx(t), f.testKey.Hash, paygate.RequestReads{PaymentID: "00000000-0000-7000-8000-000000000000", IdempotencyKey: "none"})
 			must(t, err)
-			if key.ID != f.testKey.ID || found {
-				t.Errorf("unknown payment: key %s, found %v", key.ID, found)
+			if key.ID != f.testKey.ID || data != (paygate.RequestData{}) {
+				t.Errorf("unknown payment and key: key %s, data %+v; want the key alone", key.ID, data)
 			}
-			checkPeekScope(t, s, f, func(hash []byte) (paygate.APIKey, bool, error) {
-				k, _, found, err := p.APIKeyAndPayment(ctx(t), hash, pay.ID)
-				return k, found, err
+			checkReadScope(t, s, f, func(hash []byte) (paygate.APIKey, bool, error) {
+				k, data, err := rr.APIKeyAndRequest(ctx(t), hash, paygate.RequestReads{PaymentID: pay.ID})
+				return k, data.Payment != nil, errors.Join(err, data.Err)
 			})
 		}},
 		{"ReservesAndLinks", func(t *testing.T, s paygate.Store) {
@@ -232,13 +227,13 @@ func reservedPayment(p paygate.Payment, r paygate.IdempotencyReservation, custom
 	}
 }
 
-// checkPeekScope checks a store's read of an API key with something of f's
+// checkReadScope checks a store's read of an API key with something of f's
 // test mode that exists (peek returns the key and whether that something
 // was found): an unknown hash is NOT_FOUND; f's live key and another
 // merchant's test key are returned without it, since the read is scoped by
 // the key's merchant and mode; and a revoked key is returned with it, for
 // the caller to judge. It revokes f's test key.
-func checkPeekScope(t *testing.T, s paygate.Store, f fixture, peek func(hash []byte) (paygate.APIKey, bool, error)) {
+func checkReadScope(t *testing.T, s paygate.Store, f fixture, peek func(hash []byte) (paygate.APIKey, bool, error)) {
 	t.Helper()
 	_, _, err := peek(randomBytes(32))
 	wantNotFound(t, err)
@@ -257,4 +252,14 @@ func checkPeekScope(t *testing.T, s paygate.Store, f fixture, peek func(hash []b
 	if key.ID != f.testKey.ID || key.RevokedAt == nil || !found {
 		t.Errorf("revoked key: got %+v, found %v; want the revoked key and what it read", key, found)
 	}
+}
+
+// requestReader returns s as the paygate.RequestReader both engines are.
+func requestReader(t *testing.T, s paygate.Store) paygate.RequestReader {
+	t.Helper()
+	rr, ok := s.(paygate.RequestReader)
+	if !ok {
+		t.Fatalf("%T does not implement paygate.RequestReader", s)
+	}
+	return rr
 }
