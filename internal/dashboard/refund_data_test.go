@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paygate/paygate/internal/httpapi"
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/ratelimit"
 )
@@ -178,15 +177,9 @@ func TestRefundFromDashboard(t *testing.T) {
 		form := f.refundFormOf(t, f.a.viewer, pid)
 		form.Set("amount", "1.00")
 		form.Set("reason", "refund to 4242 4242 4242 4242 please")
-		pg := f.post(f.a.viewer, "/payments/"+pid+"/refund", form)
-		if pg.code != http.StatusBadRequest || !strings.Contains(pg.body, "card numbers do not belong in reason") {
-			t.Fatalf("card number in the reason: %d\n%s", pg.code, pg.body)
-		}
+		pg := f.wantRefused(t, pid, form, "card numbers do not belong in reason", 0)
 		if strings.Contains(pg.body, "4242 4242 4242 4242") {
 			t.Errorf("the page shows the card number back")
-		}
-		if rs := f.refunds(t, f.a, pid); len(rs) != 0 {
-			t.Fatalf("refunds stored: %+v", rs)
 		}
 	})
 	t.Run("ErrOtherFormValues", func(t *testing.T) {
@@ -199,13 +192,7 @@ func TestRefundFromDashboard(t *testing.T) {
 			t.Fatalf("refund: %d", pg.code)
 		}
 		form.Set("amount", "2")
-		pg := f.post(f.a.viewer, "/payments/"+pid+"/refund", form)
-		if pg.code != http.StatusBadRequest || !strings.Contains(pg.body, "already submitted with other values") {
-			t.Fatalf("reused key with another amount: %d\n%s", pg.code, pg.body)
-		}
-		if rs := f.refunds(t, f.a, pid); len(rs) != 1 {
-			t.Fatalf("refunds %+v", rs)
-		}
+		f.wantRefused(t, pid, form, "already submitted with other values", 1)
 	})
 	t.Run("ErrInFlight", func(t *testing.T) {
 		t.Parallel()
@@ -213,11 +200,11 @@ func TestRefundFromDashboard(t *testing.T) {
 		pid := f.pay(f.a, cardOK, "10.00", "EUR", "cust-1", "")
 		form := f.refundFormOf(t, f.a.viewer, pid)
 		// Another submit of the same form is still being processed.
-		body, err := httpapi.RefundBody(pid, "10.00", "EUR", "")
+		body, err := refundFingerprint(paygate.Payment{ID: pid, Amount: paygate.Money{Currency: "EUR"}}, refundForm{Amount: "10.00"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		fp, err := f.svc.RequestFingerprint(http.MethodPost, "/v1/refunds", body)
+		fp, err := f.svc.RequestFingerprint(http.MethodPost, refundFingerprintPath, body)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -227,13 +214,7 @@ func TestRefundFromDashboard(t *testing.T) {
 		}); err != nil || !reserved {
 			t.Fatalf("reserve: %v %v", reserved, err)
 		}
-		pg := f.post(f.a.viewer, "/payments/"+pid+"/refund", form)
-		if pg.code != http.StatusBadRequest || !strings.Contains(pg.body, "This refund is still being processed.") {
-			t.Fatalf("submit while in flight: %d\n%s", pg.code, pg.body)
-		}
-		if rs := f.refunds(t, f.a, pid); len(rs) != 0 {
-			t.Fatalf("refunds %+v", rs)
-		}
+		f.wantRefused(t, pid, form, "This refund is still being processed.", 0)
 	})
 	t.Run("ErrNotCaptured", func(t *testing.T) {
 		t.Parallel()
@@ -243,13 +224,7 @@ func TestRefundFromDashboard(t *testing.T) {
 		if strings.Contains(pg.body, `name="idempotency_key"`) || !strings.Contains(pg.body, "Only a captured payment can be refunded.") {
 			t.Errorf("a failed payment offers a refund")
 		}
-		pg = f.post(f.a.viewer, "/payments/"+pid+"/refund", url.Values{"idempotency_key": {"0190c8e4-7b1a-7c3d-8e2f-123456789abc"}, "amount": {"1"}})
-		if pg.code != http.StatusBadRequest {
-			t.Fatalf("refund of a failed payment: %d", pg.code)
-		}
-		if rs := f.refunds(t, f.a, pid); len(rs) != 0 {
-			t.Fatalf("refunds %+v", rs)
-		}
+		f.wantRefused(t, pid, url.Values{"idempotency_key": {"0190c8e4-7b1a-7c3d-8e2f-123456789abc"}, "amount": {"1"}}, "", 0)
 	})
 	t.Run("ErrNoKey", func(t *testing.T) {
 		t.Parallel()
@@ -389,5 +364,43 @@ func TestPaymentDetailFailedRefund(t *testing.T) {
 	}
 	if pg := f.get(f.a.viewer, "/payments/"+good); strings.Contains(pg.body, "refund-error") || !strings.Contains(pg.body, `class="badge badge-succeeded"`) {
 		t.Errorf("the succeeded refund's row: %s", pg.body)
+	}
+}
+
+// wantRefused posts a refund form of the payment and checks that the page
+// refuses it (400) with a message containing msg, and that the payment then
+// has refunds refunds. It returns the page.
+func (f *dataFixture) wantRefused(t *testing.T, paymentID string, form url.Values, msg string, refunds int) answer {
+	t.Helper()
+	pg := f.post(f.a.viewer, "/payments/"+paymentID+"/refund", form)
+	if pg.code != http.StatusBadRequest || !strings.Contains(pg.body, msg) {
+		t.Fatalf("refund form %v: %d, want 400 with %q\n%s", form, pg.code, msg, pg.body)
+	}
+	if rs := f.refunds(t, f.a, paymentID); len(rs) != refunds {
+		t.Fatalf("refunds %+v, want %d", rs, refunds)
+	}
+	return pg
+}
+
+// TestRefundFingerprint checks that a refund form is fingerprinted by the
+// same bytes for the same values every time: those of the API body an API
+// client would send for it (an empty reason left out), as before the
+// dashboard had its own runner call, so that a form re-submitted across an
+// upgrade is still the same request.
+func TestRefundFingerprint(t *testing.T) {
+	t.Parallel()
+	const tx = "0190c8e4-7b1a-7c3d-8e2f-123456789abc"
+	p := paygate.Payment{ID: tx, Amount: paygate.Money{Currency: "JPY"}}
+	for _, c := range []struct {
+		form refundForm
+		want string
+	}{
+		{refundForm{Amount: "5", Key: "k1"}, `{"amount":"5","currency":"JPY","transactionId":"` + tx + `"}`},
+		{refundForm{Amount: "1", Reason: "damaged", Key: "k2"}, `{"amount":"1","currency":"JPY","reason":"damaged","transactionId":"` + tx + `"}`},
+	} {
+		got, err := refundFingerprint(p, c.form)
+		if err != nil || string(got) != c.want {
+			t.Errorf("form %+v: %s, %v; want %s", c.form, got, err, c.want)
+		}
 	}
 }
