@@ -16,6 +16,7 @@ import (
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/ratelimit"
 	"github.com/paygate/paygate/internal/store/sqlite"
+	"github.com/paygate/paygate/internal/testenv"
 )
 
 // The framework's tests go through ServeHTTP like a browser: sign-in with
@@ -28,7 +29,7 @@ type site struct {
 	t     *testing.T
 	st    *sqlite.Store
 	d     *Dashboard
-	clock *testClock
+	clock *testenv.Clock
 	// proxies are the trusted proxies the server in front of the
 	// dashboard resolves client addresses with (httpapi.Server does it in
 	// production); none: the peer.
@@ -46,8 +47,7 @@ const password = "correct horse battery"
 
 func newSite(t *testing.T, mutate ...func(*Config)) *site {
 	t.Helper()
-	clock := &testClock{}
-	clock.Set(time.Now())
+	clock := testenv.NewClock(time.Now())
 	st, svc := newStoreAndService(t, clock)
 	cfg := Config{Store: st, Payments: svc, Limiter: ratelimit.NewMemory(), Clock: clock, BaseURL: "http://127.0.0.1:8080", Vault: siteVault}
 	for _, m := range mutate {

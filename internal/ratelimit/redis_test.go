@@ -291,7 +291,7 @@ func TestRedisFailsOverAndRecovers(t *testing.T) {
 		t.Errorf("while down: %d allowed, want the fallback's %d", allowed, perMinute)
 	}
 	before := p.accepted.Load()
-	clock.Advance(r.backoffForTest() / 2)
+	clock.Add(r.backoffForTest() / 2)
 	for range 20 {
 		allow(t, r, key, perMinute)
 	}
@@ -305,7 +305,7 @@ func TestRedisFailsOverAndRecovers(t *testing.T) {
 	// Back up: after the backoff a probe finds Redis, which still holds
 	// the state from before the outage (9 left, now 8).
 	p.setUp(true)
-	clock.Advance(r.backoffForTest())
+	clock.Add(r.backoffForTest())
 	if d := allow(t, r, key, perMinute); !d.Allowed || d.Remaining != 8 {
 		t.Fatalf("after recovery: got %+v, want Redis's decision, allowed with Remaining 8", d)
 	}
