@@ -166,9 +166,7 @@ func TestIsolation(t *testing.T) {
 // while the server runs.
 func TestKeyLifecycle(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e engine) {
-		db := e.url(t)
-		m := createMerchant(t, db, "Keys Ltd")
-		g := startGateway(t, db)
+		db, m, g := startWithMerchant(t, e, "Keys Ltd")
 		probe := "/v1/payments/00000000-0000-0000-0000-000000000000"
 
 		var rot struct{ ID, Mode, Key, OldKeyExpiresAt string }

@@ -345,9 +345,7 @@ func artifactDir(t *testing.T) string {
 func TestThreeDSBrowser(t *testing.T) {
 	artifacts := artifactDir(t)
 	forEachEngine(t, func(t *testing.T, e engine) {
-		db := e.url(t)
-		m := createMerchant(t, db, "Ada's Books")
-		g := startGateway(t, db)
+		db, m, g := startWithMerchant(t, e, "Ada's Books")
 		s := newShop(t, g, m.TestSecretKey)
 		mustCLI(t, nil, "webhook", "set", "--merchant", m.MerchantID, "--mode", "test", "--url", s.srv.URL+"/webhooks", "--json", "--database-url", db)
 

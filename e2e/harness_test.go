@@ -142,6 +142,15 @@ func createMerchant(t *testing.T, dbURL, name string) merchant {
 	return m
 }
 
+// startWithMerchant is most tests' start: a fresh database on e with one
+// merchant called name, and a gateway serving it with the extra flags.
+func startWithMerchant(t *testing.T, e engine, name string, flags ...string) (dbURL string, m merchant, g *gateway) {
+	t.Helper()
+	dbURL = e.url(t)
+	m = createMerchant(t, dbURL, name)
+	return dbURL, m, startGateway(t, dbURL, flags...)
+}
+
 // gateway is a running `paygate serve`.
 type gateway struct {
 	t      *testing.T

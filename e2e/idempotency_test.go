@@ -13,9 +13,7 @@ import (
 // TestIdempotency covers decisions §5 end to end.
 func TestIdempotency(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e engine) {
-		db := e.url(t)
-		m := createMerchant(t, db, "Idem Ltd")
-		g := startGateway(t, db, "--rate-limit-test", "1000")
+		db, m, g := startWithMerchant(t, e, "Idem Ltd", "--rate-limit-test", "1000")
 		key := m.TestSecretKey
 
 		t.Run("ReplayIsByteIdentical", func(t *testing.T) {
@@ -134,9 +132,7 @@ func TestIdempotency(t *testing.T) {
 // amount at once: the total never overshoots.
 func TestConcurrentRefunds(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e engine) {
-		db := e.url(t)
-		m := createMerchant(t, db, "Refunds Ltd")
-		g := startGateway(t, db, "--rate-limit-test", "1000")
+		_, m, g := startWithMerchant(t, e, "Refunds Ltd", "--rate-limit-test", "1000")
 		key := m.TestSecretKey
 		p := g.call(http.MethodPost, "/v1/payments", key, paymentBody("4242424242424242", "100.00", "EUR"))
 		pid := p.Data()["id"].(string)

@@ -41,9 +41,7 @@ func countEvents(evs []paygate.Event, typ paygate.EventType, paymentID string) i
 // lookups, refund, on both engines.
 func TestWalkthrough(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e engine) {
-		db := e.url(t)
-		m := createMerchant(t, db, "Walkthrough Ltd")
-		g := startGateway(t, db)
+		db, m, g := startWithMerchant(t, e, "Walkthrough Ltd")
 		key := m.TestSecretKey
 
 		c := g.call(http.MethodPost, "/v1/customers", key, map[string]any{"externalId": "cust-42", "email": "ada@example.com", "metadata": map[string]any{"tier": "gold"}})
@@ -139,9 +137,7 @@ func TestWalkthrough(t *testing.T) {
 // serves, end to end.
 func TestTestCards(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e engine) {
-		db := e.url(t)
-		m := createMerchant(t, db, "Cards Ltd")
-		g := startGateway(t, db, "--rate-limit-test", "1000")
+		_, m, g := startWithMerchant(t, e, "Cards Ltd", "--rate-limit-test", "1000")
 		key := m.TestSecretKey
 		cases := []struct {
 			name, number, currency string
@@ -212,9 +208,7 @@ func TestTestCards(t *testing.T) {
 // §10: capture, void, and a refund the provider refuses.
 func TestCaptureVoidAndRefundFailure(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e engine) {
-		db := e.url(t)
-		m := createMerchant(t, db, "Capture Ltd")
-		g := startGateway(t, db)
+		db, m, g := startWithMerchant(t, e, "Capture Ltd")
 		key := m.TestSecretKey
 
 		auth := g.call(http.MethodPost, "/v1/payments", key, paymentBody("4000000000000077", "50.00", "EUR"))

@@ -28,8 +28,7 @@ func TestTimeoutCardIsRecovered(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e engine) {
 		db := e.url(t)
 		m := createMerchant(t, db, "Timeout Ltd")
-		rcv := newReceiver(t)
-		secret := setWebhook(t, db, m.MerchantID, "test", rcv.url)
+		rcv, secret := testEndpoint(t, db, m.MerchantID)
 		g := startGateway(t, db, "--rate-limit-test", "100000")
 		key := m.TestSecretKey
 		body := paymentBody("4000000000000705", "70.50", "EUR")
@@ -192,8 +191,7 @@ routes:
 		cfg := writeConfig(t, config)
 		m := createMerchant(t, db, "Crash Ltd")
 		key := m.TestSecretKey
-		rcv := newReceiver(t)
-		secret := setWebhook(t, db, m.MerchantID, "test", rcv.url)
+		rcv, secret := testEndpoint(t, db, m.MerchantID)
 		g := startGateway(t, db, "--config", cfg, "--rate-limit-test", "100000")
 
 		// A captured payment to refund; the refund is cut off at the provider.

@@ -239,9 +239,7 @@ routes:
 // still refunds what it captured.
 func TestDrainAndRestoreWhileServing(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e engine) {
-		db := e.url(t)
-		m := createMerchant(t, db, "Drain Ltd")
-		g := startGateway(t, db, "--rate-limit-test", "1000")
+		db, m, g := startWithMerchant(t, e, "Drain Ltd", "--rate-limit-test", "1000")
 		key := m.TestSecretKey
 		first := g.call(http.MethodPost, "/v1/payments", key, paymentBody("4242424242424242", "20.00", "EUR"))
 		expect(t, first, http.StatusCreated)

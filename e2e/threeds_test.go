@@ -204,9 +204,7 @@ func getPayment(t *testing.T, g *gateway, key, id string) map[string]any {
 
 func TestThreeDSOutcomes(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e engine) {
-		db := e.url(t)
-		m := createMerchant(t, db, "Ada's Books & Co")
-		g := startGateway(t, db)
+		db, m, g := startWithMerchant(t, e, "Ada's Books & Co")
 		key := m.TestSecretKey
 		returnURL := "https://shop.example/checkout/return?order=42&lang=en#done"
 		cases := []struct {
@@ -355,9 +353,7 @@ func eventsOf(evs []paygate.Event, paymentID string) []paygate.EventType {
 
 func TestThreeDSPageSecurity(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e engine) {
-		db := e.url(t)
-		m := createMerchant(t, db, "Shop")
-		g := startGateway(t, db, "--rate-limit-unauthenticated", "2")
+		_, m, g := startWithMerchant(t, e, "Shop", "--rate-limit-unauthenticated", "2")
 		key := m.TestSecretKey
 		_, tds := create3DS(t, g, key, card3DS, "https://shop.example:8443/return")
 
@@ -438,9 +434,7 @@ func TestThreeDSPageSecurity(t *testing.T) {
 
 func TestThreeDSConcurrentCallbacks(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e engine) {
-		db := e.url(t)
-		m := createMerchant(t, db, "Shop")
-		g := startGateway(t, db)
+		db, m, g := startWithMerchant(t, e, "Shop")
 		id, tds := create3DS(t, g, m.TestSecretKey, card3DS, "https://shop.example/return")
 		form := challengeForms(t, openChallenge(t, tds).Body)["threeds-complete"]
 		const n = 20
@@ -484,9 +478,7 @@ func TestThreeDSConcurrentCallbacks(t *testing.T) {
 
 func TestThreeDSExpiry(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e engine) {
-		db := e.url(t)
-		m := createMerchant(t, db, "Shop")
-		g := startGateway(t, db, "--3ds-challenge-ttl", "1s")
+		db, m, g := startWithMerchant(t, e, "Shop", "--3ds-challenge-ttl", "1s")
 		key := m.TestSecretKey
 		id, tds := create3DS(t, g, key, card3DS, "https://shop.example/return")
 		eventually(t, 20*time.Second, "the expired challenge's payment to fail", func() bool {

@@ -348,9 +348,7 @@ func TestStoredCards(t *testing.T) {
 // challenge succeeds, and not when it fails.
 func TestStoredCardAfterThreeDS(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e engine) {
-		db := e.url(t)
-		m := createMerchant(t, db, "3DS Saver")
-		g := startGateway(t, db)
+		_, m, g := startWithMerchant(t, e, "3DS Saver")
 		key := m.TestSecretKey
 		for _, c := range []struct {
 			form  string
@@ -403,9 +401,7 @@ func TestStoredCardAfterThreeDS(t *testing.T) {
 // unknown (the provider timed out) once recovery finds it captured.
 func TestStoredCardAfterRecovery(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e engine) {
-		db := e.url(t)
-		m := createMerchant(t, db, "Recovery Saver")
-		g := startGateway(t, db, "--recovery-interval", "1s")
+		_, m, g := startWithMerchant(t, e, "Recovery Saver", "--recovery-interval", "1s")
 		key := m.TestSecretKey
 		body := paymentBody("4000000000000705", "10.50", "EUR")
 		body["customerId"], body["saveCard"] = "cust-timeout", true

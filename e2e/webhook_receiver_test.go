@@ -140,6 +140,14 @@ func setWebhook(t *testing.T, dbURL, merchantID, mode, url string, args ...strin
 	return w.Secret
 }
 
+// testEndpoint starts a receiver and makes it the merchant's test-mode
+// webhook endpoint; it returns the receiver and the endpoint's secret.
+func testEndpoint(t *testing.T, dbURL, merchantID string) (*receiver, string) {
+	t.Helper()
+	rcv := newReceiver(t)
+	return rcv, setWebhook(t, dbURL, merchantID, "test", rcv.url)
+}
+
 // delivery is a delivery as `webhook deliveries --json` prints it.
 type delivery struct {
 	ID             string  `json:"id"`

@@ -31,8 +31,7 @@ func TestWebhookEveryEvent(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e engine) {
 		db := e.url(t)
 		m := createMerchant(t, db, "Every Event Ltd")
-		rcv := newReceiver(t)
-		secret := setWebhook(t, db, m.MerchantID, "test", rcv.url)
+		rcv, secret := testEndpoint(t, db, m.MerchantID)
 		g := startGateway(t, db)
 		key := m.TestSecretKey
 
@@ -164,8 +163,7 @@ func TestWebhookRetries(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e engine) {
 		db := e.url(t)
 		m := createMerchant(t, db, "Retries Ltd")
-		rcv := newReceiver(t)
-		secret := setWebhook(t, db, m.MerchantID, "test", rcv.url)
+		rcv, secret := testEndpoint(t, db, m.MerchantID)
 		rcv.setAnswer(func(_ string, n int) int {
 			if n <= 2 {
 				return http.StatusServiceUnavailable
@@ -250,8 +248,7 @@ func TestWebhookSurvivesKill(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e engine) {
 		db := e.url(t)
 		m := createMerchant(t, db, "Crash Ltd")
-		rcv := newReceiver(t)
-		secret := setWebhook(t, db, m.MerchantID, "test", rcv.url)
+		rcv, secret := testEndpoint(t, db, m.MerchantID)
 		const firstWait = 3 * time.Second
 		flags := []string{"--webhook-retry-schedule", "3s,200ms,200ms"}
 		g := startGateway(t, db, flags...)
@@ -295,8 +292,7 @@ func TestWebhookTwoNodesDeliverOnce(t *testing.T) {
 	t.Parallel()
 	db := postgresEngine().url(t)
 	m := createMerchant(t, db, "Two Nodes Ltd")
-	rcv := newReceiver(t)
-	secret := setWebhook(t, db, m.MerchantID, "test", rcv.url)
+	rcv, secret := testEndpoint(t, db, m.MerchantID)
 	rcv.setAnswer(func(id string, n int) int {
 		if n == 1 {
 			return http.StatusBadGateway

@@ -14,7 +14,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -910,24 +909,6 @@ func TestCheckWebhookTarget(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for the server's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // TestServeEndToEnd starts the real server through run on port 0, makes the
 // payment demo suggests with a key from merchant create, and stops it with
 // the context as SIGTERM would: run returns 0 after a graceful shutdown.
@@ -938,7 +919,7 @@ func TestServeEndToEnd(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stdout, stderr syncBuffer
+	var stdout, stderr testenv.Buffer
 	env := map[string]string{"PAYGATE_DATABASE_URL": db, "PAYGATE_LOG_LEVEL": "warn"}
 	done := make(chan int, 1)
 	go func() {

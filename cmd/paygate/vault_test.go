@@ -14,6 +14,7 @@ import (
 	"github.com/paygate/paygate/internal/id"
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/store"
+	"github.com/paygate/paygate/internal/testenv"
 	"github.com/paygate/paygate/internal/vault"
 )
 
@@ -180,7 +181,7 @@ func TestServeVaultKey(t *testing.T) {
 		keyFile := path + vault.KeyFileSuffix
 		for round, want := range []string{"Generated the card vault master key into " + keyFile, "Using the card vault master key in " + keyFile} {
 			ctx, cancel := context.WithCancel(context.Background())
-			var stdout, stderr syncBuffer
+			var stdout, stderr testenv.Buffer
 			done := make(chan int, 1)
 			go func() {
 				done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--database-url", db}, nil, &stdout, &stderr)

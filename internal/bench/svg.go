@@ -65,19 +65,9 @@ func memory(p printer, rss []int64) {
 		ymax = max(ymax, float64(v)/(1<<20))
 	}
 	ymax = niceMax(ymax)
-	axes(p, x0, y0, w, h)
-	for i := 0; i <= 5; i++ {
-		v := ymax * float64(i) / 5
-		y := y0 + h - h*float64(i)/5
-		p(`<line x1="%g" y1="%g" x2="%g" y2="%g" stroke="#ddd"/>`+"\n", x0, y, x0+w, y)
-		p(`<text x="%g" y="%g" text-anchor="end">%s</text>`+"\n", x0-6, y+4, fmtNum(v))
-	}
+	axes(p, x0, y0, w, h, ymax)
 	n := len(rss)
-	step := max(1, int(niceMax(float64(n)/10)))
-	for s := 0; s <= n; s += step {
-		p(`<text x="%g" y="%g" text-anchor="middle">%d</text>`+"\n", x0+w*float64(s)/float64(n), y0+h+16, s)
-	}
-	p(`<text x="%g" y="%g" text-anchor="middle">seconds</text>`+"\n", x0+w/2, y0+h+34)
+	secondsAxis(p, x0, y0, w, h, n)
 	pts := make([]string, 0, n)
 	for i, v := range rss {
 		x := x0 + w*(float64(i)+1)/float64(n)
@@ -119,19 +109,8 @@ func timeline(p printer, title string, secs []Second) {
 		n = max(n, s.Second+1)
 	}
 	ymax = niceMax(ymax)
-	axes(p, x0, y0, w, h)
-	for i := 0; i <= 5; i++ {
-		v := ymax * float64(i) / 5
-		y := y0 + h - h*float64(i)/5
-		p(`<line x1="%g" y1="%g" x2="%g" y2="%g" stroke="#ddd"/>`+"\n", x0, y, x0+w, y)
-		p(`<text x="%g" y="%g" text-anchor="end">%s</text>`+"\n", x0-6, y+4, fmtNum(v))
-	}
-	step := max(1, int(niceMax(float64(n)/10)))
-	for s := 0; s <= n; s += step {
-		x := x0 + w*float64(s)/float64(n)
-		p(`<text x="%g" y="%g" text-anchor="middle">%d</text>`+"\n", x, y0+h+16, s)
-	}
-	p(`<text x="%g" y="%g" text-anchor="middle">seconds</text>`+"\n", x0+w/2, y0+h+34)
+	axes(p, x0, y0, w, h, ymax)
+	secondsAxis(p, x0, y0, w, h, n)
 	for _, series := range []struct {
 		color string
 		v     func(Second) float64
@@ -152,13 +131,7 @@ func distribution(p printer, hist *Histogram) {
 	x0, y0, w, h := plotArea(panelHeight)
 	p(`<text x="%g" y="%g" text-anchor="end">latency distribution (ms) by percentile</text>`+"\n", x0+w, y0-8)
 	ymax := niceMax(ms(hist.Max()))
-	axes(p, x0, y0, w, h)
-	for i := 0; i <= 5; i++ {
-		v := ymax * float64(i) / 5
-		y := y0 + h - h*float64(i)/5
-		p(`<line x1="%g" y1="%g" x2="%g" y2="%g" stroke="#ddd"/>`+"\n", x0, y, x0+w, y)
-		p(`<text x="%g" y="%g" text-anchor="end">%s</text>`+"\n", x0-6, y+4, fmtNum(v))
-	}
+	axes(p, x0, y0, w, h, ymax)
 	const decades = 5.0
 	for i, label := range []string{"0%", "90%", "99%", "99.9%", "99.99%", "99.999%"} {
 		x := x0 + w*float64(i)/decades
@@ -178,8 +151,26 @@ func distribution(p printer, hist *Histogram) {
 	p(`<polyline fill="none" stroke="#1f6feb" stroke-width="1.5" points="%s"/>`+"\n", strings.Join(pts, " "))
 }
 
-func axes(p printer, x0, y0, w, h float64) {
+// axes frames the plot area and draws its y axis from 0 to ymax: a grid
+// line and a label at every fifth.
+func axes(p printer, x0, y0, w, h, ymax float64) {
 	p(`<rect x="%g" y="%g" width="%g" height="%g" fill="none" stroke="#444"/>`+"\n", x0, y0, w, h)
+	for i := 0; i <= 5; i++ {
+		v := ymax * float64(i) / 5
+		y := y0 + h - h*float64(i)/5
+		p(`<line x1="%g" y1="%g" x2="%g" y2="%g" stroke="#ddd"/>`+"\n", x0, y, x0+w, y)
+		p(`<text x="%g" y="%g" text-anchor="end">%s</text>`+"\n", x0-6, y+4, fmtNum(v))
+	}
+}
+
+// secondsAxis labels the x axis of a panel whose width spans n seconds,
+// at about ten round steps.
+func secondsAxis(p printer, x0, y0, w, h float64, n int) {
+	step := max(1, int(niceMax(float64(n)/10)))
+	for s := 0; s <= n; s += step {
+		p(`<text x="%g" y="%g" text-anchor="middle">%d</text>`+"\n", x0+w*float64(s)/float64(n), y0+h+16, s)
+	}
+	p(`<text x="%g" y="%g" text-anchor="middle">seconds</text>`+"\n", x0+w/2, y0+h+34)
 }
 
 // fmtNum writes an axis value without needless digits.

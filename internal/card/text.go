@@ -122,14 +122,7 @@ func isCardNumber[T ~string | ~[]byte](s T, from, to int) bool {
 		if !isDigit(s[j]) {
 			continue
 		}
-		d := int(s[j] - '0')
-		if double {
-			d *= 2
-			if d > 9 {
-				d -= 9
-			}
-		}
-		sum += d
+		sum += luhnTerm(s[j], double)
 		double = !double
 		digits++
 		first = s[j]

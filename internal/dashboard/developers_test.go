@@ -30,9 +30,7 @@ func (s *site) key(keyID string) paygate.APIKey {
 
 func TestKeys(t *testing.T) {
 	t.Parallel()
-	s := newSite(t)
-	b := s.browser()
-	b.mustSignIn(s.a.email)
+	s, b := signedInSite(t)
 	ctx := context.Background()
 
 	dev := b.get("/dashboard/test/developers")
@@ -150,8 +148,7 @@ func TestAuditPagination(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	b := s.browser()
-	b.mustSignIn(s.a.email)
+	b := s.signedIn()
 	first := b.get("/dashboard/test/audit")
 	older := regexp.MustCompile(`href="([^"]+)" id="older-page"`).FindStringSubmatch(first.body)
 	if first.code != http.StatusOK || older == nil {
@@ -181,8 +178,7 @@ func TestWebhookPages(t *testing.T) {
 	t.Parallel()
 	var woken int
 	s := newSite(t, func(c *Config) { c.Wake = func() { woken++ } })
-	b := s.browser()
-	b.mustSignIn(s.a.email)
+	b := s.signedIn()
 	ctx := context.Background()
 
 	// Live mode follows `paygate webhook set`: https and a public address.
@@ -285,8 +281,7 @@ func TestOtherMerchantsIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := s.browser()
-	b.mustSignIn(s.a.email)
+	b := s.signedIn()
 	csrf := csrfOf(t, b.get("/dashboard/test/developers"))
 
 	for _, c := range []struct{ method, path string }{
@@ -333,9 +328,7 @@ func TestOtherMerchantsIDs(t *testing.T) {
 // without its key creates nothing.
 func TestCreateKeyOnce(t *testing.T) {
 	t.Parallel()
-	s := newSite(t)
-	b := s.browser()
-	b.mustSignIn(s.a.email)
+	s, b := signedInSite(t)
 	ctx := context.Background()
 	secretKeys := func() int {
 		t.Helper()
@@ -399,9 +392,7 @@ func TestCreateKeyOnce(t *testing.T) {
 // and "never" for a key not used yet.
 func TestKeysLastUsed(t *testing.T) {
 	t.Parallel()
-	s := newSite(t)
-	b := s.browser()
-	b.mustSignIn(s.a.email)
+	s, b := signedInSite(t)
 	row := func(keyID string) string {
 		t.Helper()
 		body := b.get("/dashboard/test/developers").body
@@ -466,8 +457,7 @@ func TestWebhookPrivateTestGuard(t *testing.T) {
 	t.Run("Guarded", func(t *testing.T) {
 		t.Parallel()
 		s := newSite(t, func(c *Config) { c.Webhooks = webhook.Policy{GuardTestMode: true} })
-		b := s.browser()
-		b.mustSignIn(s.a.email)
+		b := s.signedIn()
 		for _, u := range []string{"http://127.0.0.1:9/hook", "http://localhost:9/hook", "http://192.168.0.10/hook"} {
 			if p := b.post("/dashboard/test/webhook", "/dashboard/test/webhook", url.Values{"url": {u}}); p.code != http.StatusBadRequest || !strings.Contains(p.body, "refused") {
 				t.Errorf("guarded test endpoint %s: %d", u, p.code)
@@ -488,9 +478,7 @@ func TestWebhookPrivateTestGuard(t *testing.T) {
 
 	t.Run("Allowed", func(t *testing.T) {
 		t.Parallel()
-		s := newSite(t)
-		b := s.browser()
-		b.mustSignIn(s.a.email)
+		s, b := signedInSite(t)
 		d := delivered(s)
 		page := b.get("/dashboard/test/webhook/deliveries/" + d.ID)
 		if n := strings.Count(page.body, "internal-answer-"); page.code != http.StatusOK || n != 1024/len("internal-answer-") {

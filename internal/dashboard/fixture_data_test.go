@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,6 +24,7 @@ import (
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/ratelimit"
 	"github.com/paygate/paygate/internal/store/sqlite"
+	"github.com/paygate/paygate/internal/testenv"
 	"github.com/paygate/paygate/internal/vault"
 )
 
@@ -33,31 +33,6 @@ import (
 // creates their data exactly as a merchant's backend would. Handlers are
 // called through dataRoutes with a signed-in viewer: the session and CSRF
 // checks in front of them are the framework's and tested there.
-
-// testClock is a settable clock shared by the API, the service and the
-// dashboard, so that payments can be made on chosen days.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Set(t time.Time) {
-	c.mu.Lock()
-	c.t = t.UTC().Truncate(time.Microsecond)
-	c.mu.Unlock()
-}
-
-func (c *testClock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // newStoreAndService opens a fresh SQLite store and the real payment
 // service over it, with the sandbox providers and a card vault, on clock.
@@ -97,15 +72,14 @@ type dataFixture struct {
 	svc   *payment.Service
 	api   *httpapi.Server
 	d     *Dashboard
-	clock *testClock
+	clock *testenv.Clock
 	// a and b are two merchants in test mode; aLive is a's live mode.
 	a, b, aLive tenant
 }
 
 func newDataFixture(t *testing.T) *dataFixture {
 	t.Helper()
-	clock := &testClock{}
-	clock.Set(time.Now())
+	clock := testenv.NewClock(time.Now())
 	st, svc := newStoreAndService(t, clock)
 	api := httpapi.New(httpapi.Config{
 		Store: st, Payments: svc, Auth: &auth.Authenticator{Store: st, Clock: clock}, Limiter: ratelimit.NewMemory(),

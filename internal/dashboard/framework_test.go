@@ -16,6 +16,7 @@ import (
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/ratelimit"
 	"github.com/paygate/paygate/internal/store/sqlite"
+	"github.com/paygate/paygate/internal/testenv"
 )
 
 // The framework's tests go through ServeHTTP like a browser: sign-in with
@@ -28,7 +29,7 @@ type site struct {
 	t     *testing.T
 	st    *sqlite.Store
 	d     *Dashboard
-	clock *testClock
+	clock *testenv.Clock
 	// proxies are the trusted proxies the server in front of the
 	// dashboard resolves client addresses with (httpapi.Server does it in
 	// production); none: the peer.
@@ -46,8 +47,7 @@ const password = "correct horse battery"
 
 func newSite(t *testing.T, mutate ...func(*Config)) *site {
 	t.Helper()
-	clock := &testClock{}
-	clock.Set(time.Now())
+	clock := testenv.NewClock(time.Now())
 	st, svc := newStoreAndService(t, clock)
 	cfg := Config{Store: st, Payments: svc, Limiter: ratelimit.NewMemory(), Clock: clock, BaseURL: "http://127.0.0.1:8080", Vault: siteVault}
 	for _, m := range mutate {
@@ -96,6 +96,22 @@ type browser struct {
 
 func (s *site) browser() *browser {
 	return &browser{s: s, cookies: map[string]string{}, addr: "192.0.2.10:5555"}
+}
+
+// signedInSite is where most tests start: a new site and a browser signed
+// in as merchant A's user.
+func signedInSite(t *testing.T) (*site, *browser) {
+	t.Helper()
+	s := newSite(t)
+	return s, s.signedIn()
+}
+
+// signedIn returns a new browser signed in as merchant A's user.
+func (s *site) signedIn() *browser {
+	s.t.Helper()
+	b := s.browser()
+	b.mustSignIn(s.a.email)
+	return b
 }
 
 // reply is one answer.
@@ -421,9 +437,7 @@ func TestSecurityHeaders(t *testing.T) {
 
 func TestCSRF(t *testing.T) {
 	t.Parallel()
-	s := newSite(t)
-	b := s.browser()
-	b.mustSignIn(s.a.email)
+	s, b := signedInSite(t)
 	keys := func() int {
 		ks, err := s.st.APIKeysByMerchant(context.Background(), s.a.id)
 		if err != nil {
@@ -475,8 +489,7 @@ func TestSessionExpiry(t *testing.T) {
 	t.Run("Idle", func(t *testing.T) {
 		t.Parallel()
 		s := newSite(t, func(c *Config) { c.SessionIdle = 30 * time.Minute; c.SessionMax = 12 * time.Hour })
-		b := s.browser()
-		b.mustSignIn(s.a.email)
+		b := s.signedIn()
 		// Activity keeps the session: 20 minutes apart, three times.
 		for i := range 3 {
 			s.clock.Add(20 * time.Minute)
@@ -497,8 +510,7 @@ func TestSessionExpiry(t *testing.T) {
 	t.Run("Absolute", func(t *testing.T) {
 		t.Parallel()
 		s := newSite(t, func(c *Config) { c.SessionIdle = 30 * time.Minute; c.SessionMax = time.Hour })
-		b := s.browser()
-		b.mustSignIn(s.a.email)
+		b := s.signedIn()
 		for range 2 {
 			s.clock.Add(25 * time.Minute)
 			if p := b.get("/dashboard/test/audit"); p.code != http.StatusOK {
@@ -514,9 +526,7 @@ func TestSessionExpiry(t *testing.T) {
 
 func TestSignOut(t *testing.T) {
 	t.Parallel()
-	s := newSite(t)
-	b := s.browser()
-	b.mustSignIn(s.a.email)
+	s, b := signedInSite(t)
 	token := b.cookies[sessionCookie]
 	p := b.post("/dashboard/test/developers", "/dashboard/logout", nil)
 	if p.code != http.StatusSeeOther || p.location != "/dashboard/login" || b.cookies[sessionCookie] != "" {
@@ -578,9 +588,7 @@ func TestChangePassword(t *testing.T) {
 
 func TestTimeZone(t *testing.T) {
 	t.Parallel()
-	s := newSite(t)
-	b := s.browser()
-	b.mustSignIn(s.a.email)
+	_, b := signedInSite(t)
 	if p := b.post("/dashboard/account", "/dashboard/account", url.Values{"action": {"zone"}, "tz": {"Mars/Olympus"}}); p.code != http.StatusBadRequest {
 		t.Errorf("unknown zone: %d", p.code)
 	}

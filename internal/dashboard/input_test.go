@@ -13,9 +13,7 @@ import (
 // never a 500 (PostgreSQL refuses such text) and never searched for. The
 // check runs before any store call, so the engine does not matter here.
 func TestHostileQueryAndForm(t *testing.T) {
-	s := newSite(t)
-	b := s.browser()
-	b.mustSignIn(s.a.email)
+	s, b := signedInSite(t)
 	for _, bad := range []string{"%ff", "%00", "a%c3", "%ed%a0%80"} {
 		for _, path := range []string{
 			"/dashboard/test/payments?ref=" + bad,

@@ -64,8 +64,7 @@ func TestSignInThrottledPerIPv6Prefix(t *testing.T) {
 func TestChangePasswordRenewsSession(t *testing.T) {
 	t.Parallel()
 	s := newSite(t, func(c *Config) { c.SessionIdle = time.Hour; c.SessionMax = 2 * time.Hour })
-	b := s.browser()
-	b.mustSignIn(s.a.email)
+	b := s.signedIn()
 	old := b.cookies[sessionCookie]
 	change := func(current string) reply {
 		return b.post("/dashboard/account", "/dashboard/account", url.Values{
@@ -120,9 +119,7 @@ func TestChangePasswordRenewsSession(t *testing.T) {
 // the endpoint.
 func TestWebhookAuditMasksURLPassword(t *testing.T) {
 	t.Parallel()
-	s := newSite(t)
-	b := s.browser()
-	b.mustSignIn(s.a.email)
+	s, b := signedInSite(t)
 	const hook = "http://hookuser:s3cret-pass@127.0.0.1:9/hook"
 	if p := b.post("/dashboard/test/webhook", "/dashboard/test/webhook", url.Values{"url": {hook}}); p.code != http.StatusSeeOther {
 		t.Fatalf("set webhook: %d\n%s", p.code, p.body)
@@ -158,9 +155,7 @@ func TestWebhookAuditMasksURLPassword(t *testing.T) {
 // the session's CSRF token, and a signed-out POST changes nothing either.
 func TestEveryPostNeedsCSRF(t *testing.T) {
 	t.Parallel()
-	s := newSite(t)
-	b := s.browser()
-	b.mustSignIn(s.a.email)
+	s, b := signedInSite(t)
 	signedOut := s.browser()
 	var paths []string
 	for _, rt := range s.d.routes {

@@ -258,21 +258,32 @@ type deliveryData struct {
 	Notice   string
 }
 
+// deliveryOf loads the viewer's delivery named by rawID (any case). When
+// there is none, or the store fails, it has answered and returns false: an
+// id that cannot be one is not found without asking the store.
+func (d *Dashboard) deliveryOf(w http.ResponseWriter, r *http.Request, v *viewer, rawID string) (paygate.Delivery, bool) {
+	did := strings.ToLower(rawID)
+	if !id.Valid(did) {
+		d.fail(w, r, v, paygate.Errorf(paygate.CodeNotFound, "", "no such delivery"))
+		return paygate.Delivery{}, false
+	}
+	dl, err := d.store.DeliveryByID(r.Context(), v.User.MerchantID, v.Mode, did)
+	if err != nil {
+		d.fail(w, r, v, err)
+		return paygate.Delivery{}, false
+	}
+	return dl, true
+}
+
 // deliveryPage serves GET /webhook/deliveries/{id}: the delivery and each
 // attempt.
 func (d *Dashboard) deliveryPage(w http.ResponseWriter, r *http.Request, v *viewer, params []string) {
 	ctx := r.Context()
-	did := strings.ToLower(params[0])
-	if !id.Valid(did) {
-		d.fail(w, r, v, paygate.Errorf(paygate.CodeNotFound, "", "no such delivery"))
+	dl, ok := d.deliveryOf(w, r, v, params[0])
+	if !ok {
 		return
 	}
-	dl, err := d.store.DeliveryByID(ctx, v.User.MerchantID, v.Mode, did)
-	if err != nil {
-		d.fail(w, r, v, err)
-		return
-	}
-	attempts, err := d.store.DeliveryAttempts(ctx, v.User.MerchantID, v.Mode, did)
+	attempts, err := d.store.DeliveryAttempts(ctx, v.User.MerchantID, v.Mode, dl.ID)
 	if err != nil {
 		d.fail(w, r, v, err)
 		return
@@ -293,14 +304,8 @@ func (d *Dashboard) deliveryPage(w http.ResponseWriter, r *http.Request, v *view
 // delivery's event is queued again (a new delivery, same webhook-id).
 func (d *Dashboard) resendDelivery(w http.ResponseWriter, r *http.Request, v *viewer, params []string) {
 	ctx := r.Context()
-	did := strings.ToLower(params[0])
-	if !id.Valid(did) {
-		d.fail(w, r, v, paygate.Errorf(paygate.CodeNotFound, "", "no such delivery"))
-		return
-	}
-	dl, err := d.store.DeliveryByID(ctx, v.User.MerchantID, v.Mode, did)
-	if err != nil {
-		d.fail(w, r, v, err)
+	dl, ok := d.deliveryOf(w, r, v, params[0])
+	if !ok {
 		return
 	}
 	next, err := d.store.ResendMerchantEvent(ctx, v.User.MerchantID, v.Mode, dl.EventID, id.New(), d.now())

@@ -389,21 +389,15 @@ func TestFormatRoundTrip(t *testing.T) {
 
 func BenchmarkParse(b *testing.B) {
 	Digits("EUR") // build the table outside the timing
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := Parse("1234.56", "EUR"); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-func BenchmarkParseLowerCaseCurrency(b *testing.B) {
-	Digits("EUR")
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := Parse("1234.56", "eur"); err != nil {
-			b.Fatal(err)
-		}
+	for _, c := range []struct{ name, currency string }{{"UpperCase", "EUR"}, {"LowerCaseCurrency", "eur"}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Parse("1234.56", c.currency); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 

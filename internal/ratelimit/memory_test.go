@@ -9,31 +9,16 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/paygate/paygate/internal/testenv"
 )
 
-// fakeClock is a clock tests move by hand, safe for concurrent reads.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
+// newFakeClock returns a clock the test moves by hand, at a fixed start.
+func newFakeClock() *testenv.Clock {
+	return testenv.NewClock(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
 }
 
-func newFakeClock() *fakeClock {
-	return &fakeClock{t: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-func newTestMemory(clock *fakeClock) *Memory {
+func newTestMemory(clock *testenv.Clock) *Memory {
 	m := NewMemory()
 	m.Now = clock.Now
 	return m
@@ -92,11 +77,11 @@ func TestMemoryRefill(t *testing.T) {
 		allow(t, m, "k", perMinute)
 	}
 
-	clock.Advance(999 * time.Millisecond)
+	clock.Add(999 * time.Millisecond)
 	if d := allow(t, m, "k", perMinute); d.Allowed || d.RetryAfter != time.Millisecond {
 		t.Fatalf("just before a request is freed: got %+v, want refused with RetryAfter 1ms", d)
 	}
-	clock.Advance(time.Millisecond)
+	clock.Add(time.Millisecond)
 	if d := allow(t, m, "k", perMinute); !d.Allowed || d.Remaining != 0 || d.ResetAfter != time.Second {
 		t.Fatalf("once a request is freed: got %+v, want allowed, Remaining 0, ResetAfter 1s", d)
 	}
@@ -104,7 +89,7 @@ func TestMemoryRefill(t *testing.T) {
 		t.Fatalf("the freed request was used: got %+v, want refused", d)
 	}
 
-	clock.Advance(30 * time.Second)
+	clock.Add(30 * time.Second)
 	allowed := 0
 	for range perMinute {
 		if allow(t, m, "k", perMinute).Allowed {
@@ -115,7 +100,7 @@ func TestMemoryRefill(t *testing.T) {
 		t.Fatalf("after 30s at 60/min: %d allowed, want 30", allowed)
 	}
 
-	clock.Advance(time.Hour)
+	clock.Add(time.Hour)
 	if d := allow(t, m, "k", perMinute); !d.Allowed || d.Remaining != perMinute-1 {
 		t.Fatalf("after an idle hour: got %+v, want a full burst (Remaining %d)", d, perMinute-1)
 	}
@@ -131,7 +116,7 @@ func TestMemoryRemainingAndReset(t *testing.T) {
 	}
 	// The budget is 3 s short of full; 1.5 s later it is 1.5 s short, and
 	// this request makes it 2.5 s: 57 left, and the next one frees in 0.5 s.
-	clock.Advance(1500 * time.Millisecond)
+	clock.Add(1500 * time.Millisecond)
 	d := allow(t, m, "k", perMinute)
 	want := Decision{Allowed: true, Limit: perMinute, Remaining: 57, ResetAfter: 500 * time.Millisecond}
 	if d != want {
@@ -222,7 +207,7 @@ func TestMemoryEvictionBound(t *testing.T) {
 	}
 
 	// Once the flood's budgets have refilled, they go first and lose nothing.
-	clock.Advance(2 * time.Second)
+	clock.Add(2 * time.Second)
 	for i := range 5000 {
 		allow(t, m, fmt.Sprintf("ip6:%d", i), 60)
 	}

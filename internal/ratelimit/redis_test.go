@@ -1,7 +1,6 @@
 package ratelimit
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -19,30 +18,13 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// logBuffer collects a logger's output for counting lines by level.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+// count returns how many of the lines logged so far are at level.
+func count(logs *testenv.Buffer, level string) int {
+	return strings.Count(logs.String(), "level="+level+" ")
 }
 
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func (b *logBuffer) count(level string) int {
-	return strings.Count(b.String(), "level="+level+" ")
-}
-
-func newLogger() (*slog.Logger, *logBuffer) {
-	buf := &logBuffer{}
+func newLogger() (*slog.Logger, *testenv.Buffer) {
+	buf := &testenv.Buffer{}
 	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug})), buf
 }
 
@@ -178,7 +160,7 @@ func TestRedisFallbackWhenUnreachable(t *testing.T) {
 	if allowed != perMinute {
 		t.Errorf("%d allowed, want the fallback's %d", allowed, perMinute)
 	}
-	if n := logs.count("WARN"); n != 1 {
+	if n := count(logs, "WARN"); n != 1 {
 		t.Errorf("%d warnings for 200 requests, want exactly 1; log:\n%s", n, logs)
 	}
 	if n := strings.Count(logs.String(), "\n"); n != 1 {
@@ -291,25 +273,25 @@ func TestRedisFailsOverAndRecovers(t *testing.T) {
 		t.Errorf("while down: %d allowed, want the fallback's %d", allowed, perMinute)
 	}
 	before := p.accepted.Load()
-	clock.Advance(r.backoffForTest() / 2)
+	clock.Add(r.backoffForTest() / 2)
 	for range 20 {
 		allow(t, r, key, perMinute)
 	}
 	if after := p.accepted.Load(); after != before {
 		t.Errorf("Redis was dialled %d times during the backoff, want 0", after-before)
 	}
-	if n := logs.count("WARN"); n != 1 {
+	if n := count(logs, "WARN"); n != 1 {
 		t.Errorf("%d warnings for one outage, want 1; log:\n%s", n, logs)
 	}
 
 	// Back up: after the backoff a probe finds Redis, which still holds
 	// the state from before the outage (9 left, now 8).
 	p.setUp(true)
-	clock.Advance(r.backoffForTest())
+	clock.Add(r.backoffForTest())
 	if d := allow(t, r, key, perMinute); !d.Allowed || d.Remaining != 8 {
 		t.Fatalf("after recovery: got %+v, want Redis's decision, allowed with Remaining 8", d)
 	}
-	if n := logs.count("INFO"); n != 1 {
+	if n := count(logs, "INFO"); n != 1 {
 		t.Errorf("%d info lines on recovery, want 1; log:\n%s", n, logs)
 	}
 	for range 5 {
@@ -322,7 +304,7 @@ func TestRedisFailsOverAndRecovers(t *testing.T) {
 	// A second outage is reported again.
 	p.setUp(false)
 	allow(t, r, key, perMinute)
-	if n := logs.count("WARN"); n != 2 {
+	if n := count(logs, "WARN"); n != 2 {
 		t.Errorf("%d warnings after a second outage, want 2; log:\n%s", n, logs)
 	}
 }
@@ -377,7 +359,7 @@ func TestRedisHungServerCostsOneTimeout(t *testing.T) {
 	if after := accepted.Load(); after != before {
 		t.Errorf("Redis was dialled %d more times during the backoff, want 0", after-before)
 	}
-	if n := logs.count("WARN"); n != 1 {
+	if n := count(logs, "WARN"); n != 1 {
 		t.Errorf("%d warnings, want 1; log:\n%s", n, logs)
 	}
 }

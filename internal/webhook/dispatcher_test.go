@@ -17,6 +17,7 @@ import (
 	"github.com/paygate/paygate/internal/id"
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/store/sqlite"
+	"github.com/paygate/paygate/internal/testenv"
 	swh "github.com/paygate/paygate/webhook"
 )
 
@@ -130,30 +131,19 @@ func identity(d time.Duration) time.Duration { return d }
 
 // dispatch runs one round of a dispatcher over the claims and returns the
 // store and the log.
-func dispatch(t *testing.T, cfg Config, claims ...paygate.ClaimedDelivery) (*fakeStore, *bytes.Buffer) {
+func dispatch(t *testing.T, cfg Config, claims ...paygate.ClaimedDelivery) (*fakeStore, *testenv.Buffer) {
 	t.Helper()
 	st := &fakeStore{claims: claims}
-	var logs bytes.Buffer
+	logs := &testenv.Buffer{}
 	cfg.Store = st
-	cfg.Logger = slog.New(slog.NewJSONHandler(&syncWriter{w: &logs}, nil))
+	cfg.Logger = slog.New(slog.NewJSONHandler(logs, nil))
 	if cfg.Jitter == nil {
 		cfg.Jitter = identity
 	}
 	if n := NewDispatcher(cfg).RunOnce(t.Context()); n != len(claims) {
 		t.Fatalf("RunOnce attempted %d, want %d", n, len(claims))
 	}
-	return st, &logs
-}
-
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
+	return st, logs
 }
 
 func TestDispatcherSignsAndSucceeds(t *testing.T) {

@@ -13,24 +13,6 @@ import (
 	swh "github.com/paygate/paygate/webhook"
 )
 
-// stepClock is a clock the test moves.
-type stepClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *stepClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *stepClock) add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // TestResendEndsTheFailingDelivery is decisions.md section 15: resending an
 // event whose delivery is failing ends that delivery once the resend
 // succeeds, so that the receiver (on loopback, counting) gets the event once
@@ -52,7 +34,7 @@ func TestResendEndsTheFailingDelivery(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer st.Close()
-			clock := &stepClock{t: paygate.SystemClock{}.Now()}
+			clock := testenv.NewClock(time.Now())
 			m := paygate.Merchant{ID: id.New(), Name: "Resend", CreatedAt: clock.Now()}
 			if err := st.CreateMerchant(ctx, m, nil); err != nil {
 				t.Fatal(err)
@@ -96,7 +78,7 @@ func TestResendEndsTheFailingDelivery(t *testing.T) {
 			mu.Lock()
 			failing = false
 			mu.Unlock()
-			clock.add(time.Minute)
+			clock.Add(time.Minute)
 			resent, err := st.ResendEvent(ctx, ping.ID, id.New(), clock.Now())
 			if err != nil {
 				t.Fatal(err)
@@ -105,7 +87,7 @@ func TestResendEndsTheFailingDelivery(t *testing.T) {
 				t.Fatalf("the resend run attempted %d, want 1", n)
 			}
 			// The original's retry is due now; it must not go out.
-			clock.add(2 * time.Hour)
+			clock.Add(2 * time.Hour)
 			if n := d.RunOnce(ctx); n != 0 {
 				t.Errorf("after the resend succeeded the dispatcher attempted %d more", n)
 			}
