@@ -223,20 +223,15 @@ func (d *Dashboard) newMux() *httpx.Mux {
 		mux.HandleFunc(base, func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, base+"/", http.StatusSeeOther)
 		})
-		var paths []string
-		methods := map[string][]string{}
+		var patterns []string
 		for _, rt := range d.routes {
-			path := routePath(base, rt.pattern)
-			if methods[path] == nil {
-				paths = append(paths, path)
-			}
-			methods[path] = append(methods[path], rt.method)
-			mux.HandleFunc(rt.method+" "+path, func(w http.ResponseWriter, r *http.Request) {
-				d.withSession(w, r, mode, func(v *viewer) { rt.h(w, r, v, pathParams(r, path)) })
+			pattern := rt.method + " " + routePath(base, rt.pattern)
+			mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+				d.withSession(w, r, mode, func(v *viewer) { rt.h(w, r, v, pathParams(r, pattern)) })
 			})
+			patterns = append(patterns, pattern)
 		}
-		for _, path := range paths {
-			allow := httpx.Allow(methods[path])
+		for path, allow := range httpx.Allowed(patterns) {
 			mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 				d.withSession(w, r, mode, func(v *viewer) { d.methodNotAllowed(w, r, v, allow) })
 			})
@@ -254,10 +249,10 @@ func routePath(base, pattern string) string {
 	return base + pattern
 }
 
-// pathParams returns the values of a path's {parameters} in order.
-func pathParams(r *http.Request, path string) []string {
+// pathParams returns the values of a pattern's {parameters} in order.
+func pathParams(r *http.Request, pattern string) []string {
 	var params []string
-	for _, name := range httpx.Wildcards(path) {
+	for _, name := range httpx.Wildcards(pattern) {
 		params = append(params, r.PathValue(name))
 	}
 	return params

@@ -7,7 +7,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -65,22 +64,18 @@ func (s *Server) apiRoutes() []route {
 // HEAD is such a method: the API serves no HEAD.
 func (s *Server) newAPI() *httpx.Mux {
 	api := httpx.New(s.endpoint(routeUnmatched, peekNothing, nil, s.noResource))
-	var paths []string
-	methods := map[string][]string{}
+	var patterns []string
 	for _, rt := range s.apiRoutes() {
-		method, path, _ := strings.Cut(rt.pattern, " ")
-		if methods[path] == nil {
-			paths = append(paths, path)
-		}
-		methods[path] = append(methods[path], method)
+		_, path, _ := strings.Cut(rt.pattern, " ")
 		api.Handle(rt.pattern, s.endpoint(routeName(path), rt.peek, httpx.Wildcards(path), rt.h))
+		patterns = append(patterns, rt.pattern)
 	}
-	for _, path := range paths {
-		notAllowed := s.notAllowed(httpx.Allow(methods[path]))
+	for path, allow := range httpx.Allowed(patterns) {
+		notAllowed := s.notAllowed(allow)
 		h := s.endpoint(routeName(path), peekNothing, httpx.Wildcards(path),
 			func(w http.ResponseWriter, r *http.Request, _ paygate.APIKey, _ []string) { notAllowed(w, r) })
 		api.Handle(path, h)
-		if slices.Contains(methods[path], http.MethodGet) {
+		if strings.HasPrefix(allow, http.MethodGet) {
 			api.Handle(http.MethodHead+" "+path, h)
 		}
 	}

@@ -8,9 +8,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -202,20 +204,12 @@ func (s *Server) newMux() *httpx.Mux {
 	// Adyen's notification webhook (adyen_notifications.go): no API key,
 	// every item is authenticated by its HMAC signature.
 	named(adyenNotificationPrefix+"{provider}/notifications", adyenNotificationPrefix+"{provider}/notifications", s.serveAdyenNotification)
-	var paths []string
-	methods := map[string][]string{}
-	for pattern, h := range s.cfg.Endpoints {
-		method, path, ok := strings.Cut(pattern, " ")
-		if !ok {
-			path = pattern
-		} else if methods[path] == nil {
-			paths = append(paths, path)
-		}
-		methods[path] = append(methods[path], method)
-		named(pattern, path, h.ServeHTTP)
+	for _, pattern := range slices.Sorted(maps.Keys(s.cfg.Endpoints)) {
+		path := pattern[strings.Index(pattern, " ")+1:]
+		named(pattern, path, s.cfg.Endpoints[pattern].ServeHTTP)
 	}
-	for _, path := range paths {
-		named(path, path, s.notAllowed(httpx.Allow(methods[path])))
+	for path, allow := range httpx.Allowed(slices.Collect(maps.Keys(s.cfg.Endpoints))) {
+		named(path, path, s.notAllowed(allow))
 	}
 	// Everything else under /v1 takes an API key; /v1/3ds/callback (no
 	// slash) too, as ServeMux would otherwise redirect it to the callback.

@@ -16,6 +16,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -148,17 +149,26 @@ func Wildcards(pattern string) []string {
 	return names
 }
 
-// Allow is the Allow header of a path served for methods: GET, POST and
-// DELETE in that order, whichever are among them.
-func Allow(methods []string) string {
-	var allow []string
-	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
-		for _, have := range methods {
-			if have == m {
-				allow = append(allow, m)
-				break
-			}
+// Allowed returns the paths of method patterns ("POST /v1/payments"),
+// each with its Allow header: GET, POST and DELETE in that order, whichever
+// of them its patterns name. A path's other methods are answered 405 with
+// it; patterns without a method are left out.
+func Allowed(patterns []string) map[string]string {
+	methods := map[string][]string{}
+	for _, p := range patterns {
+		if method, path, ok := strings.Cut(p, " "); ok {
+			methods[path] = append(methods[path], method)
 		}
 	}
-	return strings.Join(allow, ", ")
+	allowed := make(map[string]string, len(methods))
+	for path, ms := range methods {
+		var allow []string
+		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
+			if slices.Contains(ms, m) {
+				allow = append(allow, m)
+			}
+		}
+		allowed[path] = strings.Join(allow, ", ")
+	}
+	return allowed
 }

@@ -78,12 +78,16 @@ func TestServePathMatchesAnotherPath(t *testing.T) {
 	}
 }
 
-func TestAllowOrder(t *testing.T) {
+func TestAllowed(t *testing.T) {
 	t.Parallel()
-	if got := Allow([]string{"DELETE", "POST", "GET"}); got != "GET, POST, DELETE" {
-		t.Errorf("Allow: %q", got)
+	got := Allowed([]string{"DELETE /a/{id}", "/b", "POST /a", "POST /a/{id}", "GET /a/{id}"})
+	want := map[string]string{"/a/{id}": "GET, POST, DELETE", "/a": "POST"}
+	if len(got) != len(want) {
+		t.Errorf("Allowed: %v, want %v", got, want)
 	}
-	if got := Allow([]string{"POST"}); got != "POST" {
-		t.Errorf("Allow: %q", got)
+	for path, allow := range want {
+		if got[path] != allow {
+			t.Errorf("Allowed: %s %q, want %q", path, got[path], allow)
+		}
 	}
 }
