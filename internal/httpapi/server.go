@@ -204,9 +204,8 @@ func (s *Server) newMux() *httpx.Mux {
 	// Adyen's notification webhook (adyen_notifications.go): no API key,
 	// every item is authenticated by its HMAC signature.
 	named(adyenNotificationPrefix+"{provider}/notifications", adyenNotificationPrefix+"{provider}/notifications", s.serveAdyenNotification)
-	for _, pattern := range slices.Sorted(maps.Keys(s.cfg.Endpoints)) {
-		path := pattern[strings.Index(pattern, " ")+1:]
-		named(pattern, path, s.cfg.Endpoints[pattern].ServeHTTP)
+	for pattern, h := range s.cfg.Endpoints {
+		named(pattern, pattern[strings.Index(pattern, " ")+1:], h.ServeHTTP)
 	}
 	for path, allow := range httpx.Allowed(slices.Collect(maps.Keys(s.cfg.Endpoints))) {
 		named(path, path, s.notAllowed(allow))
