@@ -31,9 +31,9 @@ type viewer struct {
 // session and the CSRF token were checked.
 type page func(w http.ResponseWriter, r *http.Request, v *viewer, params []string)
 
-// route is one page: method GET or POST, and a pattern relative to
-// /dashboard/{mode}, such as "/payments/{id}" ("/" is the overview).
-// A {parameter} matches one path segment.
+// route is one page: method GET (which serves HEAD too) or POST, and a
+// ServeMux pattern relative to /dashboard/{mode}, such as "/payments/{id}"
+// ("/" is the overview). A {parameter} matches one non-empty path segment.
 type route struct {
 	method  string
 	pattern string

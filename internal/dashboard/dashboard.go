@@ -34,6 +34,7 @@ import (
 	_ "time/tzdata"
 
 	"github.com/paygate/paygate/internal/clientaddr"
+	"github.com/paygate/paygate/internal/httpx"
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/ratelimit"
@@ -90,6 +91,7 @@ type Dashboard struct {
 	pages    map[string]*template.Template
 	routes   []route
 	static   http.Handler
+	mux      *httpx.Mux
 }
 
 // New returns the dashboard. It panics when a dependency is missing or a
@@ -125,6 +127,7 @@ func New(cfg Config) *Dashboard {
 		panic(fmt.Sprintf("dashboard.New: static files: %v", err))
 	}
 	d.static = http.StripPrefix(staticPrefix, http.FileServerFS(sub))
+	d.mux = d.newMux()
 	return d
 }
 
@@ -176,30 +179,30 @@ func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "same-origin")
 	h.Set("X-Frame-Options", "DENY")
-
-	path := r.URL.Path
-	switch {
-	case strings.HasPrefix(path, staticPrefix):
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			d.methodNotAllowed(w, r, nil, "GET, HEAD")
-			return
-		}
-		if strings.HasSuffix(path, "/") {
-			// No directory listings.
-			d.render(w, r, nil, http.StatusNotFound, "error", errorData{Title: "Page not found", Message: "There is no such page."})
-			return
-		}
-		h.Set("Cache-Control", "no-cache")
-		d.static.ServeHTTP(w, r)
-		return
+	// Static files set their own caching (serveStatic); so does every
+	// path under their prefix, which the mux sends them too.
+	if !strings.HasPrefix(r.URL.Path, staticPrefix) {
+		h.Set("Cache-Control", "no-store")
 	}
-	h.Set("Cache-Control", "no-store")
-	switch path {
-	case root, root + "/":
+	d.mux.ServeHTTP(w, r)
+}
+
+// newMux returns the router of /dashboard. The pages of a mode are
+// /dashboard/{mode}/… for the two modes (routes); each path answers the
+// methods it lacks with 405 once the request is signed in. A path nothing
+// matches, or a page's path with an empty parameter, is notFoundPage.
+func (d *Dashboard) newMux() *httpx.Mux {
+	mux := httpx.New(http.HandlerFunc(d.notFoundPage))
+	mux.HandleFunc(staticPrefix, d.serveStatic)
+	// Without it ServeMux would redirect /dashboard/static to the prefix.
+	mux.HandleFunc(strings.TrimSuffix(staticPrefix, "/"), d.notFoundPage)
+	toTest := func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, root+"/test/", http.StatusSeeOther)
-	case root + "/login":
-		d.serveLogin(w, r)
-	case root + "/logout":
+	}
+	mux.HandleFunc(root, toTest)
+	mux.HandleFunc(root+"/{$}", toTest)
+	mux.HandleFunc(root+"/login", d.serveLogin)
+	mux.HandleFunc(root+"/logout", func(w http.ResponseWriter, r *http.Request) {
 		d.withSession(w, r, paygate.ModeTest, func(v *viewer) {
 			if r.Method != http.MethodPost {
 				d.methodNotAllowed(w, r, v, http.MethodPost)
@@ -207,52 +210,67 @@ func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			d.logout(w, r, v)
 		})
-	case root + "/account":
+	})
+	mux.HandleFunc(root+"/account", func(w http.ResponseWriter, r *http.Request) {
 		mode := paygate.ModeTest
 		if r.URL.Query().Get("mode") == string(paygate.ModeLive) {
 			mode = paygate.ModeLive
 		}
 		d.withSession(w, r, mode, func(v *viewer) { d.account(w, r, v) })
-	default:
-		d.serveMode(w, r)
+	})
+	for _, mode := range []paygate.Mode{paygate.ModeTest, paygate.ModeLive} {
+		base := root + "/" + string(mode)
+		mux.HandleFunc(base, func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, base+"/", http.StatusSeeOther)
+		})
+		var patterns []string
+		for _, rt := range d.routes {
+			pattern := rt.method + " " + routePath(base, rt.pattern)
+			mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+				d.withSession(w, r, mode, func(v *viewer) { rt.h(w, r, v, pathParams(r, pattern)) })
+			})
+			patterns = append(patterns, pattern)
+		}
+		for path, allow := range httpx.Allowed(patterns) {
+			mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+				d.withSession(w, r, mode, func(v *viewer) { d.methodNotAllowed(w, r, v, allow) })
+			})
+		}
 	}
+	return mux
 }
 
-// serveMode serves /dashboard/{mode}/…: it finds the route, signs the
-// request in and calls the page.
-func (d *Dashboard) serveMode(w http.ResponseWriter, r *http.Request) {
-	rest := strings.TrimPrefix(r.URL.Path, root+"/")
-	modeName, sub, hasSlash := strings.Cut(rest, "/")
-	mode := paygate.Mode(modeName)
-	if mode != paygate.ModeTest && mode != paygate.ModeLive {
-		d.notFoundPage(w, r)
+// routePath is the ServeMux path of a route's pattern under base
+// (/dashboard/test): the overview "/" is base's own page and nothing below.
+func routePath(base, pattern string) string {
+	if pattern == "/" {
+		return base + "/{$}"
+	}
+	return base + pattern
+}
+
+// pathParams returns the values of a pattern's {parameters} in order.
+func pathParams(r *http.Request, pattern string) []string {
+	var params []string
+	for _, name := range httpx.Wildcards(pattern) {
+		params = append(params, r.PathValue(name))
+	}
+	return params
+}
+
+// serveStatic serves the embedded assets: GET and HEAD, no directory
+// listings.
+func (d *Dashboard) serveStatic(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		d.methodNotAllowed(w, r, nil, "GET, HEAD")
 		return
 	}
-	if !hasSlash {
-		http.Redirect(w, r, root+"/"+modeName+"/", http.StatusSeeOther)
+	if strings.HasSuffix(r.URL.Path, "/") {
+		d.render(w, r, nil, http.StatusNotFound, "error", errorData{Title: "Page not found", Message: "There is no such page."})
 		return
 	}
-	sub = "/" + sub
-	var allowed []string
-	for _, rt := range d.routes {
-		params, ok := matchPattern(rt.pattern, sub)
-		if !ok {
-			continue
-		}
-		if rt.method != r.Method && !(rt.method == http.MethodGet && r.Method == http.MethodHead) {
-			allowed = append(allowed, rt.method)
-			continue
-		}
-		d.withSession(w, r, mode, func(v *viewer) { rt.h(w, r, v, params) })
-		return
-	}
-	if len(allowed) > 0 {
-		d.withSession(w, r, mode, func(v *viewer) {
-			d.methodNotAllowed(w, r, v, strings.Join(allowed, ", "))
-		})
-		return
-	}
-	d.notFoundPage(w, r)
+	w.Header().Set("Cache-Control", "no-cache")
+	d.static.ServeHTTP(w, r)
 }
 
 // notFoundPage answers 404 for an unknown path; a signed-in user sees the
@@ -261,34 +279,6 @@ func (d *Dashboard) serveMode(w http.ResponseWriter, r *http.Request) {
 func (d *Dashboard) notFoundPage(w http.ResponseWriter, r *http.Request) {
 	v, _ := d.viewerOf(r, paygate.ModeTest)
 	d.render(w, r, v, http.StatusNotFound, "error", errorData{Title: "Page not found", Message: "There is no such page."})
-}
-
-// matchPattern matches a path relative to /dashboard/{mode} against a
-// route pattern; each {parameter} matches one non-empty segment.
-func matchPattern(pattern, path string) ([]string, bool) {
-	if pattern == "/" {
-		return nil, path == "/"
-	}
-	ps := strings.Split(strings.Trim(pattern, "/"), "/")
-	segs := strings.Split(strings.TrimPrefix(path, "/"), "/")
-	if len(ps) != len(segs) {
-		return nil, false
-	}
-	var params []string
-	for i, p := range ps {
-		s := segs[i]
-		if strings.HasPrefix(p, "{") && strings.HasSuffix(p, "}") {
-			if s == "" {
-				return nil, false
-			}
-			params = append(params, s)
-			continue
-		}
-		if p != s {
-			return nil, false
-		}
-	}
-	return params, true
 }
 
 // methodNotAllowed answers 405.

@@ -197,21 +197,20 @@ func (f *dataFixture) serve(v *viewer, method, path string, form url.Values) ans
 	if form != nil {
 		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
-	rest := r.URL.Path[len("/dashboard/"+string(v.Mode)):]
-	if rest == "" {
-		rest = "/"
-	}
+	base := "/dashboard/" + string(v.Mode)
+	mux := http.NewServeMux()
 	for _, rt := range f.d.dataRoutes() {
-		if rt.method != method {
-			continue
-		}
-		if params, ok := matchPattern(rt.pattern, rest); ok {
-			w := httptest.NewRecorder()
-			rt.h(w, r, v, params)
-			return answer{code: w.Code, body: w.Body.String(), location: w.Header().Get("Location")}
+		if rt.method == method {
+			path := routePath(base, rt.pattern)
+			mux.HandleFunc(rt.method+" "+path, func(w http.ResponseWriter, r *http.Request) { rt.h(w, r, v, pathParams(r, path)) })
 		}
 	}
-	f.t.Fatalf("no data route for %s %s", method, rest)
+	if _, pattern := mux.Handler(r); pattern != "" {
+		w := httptest.NewRecorder()
+		mux.ServeHTTP(w, r)
+		return answer{code: w.Code, body: w.Body.String(), location: w.Header().Get("Location")}
+	}
+	f.t.Fatalf("no data route for %s %s", method, r.URL.Path)
 	return answer{}
 }
 

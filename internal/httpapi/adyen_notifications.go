@@ -34,13 +34,6 @@ func adyenNotificationProvider(path string) (string, bool) {
 	return id, true
 }
 
-// isAdyenNotificationPath reports whether a path is an Adyen notification
-// endpoint.
-func isAdyenNotificationPath(path string) bool {
-	_, ok := adyenNotificationProvider(path)
-	return ok
-}
-
 type adyenNotifier interface {
 	AcceptNotifications(body []byte) ([]adyen.Notification, error)
 }

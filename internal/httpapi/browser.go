@@ -69,12 +69,6 @@ func styleSource(css string) string {
 	return "'sha256-" + base64.StdEncoding.EncodeToString(h[:]) + "'"
 }
 
-// isBrowserPath reports whether a path is one of the browser-facing 3-D
-// Secure paths.
-func isBrowserPath(path string) bool {
-	return path == sandbox.ChallengePath || strings.HasPrefix(path, payment.CallbackPath)
-}
-
 // logPath is the path as the request log shows it: a callback's token is
 // a credential and is replaced.
 func logPath(path string) string {

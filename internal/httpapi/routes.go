@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/paygate/paygate/internal/httpx"
 	"github.com/paygate/paygate/internal/id"
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/payment"
@@ -18,16 +19,14 @@ import (
 // handlerFunc serves one route; ids holds the path's {id} segments in order.
 type handlerFunc func(w http.ResponseWriter, r *http.Request, key paygate.APIKey, ids []string)
 
-// route is a path pattern (segments, "{id}" for a UUID) and its methods.
+// route is one endpoint of the /v1 API: a ServeMux pattern with its method
+// ("GET /v1/payments/{id}"), its handler, and what serveAPI reads together
+// with the API key, so that the handler needs no round trip of its own for
+// it. Every wildcard is an id: a value that is not a UUID matches nothing.
 type route struct {
-	pattern []string
-	methods map[string]handlerFunc
-	allow   string
-	// peek is what serveAPI reads together with the API key, for requests
-	// of method peekMethod, so that the handler needs no round trip of its
-	// own for it.
-	peek       peekKind
-	peekMethod string
+	pattern string
+	h       handlerFunc
+	peek    peekKind
 }
 
 // peekKind is what a request's API key is read with.
@@ -39,101 +38,92 @@ const (
 	peekPayment              // the payment of the path's id (getPayment)
 )
 
-// peeking returns rt whose requests of method read kind with their key.
-func (rt route) peeking(method string, kind peekKind) route {
-	rt.peekMethod, rt.peek = method, kind
-	return rt
-}
-
-func newRoute(pattern string, methods map[string]handlerFunc) route {
-	var allow []string
-	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
-		if _, ok := methods[m]; ok {
-			allow = append(allow, m)
-		}
-	}
-	return route{pattern: strings.Split(strings.Trim(pattern, "/"), "/"), methods: methods, allow: strings.Join(allow, ", ")}
-}
-
 func (s *Server) apiRoutes() []route {
 	return []route{
-		newRoute("/v1/payments", map[string]handlerFunc{http.MethodGet: s.lookupPayment, http.MethodPost: s.createPayment}).
-			peeking(http.MethodPost, peekIdempotency),
-		newRoute("/v1/payments/{id}", map[string]handlerFunc{http.MethodGet: s.getPayment}).
-			peeking(http.MethodGet, peekPayment),
-		newRoute("/v1/payments/{id}/capture", map[string]handlerFunc{http.MethodPost: s.capturePayment}),
-		newRoute("/v1/payments/{id}/void", map[string]handlerFunc{http.MethodPost: s.voidPayment}),
-		newRoute("/v1/payments/{id}/refunds", map[string]handlerFunc{http.MethodGet: s.listRefunds}),
-		newRoute("/v1/refunds", map[string]handlerFunc{http.MethodPost: s.createRefund}),
-		newRoute("/v1/refunds/{id}", map[string]handlerFunc{http.MethodGet: s.getRefund}),
-		newRoute("/v1/customers", map[string]handlerFunc{http.MethodPost: s.upsertCustomer}),
-		newRoute("/v1/customers/{id}", map[string]handlerFunc{http.MethodGet: s.getCustomer}),
-		newRoute("/v1/customers/{id}/cards", map[string]handlerFunc{http.MethodGet: s.listStoredCards, http.MethodPost: s.saveStoredCard}),
-		newRoute("/v1/customers/{id}/cards/{id}", map[string]handlerFunc{http.MethodDelete: s.deleteStoredCard}),
+		{pattern: "GET /v1/payments", h: s.lookupPayment},
+		{pattern: "POST /v1/payments", h: s.createPayment, peek: peekIdempotency},
+		{pattern: "GET /v1/payments/{id}", h: s.getPayment, peek: peekPayment},
+		{pattern: "POST /v1/payments/{id}/capture", h: s.capturePayment},
+		{pattern: "POST /v1/payments/{id}/void", h: s.voidPayment},
+		{pattern: "GET /v1/payments/{id}/refunds", h: s.listRefunds},
+		{pattern: "POST /v1/refunds", h: s.createRefund},
+		{pattern: "GET /v1/refunds/{id}", h: s.getRefund},
+		{pattern: "POST /v1/customers", h: s.upsertCustomer},
+		{pattern: "GET /v1/customers/{id}", h: s.getCustomer},
+		{pattern: "GET /v1/customers/{id}/cards", h: s.listStoredCards},
+		{pattern: "POST /v1/customers/{id}/cards", h: s.saveStoredCard},
+		{pattern: "DELETE /v1/customers/{id}/cards/{cardId}", h: s.deleteStoredCard},
 	}
 }
 
-// matched is the route a path matched, with its ids; ok is false when no
-// route matched.
-type matched struct {
-	route
-	ids []string
-	ok  bool
-}
-
-// name is the route's pattern as written: /v1/payments/{id}.
-func (rt route) name() string { return "/" + strings.Join(rt.pattern, "/") }
-
-// peeks returns what a request of method to the matched route reads with
-// its API key.
-func (m matched) peeks(method string) peekKind {
-	if !m.ok || method != m.peekMethod {
-		return peekNothing
+// newAPI returns the router of /v1. Every answer, 404 and 405 included,
+// comes after serveAPI authenticated the key and charged the rate limit
+// (decisions §1): a path no route matches is served by noResource, and
+// each path answers the methods it lacks with 405 and its Allow header.
+// HEAD is such a method: the API serves no HEAD.
+func (s *Server) newAPI() *httpx.Mux {
+	api := httpx.New(s.endpoint(routeUnmatched, peekNothing, nil, s.noResource))
+	var patterns []string
+	for _, rt := range s.apiRoutes() {
+		_, path, _ := strings.Cut(rt.pattern, " ")
+		api.Handle(rt.pattern, s.endpoint(routeName(path), rt.peek, httpx.Wildcards(path), rt.h))
+		patterns = append(patterns, rt.pattern)
 	}
-	return m.peek
-}
-
-// match returns the route of path and its ids. A segment in an {id}
-// position that is not a UUID makes no match: such a resource cannot exist.
-func match(routes []route, path string) matched {
-	segs := strings.Split(strings.Trim(path, "/"), "/")
-	for _, rt := range routes {
-		if len(rt.pattern) != len(segs) {
-			continue
+	for path, allow := range httpx.Allowed(patterns) {
+		notAllowed := s.notAllowed(allow)
+		h := s.endpoint(routeName(path), peekNothing, httpx.Wildcards(path),
+			func(w http.ResponseWriter, r *http.Request, _ paygate.APIKey, _ []string) { notAllowed(w, r) })
+		api.Handle(path, h)
+		if strings.HasPrefix(allow, http.MethodGet) {
+			api.Handle(http.MethodHead+" "+path, h)
 		}
+	}
+	return api
+}
+
+// routeName is the route a path pattern is logged under: every wildcard
+// written {id}, as in /v1/customers/{id}/cards/{id}.
+func routeName(path string) string {
+	segs := strings.Split(path, "/")
+	for i, seg := range segs {
+		if strings.HasPrefix(seg, "{") {
+			segs[i] = "{id}"
+		}
+	}
+	return strings.Join(segs, "/")
+}
+
+// endpoint returns the mux's handler of one route: it reads the ids from
+// the path (lower-cased) and has serveAPI authenticate the request before h
+// runs. An id that is not a UUID matches no route: such a resource cannot
+// exist.
+func (s *Server) endpoint(name string, peek peekKind, wildcards []string, h handlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
 		var ids []string
-		ok := true
-		for i, p := range rt.pattern {
-			if p == "{id}" {
-				if !id.Valid(segs[i]) {
-					ok = false
-					break
-				}
-				ids = append(ids, strings.ToLower(segs[i]))
-			} else if p != segs[i] {
-				ok = false
-				break
+		for _, n := range wildcards {
+			v := r.PathValue(n)
+			if !id.Valid(v) {
+				s.serveAPI(w, r, peekNothing, nil, s.noResource)
+				return
 			}
+			ids = append(ids, strings.ToLower(v))
 		}
-		if ok {
-			return matched{route: rt, ids: ids, ok: true}
-		}
+		stateOf(r.Context()).route = name
+		s.serveAPI(w, r, peek, ids, h)
 	}
-	return matched{}
 }
 
-func (s *Server) route(w http.ResponseWriter, r *http.Request, key paygate.APIKey, m matched) {
-	if !m.ok {
-		s.writeError(w, r, paygate.Errorf(paygate.CodeNotFound, "", "no such resource"))
-		return
-	}
-	h, ok := m.methods[r.Method]
-	if !ok {
-		w.Header().Set("Allow", m.allow)
+// noResource answers a /v1 path that no route matched.
+func (s *Server) noResource(w http.ResponseWriter, r *http.Request, _ paygate.APIKey, _ []string) {
+	s.writeError(w, r, paygate.Errorf(paygate.CodeNotFound, "", "no such resource"))
+}
+
+// notAllowed answers 405 for a path that serves only the methods in allow.
+func (s *Server) notAllowed(allow string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", allow)
 		s.writeError(w, r, paygate.Errorf(paygate.CodeMethodNotAllowed, "", "method %s is not allowed here", r.Method))
-		return
 	}
-	h(w, r, key, m.ids)
 }
 
 // runIdempotent runs a POST under its Idempotency-Key with the payment

@@ -8,19 +8,23 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/clientaddr"
+	"github.com/paygate/paygate/internal/httpx"
 	"github.com/paygate/paygate/internal/id"
 	"github.com/paygate/paygate/internal/idempotency"
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/provider/sandbox"
 	"github.com/paygate/paygate/internal/ratelimit"
 )
 
@@ -44,14 +48,22 @@ type Config struct {
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
 	// the client (serve --trusted-proxies); none: the peer is the client.
 	TrustedProxies clientaddr.Proxies
+	// Endpoints are served without an API key, by ServeMux pattern
+	// ("POST /v1/providers/{provider}/notifications"): what connectors
+	// receive from outside. The request log names the pattern without its
+	// method; the other methods of a pattern's path answer 405. A pattern
+	// ends in a segment, not a slash (that would make a redirect).
+	Endpoints map[string]http.Handler
 }
 
 // Server is the HTTP handler of the whole service.
 type Server struct {
-	cfg    Config
-	log    *slog.Logger
-	clock  paygate.Clock
-	routes []route
+	cfg   Config
+	log   *slog.Logger
+	clock paygate.Clock
+	// mux routes every request; api routes those under /v1 that take an
+	// API key (newAPI).
+	mux, api *httpx.Mux
 }
 
 // New returns the handler. It panics when a dependency is missing, which is
@@ -67,7 +79,8 @@ func New(cfg Config) *Server {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, clock: cfg.Clock}
-	s.routes = s.apiRoutes()
+	s.api = s.newAPI()
+	s.mux = s.newMux()
 	return s
 }
 
@@ -164,44 +177,53 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 
 	st.route = routeUnmatched
-	switch path := r.URL.Path; {
-	case path == "/healthz":
-		st.route = path
-		s.healthz(sw, r)
-	case path == "/readyz":
-		st.route = path
-		s.readyz(sw, r)
-	case isBrowserPath(path):
-		// 3-D Secure pages for the customer's browser (browser.go): no
-		// API key, no idempotency, HTML answers.
-		st.route = browserRoute(path)
-		s.serveBrowser(sw, r)
-	case isAdyenNotificationPath(path):
-		// Adyen's notification webhook (adyen_notifications.go): no API
-		// key, every item is authenticated by its HMAC signature.
-		st.route = adyenNotificationPrefix + "{provider}/notifications"
-		s.serveAdyenNotification(sw, r)
-	case path == "/v1" || strings.HasPrefix(path, "/v1/"):
-		s.serveAPI(sw, r) // sets the route it matched
-	case (path == "/dashboard" || strings.HasPrefix(path, "/dashboard/")) && s.cfg.Dashboard != nil:
-		st.route = "/dashboard/*"
-		s.cfg.Dashboard.ServeHTTP(sw, r)
-	default:
-		s.writeError(sw, r, paygate.Errorf(paygate.CodeNotFound, "", "no such path"))
+	s.mux.ServeHTTP(sw, r)
+}
+
+// newMux returns the router of every path. Each route sets the name the
+// request log shows; a path none matches is 404 without authentication.
+func (s *Server) newMux() *httpx.Mux {
+	mux := httpx.New(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, paygate.Errorf(paygate.CodeNotFound, "", "no such path"))
+	}))
+	named := func(pattern, name string, h http.HandlerFunc) {
+		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+			stateOf(r.Context()).route = name
+			h(w, r)
+		})
 	}
+	named("/healthz", "/healthz", s.healthz)
+	named("/readyz", "/readyz", s.readyz)
+	// 3-D Secure pages for the customer's browser (browser.go): no API
+	// key, no idempotency, HTML answers. The callback's token is a
+	// credential and stays out of the log.
+	named(sandbox.ChallengePath, sandbox.ChallengePath, s.serveBrowser)
+	named(payment.CallbackPath, payment.CallbackPath+"{token}", s.serveBrowser)
+	// Adyen's notification webhook (adyen_notifications.go): no API key,
+	// every item is authenticated by its HMAC signature.
+	named(adyenNotificationPrefix+"{provider}/notifications", adyenNotificationPrefix+"{provider}/notifications", s.serveAdyenNotification)
+	for pattern, h := range s.cfg.Endpoints {
+		named(pattern, pattern[strings.Index(pattern, " ")+1:], h.ServeHTTP)
+	}
+	for path, allow := range httpx.Allowed(slices.Collect(maps.Keys(s.cfg.Endpoints))) {
+		named(path, path, s.notAllowed(allow))
+	}
+	// Everything else under /v1 takes an API key; /v1/3ds/callback (no
+	// slash) too, as ServeMux would otherwise redirect it to the callback.
+	for _, p := range []string{"/v1", "/v1/", strings.TrimSuffix(payment.CallbackPath, "/")} {
+		mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
+			s.api.ServePath(w, r, "/"+strings.Trim(r.URL.Path, "/"))
+		})
+	}
+	if s.cfg.Dashboard != nil {
+		named("/dashboard", "/dashboard/*", s.cfg.Dashboard.ServeHTTP)
+		named("/dashboard/", "/dashboard/*", s.cfg.Dashboard.ServeHTTP)
+	}
+	return mux
 }
 
 // routeUnmatched is the route a request that matched none is logged under.
 const routeUnmatched = "unmatched"
-
-// browserRoute is the route of a 3-D Secure browser path: the callback's
-// token is a credential and stays out of the log.
-func browserRoute(path string) string {
-	if strings.HasPrefix(path, payment.CallbackPath) {
-		return payment.CallbackPath + "{token}"
-	}
-	return path
-}
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	s.writeData(w, r, http.StatusOK, map[string]string{"status": "ok"})
@@ -219,18 +241,15 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	s.writeData(w, r, http.StatusOK, map[string]string{"status": "ready"})
 }
 
-// serveAPI authenticates, rate-limits and routes a /v1 request.
-func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
+// serveAPI authenticates and rate-limits a /v1 request, reading peek with
+// its key, then runs serve: the route's handler, or its 404 or 405 (newAPI).
+func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, peek peekKind, ids []string, serve handlerFunc) {
 	ctx := r.Context()
 	st := stateOf(ctx)
 	var key paygate.APIKey
 	var err error
-	m := match(s.routes, r.URL.Path)
-	if m.ok {
-		st.route = m.name()
-	}
 	var reads paygate.RequestReads
-	switch ik := r.Header.Get("Idempotency-Key"); m.peeks(r.Method) {
+	switch ik := r.Header.Get("Idempotency-Key"); peek {
 	case peekIdempotency:
 		// A payment's key record is read with its API key (createPayment).
 		if idempotency.ValidKey(ik) {
@@ -238,7 +257,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		}
 	case peekPayment:
 		// So is the payment of a GET (getPayment).
-		reads.PaymentID = m.ids[0]
+		reads.PaymentID = ids[0]
 	}
 	key, err = s.authenticate(ctx, st, r.Header.Get("X-API-Key"), reads)
 	if err != nil {
@@ -276,7 +295,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, paygate.Errorf(paygate.CodeRateLimited, "", "rate limit exceeded: %d requests per minute", d.Limit))
 		return
 	}
-	s.route(w, r, key, m)
+	serve(w, r, key, ids)
 }
 
 func ceilSeconds(d time.Duration) int {
