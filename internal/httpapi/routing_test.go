@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/paygate/paygate/internal/httpapi"
+	"github.com/paygate/paygate/internal/testenv"
 )
 
 // TestRouting pins how every kind of path is routed: which handler answers,
@@ -17,7 +18,7 @@ import (
 // their leading and trailing slashes are trimmed.
 func TestRouting(t *testing.T) {
 	t.Parallel()
-	var logs syncBuffer
+	var logs testenv.Buffer
 	s := newServer(t, func(c *httpapi.Config) {
 		c.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
 		c.Dashboard = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) })
@@ -90,7 +91,7 @@ func TestRouting(t *testing.T) {
 		if c.key {
 			key = s.secret
 		}
-		before := len(logs.requestLines(t))
+		before := len(requestLines(t, &logs))
 		w := s.do(c.method, c.path, key, "", nil)
 		if w.Code != c.status || w.Header().Get("Allow") != c.allow || w.Header().Get("Location") != "" {
 			t.Errorf("%s %s: %d Allow %q Location %q, want %d Allow %q", c.method, c.path, w.Code,
@@ -99,7 +100,7 @@ func TestRouting(t *testing.T) {
 		if ct := w.Header().Get("Content-Type"); w.Code != 418 && !strings.HasPrefix(ct, "application/json") && !strings.HasPrefix(ct, "text/html") {
 			t.Errorf("%s %s: Content-Type %q", c.method, c.path, ct)
 		}
-		lines := logs.requestLines(t)
+		lines := requestLines(t, &logs)
 		if len(lines) != before+1 {
 			t.Fatalf("%s %s: %d log lines", c.method, c.path, len(lines)-before)
 		}
@@ -114,7 +115,7 @@ func TestRouting(t *testing.T) {
 // methods of the path.
 func TestEndpoints(t *testing.T) {
 	t.Parallel()
-	var logs syncBuffer
+	var logs testenv.Buffer
 	s := newServer(t, func(c *httpapi.Config) {
 		c.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
 		c.Endpoints = map[string]http.Handler{
@@ -132,7 +133,7 @@ func TestEndpoints(t *testing.T) {
 	if w.Code != http.StatusMethodNotAllowed || w.Header().Get("Allow") != "POST" {
 		t.Errorf("GET: %d %v", w.Code, w.Header())
 	}
-	for i, l := range logs.requestLines(t) {
+	for i, l := range requestLines(t, &logs) {
 		if l["route"] != "/v1/providers/{provider}/notifications" {
 			t.Errorf("line %d: route %v", i, l["route"])
 		}

@@ -10,13 +10,13 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/clientaddr"
 	"github.com/paygate/paygate/internal/httpapi"
 	"github.com/paygate/paygate/internal/store/sqlite"
+	"github.com/paygate/paygate/internal/testenv"
 )
 
 // newServer wires the handler as serve does on a fresh SQLite store with
@@ -244,30 +244,16 @@ func TestBillingIPAddressDefaultsToClientAddress(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log destination safe for the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-// requestLines returns the "request" log lines written so far.
-func (s *syncBuffer) requestLines(t *testing.T) []map[string]any {
+// requestLines returns the "request" log lines written to logs so far.
+func requestLines(t *testing.T, logs *testenv.Buffer) []map[string]any {
 	t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var out []map[string]any
-	for _, line := range bytes.Split(s.b.Bytes(), []byte("\n")) {
+	for _, line := range strings.Split(logs.String(), "\n") {
 		if len(line) == 0 {
 			continue
 		}
 		var rec map[string]any
-		if err := json.Unmarshal(line, &rec); err != nil {
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
 			t.Fatalf("log line %q: %v", line, err)
 		}
 		if rec["msg"] == "request" {
@@ -282,7 +268,7 @@ func (s *syncBuffer) requestLines(t *testing.T) []map[string]any {
 // latency, the key's id (never the key), merchant, mode and client address.
 func TestRequestLogLine(t *testing.T) {
 	t.Parallel()
-	var logs syncBuffer
+	var logs testenv.Buffer
 	proxies, err := clientaddr.Parse("10.0.0.0/8")
 	if err != nil {
 		t.Fatal(err)
@@ -314,7 +300,7 @@ func TestRequestLogLine(t *testing.T) {
 	s.do(http.MethodGet, "/v1/payments/"+env.Data.ID, "smtgw_sk_test_wrongwrongwrongwrongwrongwrongwrong", "", nil)
 	s.do(http.MethodGet, "/v1/no/such/path", s.secret, "", nil)
 
-	lines := logs.requestLines(t)
+	lines := requestLines(t, &logs)
 	if len(lines) != 4 {
 		t.Fatalf("%d request lines, want 4: %v", len(lines), lines)
 	}
@@ -340,9 +326,7 @@ func TestRequestLogLine(t *testing.T) {
 	if l := lines[3]; l["status"] != float64(404) || l["route"] != "unmatched" {
 		t.Errorf("unknown path line: %v", l)
 	}
-	logs.mu.Lock()
-	all := logs.b.String()
-	logs.mu.Unlock()
+	all := logs.String()
 	for _, secret := range []string{s.secret, s.secret[len("smtgw_sk_test_"):], "4242424242424242", "/v1/payments/" + env.Data.ID} {
 		if strings.Contains(all, secret) {
 			t.Errorf("the log holds %q:\n%s", secret, all)

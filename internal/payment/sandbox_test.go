@@ -23,7 +23,7 @@ import (
 type sandboxFixture struct {
 	st    paygate.Store
 	svc   *payment.Service
-	clock *testClock
+	clock *testenv.Clock
 	prov  *sandbox.Provider
 	keyID string
 }
@@ -31,7 +31,7 @@ type sandboxFixture struct {
 // sandboxEngines runs f on SQLite and on PostgreSQL.
 func sandboxEngines(t *testing.T, f func(t *testing.T, fx *sandboxFixture)) {
 	t.Helper()
-	merchantOnEngines(t, func(t *testing.T, st paygate.Store, clock *testClock, keyID string) {
+	merchantOnEngines(t, func(t *testing.T, st paygate.Store, clock *testenv.Clock, keyID string) {
 		prov := sandbox.New("sandbox-eu", []string{"EUR"}, sandbox.WithClock(clock))
 		table, err := provider.NewTable(map[paygate.Mode]provider.Routes{paygate.ModeTest: {Default: []paygate.Provider{prov}}})
 		if err != nil {
@@ -48,7 +48,7 @@ func sandboxEngines(t *testing.T, f func(t *testing.T, fx *sandboxFixture)) {
 // merchantOnEngines runs f, in parallel, on a fresh SQLite and a fresh
 // PostgreSQL store, each with merchant "m1" and its test key, and a movable
 // clock.
-func merchantOnEngines(t *testing.T, f func(t *testing.T, st paygate.Store, clock *testClock, keyID string)) {
+func merchantOnEngines(t *testing.T, f func(t *testing.T, st paygate.Store, clock *testenv.Clock, keyID string)) {
 	t.Helper()
 	engines := map[string]func(t *testing.T) paygate.Store{
 		"sqlite": func(t *testing.T) paygate.Store {
@@ -71,7 +71,7 @@ func merchantOnEngines(t *testing.T, f func(t *testing.T, st paygate.Store, cloc
 			t.Parallel()
 			st := open(t)
 			t.Cleanup(func() { _ = st.Close() })
-			clock := &testClock{now: time.Date(2031, 3, 14, 15, 9, 26, 0, time.UTC)}
+			clock := testenv.NewClock(time.Date(2031, 3, 14, 15, 9, 26, 0, time.UTC))
 			_, key, err := auth.NewKey("key-1", "m1", paygate.ModeTest, paygate.KeySecret, clock.Now())
 			if err != nil {
 				t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/store/sqlite"
+	"github.com/paygate/paygate/internal/testenv"
 	"github.com/paygate/paygate/internal/vault"
 )
 
@@ -35,29 +36,11 @@ func (p *recordingProvider) Charge(ctx context.Context, req paygate.ChargeReques
 	return p.fakeProvider.Charge(ctx, req)
 }
 
-// movableClock is a clock the test sets.
-type movableClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *movableClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *movableClock) set(t time.Time) {
-	c.mu.Lock()
-	c.now = t
-	c.mu.Unlock()
-}
-
 type vaultFixture struct {
 	st    *sqlite.Store
 	svc   *payment.Service
 	prov  *recordingProvider
-	clock *movableClock
+	clock *testenv.Clock
 	logs  *bytes.Buffer
 	keyID string
 	n     int
@@ -78,7 +61,7 @@ func newVaultFixture(t *testing.T, failSave bool) *vaultFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock := &movableClock{now: time.Date(2030, 1, 15, 10, 0, 0, 0, time.UTC)}
+	clock := testenv.NewClock(time.Date(2030, 1, 15, 10, 0, 0, 0, time.UTC))
 	_, key, err := auth.NewKey("key-1", "m1", paygate.ModeTest, paygate.KeySecret, clock.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -187,7 +170,7 @@ func TestStoredCardExpired(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.clock.set(time.Date(2032, 1, 1, 0, 0, 0, 0, time.UTC)) // the first instant after 12/2031
+	f.clock.Set(time.Date(2032, 1, 1, 0, 0, 0, 0, time.UTC)) // the first instant after 12/2031
 	_, err = f.svc.Create(ctx, f.request(t), storedInput("c1", data(t, ans)["id"].(string)))
 	var pe *paygate.Error
 	if !errors.As(err, &pe) || pe.Code != paygate.CodeInvalidRequest || pe.Param != "storedCardId" || !strings.Contains(pe.Message, "expired") {

@@ -17,25 +17,8 @@ import (
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/sandbox"
+	"github.com/paygate/paygate/internal/testenv"
 )
-
-// testClock is a clock the test moves; it never moves by itself.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // flakyThreeDS is a sandbox whose 3-D Secure completion is unavailable
 // while down is set.
@@ -60,7 +43,7 @@ const testTTL = 30 * time.Minute
 type threeDSFixture struct {
 	st    paygate.Store
 	svc   *payment.Service
-	clock *testClock
+	clock *testenv.Clock
 	prov  *flakyThreeDS
 	keyID string
 	n     atomic.Int32
@@ -68,7 +51,7 @@ type threeDSFixture struct {
 
 func threeDSEngines(t *testing.T, f func(t *testing.T, fx *threeDSFixture)) {
 	t.Helper()
-	merchantOnEngines(t, func(t *testing.T, st paygate.Store, clock *testClock, keyID string) {
+	merchantOnEngines(t, func(t *testing.T, st paygate.Store, clock *testenv.Clock, keyID string) {
 		prov := &flakyThreeDS{Provider: sandbox.New("sandbox-eu", []string{"EUR"})}
 		table, err := provider.NewTable(map[paygate.Mode]provider.Routes{paygate.ModeTest: {Default: []paygate.Provider{prov}}})
 		if err != nil {
@@ -294,7 +277,7 @@ func TestThreeDSExpiry(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		fx.clock.Advance(testTTL - time.Second)
+		fx.clock.Add(testTTL - time.Second)
 		if n := job.RunOnce(ctx); n != 0 {
 			t.Fatalf("expired %d challenges before their time", n)
 		}
@@ -302,7 +285,7 @@ func TestThreeDSExpiry(t *testing.T) {
 			t.Fatalf("challenge a second before expiry: %v", err)
 		}
 
-		fx.clock.Advance(time.Second)
+		fx.clock.Add(time.Second)
 		// Expired: the page and the callback refuse it even before the job
 		// has run, and nothing changes.
 		if _, err := fx.svc.ThreeDSChallenge(ctx, tok); !paygate.IsNotFound(err) {
@@ -343,7 +326,7 @@ func TestThreeDSExpiryJobRuns(t *testing.T) {
 	t.Parallel()
 	threeDSEngines(t, func(t *testing.T, fx *threeDSFixture) {
 		p, _ := fx.pending(t, sandbox.Card3DS, "")
-		fx.clock.Advance(testTTL)
+		fx.clock.Add(testTTL)
 		job := fx.svc.NewThreeDSExpirer(10 * time.Millisecond)
 		if err := job.Start(t.Context()); err != nil {
 			t.Fatal(err)

@@ -43,7 +43,7 @@ func TestUnknownOutcomeReplays202(t *testing.T) {
 		}
 		fx.assertReplays(t, "ik-timeout", 202, ans.Body)
 
-		fx.clock.Advance(sandbox.TimeoutAfter + sandbox.InquiryDelay)
+		fx.clock.Add(sandbox.TimeoutAfter + sandbox.InquiryDelay)
 		if n := rec.RunOnce(ctx); n != 1 {
 			t.Fatalf("recovery finished %d payments, want 1", n)
 		}
@@ -98,7 +98,7 @@ func TestCrashedRequestReplaysRecoveredAnswer(t *testing.T) {
 		if n := recovery.RunOnce(ctx); n != 0 {
 			t.Fatalf("recovery took over a payment within its lease (%d)", n)
 		}
-		fx.clock.Advance(paygate.PaymentLease + time.Second)
+		fx.clock.Add(paygate.PaymentLease + time.Second)
 		if n := recovery.RunOnce(ctx); n != 1 {
 			t.Fatalf("recovery finished %d payments, want 1", n)
 		}
