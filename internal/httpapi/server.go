@@ -22,6 +22,7 @@ import (
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/ratelimit"
+	"github.com/paygate/paygate/internal/web"
 )
 
 // maxBody is the largest request body accepted (decisions §1).
@@ -44,14 +45,21 @@ type Config struct {
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
 	// the client (serve --trusted-proxies); none: the peer is the client.
 	TrustedProxies clientaddr.Proxies
+	// Endpoints are the connectors' own endpoints (a provider's
+	// notifications, the sandbox's challenge page), keyed by http.ServeMux
+	// pattern. They are served without an API key (each authenticates what
+	// it receives), logged under their pattern without its method, and
+	// reach the request's id and the error envelope through package web.
+	Endpoints map[string]http.Handler
 }
 
 // Server is the HTTP handler of the whole service.
 type Server struct {
-	cfg    Config
-	log    *slog.Logger
-	clock  paygate.Clock
-	routes []route
+	cfg       Config
+	log       *slog.Logger
+	clock     paygate.Clock
+	routes    []route
+	endpoints *http.ServeMux
 }
 
 // New returns the handler. It panics when a dependency is missing, which is
@@ -68,6 +76,10 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, clock: cfg.Clock}
 	s.routes = s.apiRoutes()
+	s.endpoints = http.NewServeMux()
+	for pattern, h := range cfg.Endpoints {
+		s.endpoints.Handle(pattern, h)
+	}
 	return s
 }
 
@@ -174,15 +186,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		st.route = path
 		s.readyz(sw, r)
 	case isBrowserPath(path):
-		// 3-D Secure pages for the customer's browser (browser.go): no
-		// API key, no idempotency, HTML answers.
+		// The 3-D Secure callback for the customer's browser (browser.go):
+		// no API key, no idempotency, HTML answers.
 		st.route = browserRoute(path)
-		s.serveBrowser(sw, r)
-	case isAdyenNotificationPath(path):
-		// Adyen's notification webhook (adyen_notifications.go): no API
-		// key, every item is authenticated by its HMAC signature.
-		st.route = adyenNotificationPrefix + "{provider}/notifications"
-		s.serveAdyenNotification(sw, r)
+		s.serveBrowser(sw, s.withWeb(r, st))
+	case s.isEndpoint(r):
+		_, pattern := s.endpoints.Handler(r)
+		_, st.route, _ = strings.Cut(pattern, " ")
+		if st.route == "" {
+			st.route = pattern // a pattern without a method
+		}
+		s.endpoints.ServeHTTP(sw, s.withWeb(r, st)) // sets the pattern's path values
 	case path == "/v1" || strings.HasPrefix(path, "/v1/"):
 		s.serveAPI(sw, r) // sets the route it matched
 	case (path == "/dashboard" || strings.HasPrefix(path, "/dashboard/")) && s.cfg.Dashboard != nil:
@@ -191,6 +205,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.writeError(sw, r, paygate.Errorf(paygate.CodeNotFound, "", "no such path"))
 	}
+}
+
+// isEndpoint reports whether a connector's endpoint serves the request.
+func (s *Server) isEndpoint(r *http.Request) bool {
+	_, pattern := s.endpoints.Handler(r)
+	return pattern != ""
+}
+
+// withWeb gives a handler that lives outside this package the request's id
+// and the error envelope (package web).
+func (s *Server) withWeb(r *http.Request, st *reqState) *http.Request {
+	return r.WithContext(web.NewContext(r.Context(), web.Request{ID: st.requestID, WriteError: s.writeError}))
 }
 
 // routeUnmatched is the route a request that matched none is logged under.
