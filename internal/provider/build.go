@@ -23,7 +23,7 @@ type BuildOptions struct {
 // some (the sandboxes) in test mode, with the default timeout and breaker;
 // nothing in live mode.
 func (c *Config) Build(o BuildOptions) (*Router, error) {
-	env := connector.Env{Store: o.Store, Logger: o.Logger}
+	env := connector.Env{Store: o.Store, Logger: o.Logger, Routes: c.Routes, CurrenciesOf: c.currenciesOf}
 	routes := map[paygate.Mode]Routes{}
 	var members []Member
 
@@ -33,7 +33,7 @@ func (c *Config) Build(o BuildOptions) (*Router, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s:%d: provider %q: unknown kind %q", c.sourceName(), pc.Line, pc.ID, pc.Kind)
 		}
-		p, err := conn.New(pc.entry(c), env)
+		p, err := conn.New(pc.Entry, env)
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", c.sourceName(), pc.Line, err)
 		}
@@ -89,26 +89,14 @@ func (c *Config) sourceName() string {
 	return c.Source
 }
 
-// entry is the provider as its connector sees it; c (nil while the file is
-// being checked) gives the routes of the provider's mode.
-func (pc ProviderConfig) entry(c *Config) connector.Entry {
-	e := connector.Entry{
-		ID: pc.ID, Kind: pc.Kind, Mode: pc.Mode, Currencies: pc.Currencies, Timeout: pc.Timeout,
-		Credentials: pc.Credentials, Settings: pc.Settings,
-		CurrenciesOf: func(string) []string { return nil },
-	}
-	if c != nil {
-		e.Routes = c.Routes[pc.Mode]
-		e.CurrenciesOf = func(id string) []string {
-			for _, other := range c.Providers {
-				if other.ID == id {
-					return other.Currencies
-				}
-			}
-			return nil
+// currenciesOf returns the currencies of a provider of the file.
+func (c *Config) currenciesOf(id string) []string {
+	for _, pc := range c.Providers {
+		if pc.ID == id {
+			return pc.Currencies
 		}
 	}
-	return e
+	return nil
 }
 
 // uniqueProviders lists the providers of routes once each.

@@ -53,22 +53,12 @@ type Config struct {
 	Routes map[paygate.Mode]RouteConfig
 }
 
-// ProviderConfig is one provider of the file.
+// ProviderConfig is one provider of the file: what its connector sees
+// (the id, kind, mode, currencies, timeout, credentials and the kind's own
+// settings), its breaker, and its line.
 type ProviderConfig struct {
-	ID   string
-	Kind string
-	Mode paygate.Mode
-	// Currencies the provider accepts, upper case; nil accepts every one.
-	Currencies []string
-	// Timeout is the deadline of each call to the provider.
-	Timeout time.Duration
-	// Credentials maps each credential's name to its value, read from the
-	// environment variable the file names. Values never print.
-	Credentials map[string]Secret
-	// Settings are the kind's own settings, decoded into the struct its
-	// connector gives (connector.Connector.Settings); nil when it has none.
-	Settings any
-	Breaker  BreakerConfig
+	connector.Entry
+	Breaker BreakerConfig
 	// Line is where the provider is declared in the file.
 	Line int
 }
@@ -389,7 +379,7 @@ func (p *parser) providers(n *yaml.Node) error {
 // the kind's own into its connector's settings. A key that only other
 // kinds take is refused once the kind is known.
 func (p *parser) provider(item *yaml.Node, seen map[string]int) (ProviderConfig, error) {
-	pc := ProviderConfig{Line: item.Line, Timeout: DefaultTimeout, Breaker: DefaultBreaker()}
+	pc := ProviderConfig{Entry: connector.Entry{Timeout: DefaultTimeout}, Line: item.Line, Breaker: DefaultBreaker()}
 	c, known := connectorOf(kindOf(item))
 	var e providerYAML
 	f := fields(&e, map[string]reflect.Value{})
@@ -467,7 +457,7 @@ func (p *parser) provider(item *yaml.Node, seen map[string]int) (ProviderConfig,
 		pc.Currencies[i] = code
 	}
 	if c.Check != nil {
-		if err := c.Check(pc.entry(nil)); err != nil {
+		if err := c.Check(pc.Entry); err != nil {
 			var ke *connector.KeyError
 			if !errors.As(err, &ke) {
 				return pc, p.errAt(item, "provider %q: %v", pc.ID, err)

@@ -95,8 +95,8 @@ routes:
 		knobs := &sandbox.Settings{}
 		knobs.Sandbox.Latency, knobs.Sandbox.FailureRate = connector.Duration(150*time.Millisecond), 0.25
 		want := ProviderConfig{
-			ID: "eu", Kind: KindSandbox, Mode: paygate.ModeTest, Currencies: []string{"EUR", "GBP"}, Timeout: 3 * time.Second,
-			Credentials: map[string]Secret{"apiKey": "s3cret"}, Settings: knobs,
+			Entry: connector.Entry{ID: "eu", Kind: KindSandbox, Mode: paygate.ModeTest, Currencies: []string{"EUR", "GBP"}, Timeout: 3 * time.Second,
+				Credentials: map[string]Secret{"apiKey": "s3cret"}, Settings: knobs},
 			Breaker: BreakerConfig{Failures: 3, OpenFor: 2 * time.Second, Probes: 2}, Line: 3,
 		}
 		if !reflect.DeepEqual(eu, want) || eu.Credentials["apiKey"].Reveal() != "s3cret" {

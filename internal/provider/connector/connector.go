@@ -69,12 +69,6 @@ type Entry struct {
 	// Settings is what the Connector's Settings returned, decoded; nil for
 	// a kind without settings.
 	Settings any
-	// Routes is the file's routing of the entry's mode, and CurrenciesOf
-	// returns the currencies of another provider of the file (nil: every
-	// one): a sandbox learns from them which routes it heads with another
-	// provider behind it.
-	Routes       RouteConfig
-	CurrenciesOf func(id string) []string
 }
 
 // Env is what building providers may use.
@@ -84,6 +78,12 @@ type Env struct {
 	Store paygate.Store
 	// Logger receives what a connector reports while it builds.
 	Logger *slog.Logger
+	// Routes is the configuration's routing of each mode it routes, and
+	// CurrenciesOf returns the currencies of one of its providers (nil:
+	// every one): a sandbox learns from them which routes it heads with
+	// another provider behind it.
+	Routes       map[paygate.Mode]RouteConfig
+	CurrenciesOf func(id string) []string
 }
 
 // Services are what connectors' endpoints call.

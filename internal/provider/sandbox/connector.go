@@ -65,8 +65,9 @@ func ledgerOf(env connector.Env) []Option {
 func build(e connector.Entry, env connector.Env) (paygate.Provider, error) {
 	s := e.Settings.(*Settings).Sandbox
 	opts := append(ledgerOf(env), WithLatency(time.Duration(s.Latency)), WithFailureRate(float64(s.FailureRate)))
+	rc := env.Routes[e.Mode]
 	var heads []string
-	for cur, ids := range e.Routes.Currency {
+	for cur, ids := range rc.Currency {
 		if len(ids) > 1 && ids[0] == e.ID {
 			heads = append(heads, cur)
 		}
@@ -74,8 +75,8 @@ func build(e connector.Entry, env connector.Env) (paygate.Provider, error) {
 	if len(heads) > 0 {
 		opts = append(opts, FirstOf(heads...))
 	}
-	if d := e.Routes.Default; len(d) > 1 && d[0] == e.ID {
-		opts = append(opts, headsDefault(e)...)
+	if len(rc.Default) > 1 && rc.Default[0] == e.ID {
+		opts = append(opts, headsDefault(rc, env.CurrenciesOf)...)
 	}
 	return New(e.ID, e.Currencies, opts...), nil
 }
@@ -84,11 +85,10 @@ func build(e connector.Entry, env connector.Env) (paygate.Provider, error) {
 // others behind it: card 4000000000000259 fails over for the currencies
 // that the route serves (not listed with routes of their own) and that a
 // later provider accepts.
-func headsDefault(e connector.Entry) []Option {
-	rc := e.Routes
+func headsDefault(rc connector.RouteConfig, currenciesOf func(id string) []string) []Option {
 	var behind []string
 	for _, id := range rc.Default[1:] {
-		cs := e.CurrenciesOf(id)
+		cs := currenciesOf(id)
 		if cs == nil {
 			// Someone behind takes every currency.
 			listed := make([]string, 0, len(rc.Currency))
