@@ -61,12 +61,6 @@ const (
 	maxRetrySchedule = 50
 )
 
-// defaultWebhookRetrySchedule is the wait before each delivery attempt.
-func defaultWebhookRetrySchedule() []time.Duration {
-	return []time.Duration{0, 5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour,
-		5 * time.Hour, 10 * time.Hour, 14 * time.Hour, 20 * time.Hour, 24 * time.Hour}
-}
-
 // serveSynopsis is the usage line of serve and demo.
 const serveSynopsis = "[--database-url URL] [--addr 127.0.0.1:8080] [--base-url URL] [--redis-url URL] [--config FILE]\n" +
 	"        [--webhook-retry-schedule 0s,5s,5m,...] [--rate-limit-test 100] [--rate-limit-live 1000]\n" +
@@ -89,7 +83,7 @@ func serveFlags(fs *flagSet, c *serveConfig) (finish func() error) {
 	fs.StringVar(&c.BaseURL, "base-url", "", "public base `URL` of the service, used in 3-D Secure links (default http://ADDR)")
 	fs.StringVar(&c.RedisURL, "redis-url", "", "Redis `URL` (redis://...) for rate limits shared by every instance (default: per-process limits)")
 	fs.StringVar(&c.ConfigFile, "config", "", "operator configuration `FILE` (provider routes and credentials)")
-	c.WebhookRetrySchedule = defaultWebhookRetrySchedule()
+	c.WebhookRetrySchedule = webhook.DefaultSchedule()
 	fs.Var(&durationList{list: &c.WebhookRetrySchedule}, "webhook-retry-schedule", "wait before each webhook delivery attempt, comma-separated `durations`")
 	fs.IntVar(&c.RateLimitTest, "rate-limit-test", defaultRateLimitTest, "requests per minute per test key")
 	fs.IntVar(&c.RateLimitLive, "rate-limit-live", defaultRateLimitLive, "requests per minute per live key")

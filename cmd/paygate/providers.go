@@ -28,7 +28,7 @@ func loadRouting(path string) (*provider.Config, error) {
 // store) and starts the watcher that applies drain states from the database
 // and reports this node's breakers. The caller stops the watcher.
 func startRouting(ctx context.Context, routing *provider.Config, st paygate.Store, clock paygate.Clock, log *slog.Logger) (*provider.Router, *provider.Watcher, error) {
-	router, err := routing.Build(provider.BuildOptions{Ledger: st, Logger: log})
+	router, err := routing.Build(provider.BuildOptions{Store: st, Logger: log})
 	if err != nil {
 		return nil, nil, fmt.Errorf("configuration: %w", err)
 	}
@@ -231,9 +231,6 @@ func describeProviders(routing *provider.Config, router *provider.Router, states
 			po := providerOutput{
 				ID: s.ID, Kind: s.Kind, Currencies: s.Currencies, Timeout: shortDuration(s.Timeout),
 				State: "available", Breakers: []breakerOutput{},
-			}
-			if po.Kind == "" {
-				po.Kind = provider.KindSandbox
 			}
 			if st, ok := stateOf[s.ID]; ok {
 				po.Drained = st.Drained

@@ -17,6 +17,8 @@ import (
 	"github.com/paygate/paygate/internal/idempotency"
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/connector"
 	"github.com/paygate/paygate/internal/ratelimit"
 	"github.com/paygate/paygate/internal/store"
 	"github.com/paygate/paygate/internal/webhook"
@@ -185,6 +187,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		RateLimitUnauthenticated: cfg.RateLimitUnauthenticated,
 		Dashboard:                dash,
 		TrustedProxies:           cfg.TrustedProxies,
+		Endpoints:                provider.Endpoints(connector.Services{Payments: payments, Logger: log}),
 	})
 
 	srv := &http.Server{

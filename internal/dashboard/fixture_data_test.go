@@ -22,6 +22,7 @@ import (
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/sandbox"
 	"github.com/paygate/paygate/internal/ratelimit"
 	"github.com/paygate/paygate/internal/store/sqlite"
 	"github.com/paygate/paygate/internal/testenv"
@@ -51,8 +52,12 @@ func newStoreAndService(t *testing.T, clock paygate.Clock) (*sqlite.Store, *paym
 	if err != nil {
 		t.Fatal(err)
 	}
+	routes, err := provider.NewTable(map[paygate.Mode]provider.Routes{paygate.ModeTest: sandbox.Routes()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	svc := payment.New(payment.Config{
-		Store: st, Router: provider.Default(), Clock: clock, Encoder: httpapi.Encoder{},
+		Store: st, Router: routes, Clock: clock, Encoder: httpapi.Encoder{},
 		Vault: v,
 	})
 	return st, svc

@@ -24,8 +24,8 @@ import (
 	"github.com/paygate/paygate/internal/idempotency"
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/payment"
-	"github.com/paygate/paygate/internal/provider/sandbox"
 	"github.com/paygate/paygate/internal/ratelimit"
+	"github.com/paygate/paygate/internal/web"
 )
 
 // maxBody is the largest request body accepted (decisions §1).
@@ -48,11 +48,11 @@ type Config struct {
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
 	// the client (serve --trusted-proxies); none: the peer is the client.
 	TrustedProxies clientaddr.Proxies
-	// Endpoints are served without an API key, by ServeMux pattern
-	// ("POST /v1/providers/{provider}/notifications"): what connectors
-	// receive from outside. The request log names the pattern without its
-	// method; the other methods of a pattern's path answer 405. A pattern
-	// ends in a segment, not a slash (that would make a redirect).
+	// Endpoints are the connectors' own endpoints (a provider's
+	// notifications, the sandbox's challenge page), keyed by http.ServeMux
+	// pattern. They are served without an API key (each authenticates what
+	// it receives), logged under their pattern without its method, and
+	// reach the request's id and the error envelope through package web.
 	Endpoints map[string]http.Handler
 }
 
@@ -197,13 +197,13 @@ func (s *Server) newMux() *httpx.Mux {
 	// 3-D Secure pages for the customer's browser (browser.go): no API
 	// key, no idempotency, HTML answers. The callback's token is a
 	// credential and stays out of the log.
-	named(sandbox.ChallengePath, sandbox.ChallengePath, s.serveBrowser)
-	named(payment.CallbackPath, payment.CallbackPath+"{token}", s.serveBrowser)
-	// Adyen's notification webhook (adyen_notifications.go): no API key,
-	// every item is authenticated by its HMAC signature.
-	named(adyenNotificationPrefix+"{provider}/notifications", adyenNotificationPrefix+"{provider}/notifications", s.serveAdyenNotification)
+	named(payment.CallbackPath, payment.CallbackPath+"{token}", func(w http.ResponseWriter, r *http.Request) {
+		s.serveBrowser(w, s.withWeb(r, stateOf(r.Context())))
+	})
 	for pattern, h := range s.cfg.Endpoints {
-		named(pattern, pattern[strings.Index(pattern, " ")+1:], h.ServeHTTP)
+		named(pattern, pattern[strings.Index(pattern, " ")+1:], func(w http.ResponseWriter, r *http.Request) {
+			h.ServeHTTP(w, s.withWeb(r, stateOf(r.Context())))
+		})
 	}
 	for path, allow := range httpx.Allowed(slices.Collect(maps.Keys(s.cfg.Endpoints))) {
 		named(path, path, s.notAllowed(allow))
@@ -220,6 +220,12 @@ func (s *Server) newMux() *httpx.Mux {
 		named("/dashboard/", "/dashboard/*", s.cfg.Dashboard.ServeHTTP)
 	}
 	return mux
+}
+
+// withWeb gives a handler that lives outside this package the request's id
+// and the error envelope (package web).
+func (s *Server) withWeb(r *http.Request, st *reqState) *http.Request {
+	return r.WithContext(web.NewContext(r.Context(), web.Request{ID: st.requestID, WriteError: s.writeError}))
 }
 
 // routeUnmatched is the route a request that matched none is logged under.

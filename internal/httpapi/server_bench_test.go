@@ -23,6 +23,7 @@ import (
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/connectors"
 	"github.com/paygate/paygate/internal/ratelimit"
 	"github.com/paygate/paygate/internal/store/postgres"
 	"github.com/paygate/paygate/internal/store/sqlite"
@@ -83,6 +84,9 @@ func newBenchServer(b testing.TB, engine string, wrap ...func(paygate.Store) pay
 // merchant and its test secret key; mutate changes the configuration first
 // (limits, trusted proxies, logger). The rate limits are out of reach
 // unless mutate sets them.
+// The bench builds its routes as serve does, from the registered connectors.
+func init() { provider.Register(connectors.All...) }
+
 func wireServer(b testing.TB, st paygate.Store, mutate ...func(*httpapi.Config)) benchServer {
 	b.Helper()
 	ctx := b.Context()
@@ -99,7 +103,7 @@ func wireServer(b testing.TB, st paygate.Store, mutate ...func(*httpapi.Config))
 	if err != nil {
 		b.Fatal(err)
 	}
-	router, err := routing.Build(provider.BuildOptions{Ledger: st})
+	router, err := routing.Build(provider.BuildOptions{Store: st})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -92,3 +92,10 @@ type ThreeDSStore interface {
 	// limit <= 0 means no limit.
 	ExpiredThreeDSChallenges(ctx context.Context, now time.Time, limit int) ([]ThreeDSChallenge, error)
 }
+
+// ThreeDSView is what a challenge page shows: the payment waiting for its
+// customer, and who is asking for the money.
+type ThreeDSView struct {
+	Payment      Payment
+	MerchantName string
+}

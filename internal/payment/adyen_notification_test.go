@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/provider/adyen"
+	"github.com/paygate/paygate/internal/provider/connector"
 	"github.com/paygate/paygate/internal/ratelimit"
 )
 
@@ -71,6 +73,7 @@ func TestAdyenRefundNotification(t *testing.T) {
 	srv := httptest.NewServer(httpapi.New(httpapi.Config{
 		Store: f.st, Payments: f.svc, Auth: &auth.Authenticator{Store: f.st}, Limiter: ratelimit.NewMemory(),
 		RateLimitTest: 100, RateLimitLive: 100, RateLimitUnauthenticated: 100,
+		Endpoints: adyen.Connector.Endpoints(connector.Services{Payments: f.svc, Logger: slog.New(slog.DiscardHandler)}),
 	}))
 	defer srv.Close()
 	key, _ := hex.DecodeString(adyenHMACKey)

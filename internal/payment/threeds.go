@@ -135,39 +135,32 @@ func (s *Service) recordOutcome(ctx context.Context, t paygate.PaymentTransition
 	return s.store.CreateThreeDSChallenge(ctx, *challenge, t, events, done)
 }
 
-// ThreeDSView is what the challenge page shows: the payment waiting for its
-// customer, and who is asking for the money.
-type ThreeDSView struct {
-	Payment      paygate.Payment
-	MerchantName string
-}
-
 // ThreeDSChallenge returns the payment of a token whose challenge can still
 // be completed. Errors: NOT_FOUND for a token that is unknown, used or
 // expired (or malformed).
-func (s *Service) ThreeDSChallenge(ctx context.Context, token string) (ThreeDSView, error) {
+func (s *Service) ThreeDSChallenge(ctx context.Context, token string) (paygate.ThreeDSView, error) {
 	if !validToken(token) {
-		return ThreeDSView{}, challengeNotFound()
+		return paygate.ThreeDSView{}, challengeNotFound()
 	}
 	c, err := s.store.ThreeDSChallengeByTokenHash(ctx, tokenHash(token))
 	if err != nil {
-		return ThreeDSView{}, err
+		return paygate.ThreeDSView{}, err
 	}
 	if !c.Usable(s.clock.Now()) {
-		return ThreeDSView{}, challengeNotFound()
+		return paygate.ThreeDSView{}, challengeNotFound()
 	}
 	p, err := s.store.PaymentByID(ctx, c.MerchantID, c.Mode, c.PaymentID)
 	if err != nil {
-		return ThreeDSView{}, err
+		return paygate.ThreeDSView{}, err
 	}
 	if p.Status != paygate.PaymentPending3DS {
-		return ThreeDSView{}, challengeNotFound()
+		return paygate.ThreeDSView{}, challengeNotFound()
 	}
 	m, err := s.store.MerchantByID(ctx, c.MerchantID)
 	if err != nil {
-		return ThreeDSView{}, err
+		return paygate.ThreeDSView{}, err
 	}
-	return ThreeDSView{Payment: p, MerchantName: m.Name}, nil
+	return paygate.ThreeDSView{Payment: p, MerchantName: m.Name}, nil
 }
 
 func challengeNotFound() error {

@@ -5,36 +5,37 @@ import (
 	"log/slog"
 
 	"github.com/paygate/paygate/internal/paygate"
-	"github.com/paygate/paygate/internal/provider/sandbox"
-	"github.com/paygate/paygate/internal/provider/stripe"
+	"github.com/paygate/paygate/internal/provider/connector"
 )
 
 // BuildOptions are what building a configuration's providers needs.
 type BuildOptions struct {
-	// Ledger keeps the sandboxes' ledger (the gateway's store); nil keeps
-	// it in memory, which does not survive a restart.
-	Ledger sandbox.Ledger
+	// Store is the gateway's database, where the sandboxes keep their
+	// ledger; nil keeps it in memory, which does not survive a restart.
+	Store paygate.Store
 	// Logger receives breaker and drain changes.
 	Logger *slog.Logger
 }
 
-// Build creates the configured providers and returns the Router over them.
-// A mode the configuration does not route gets the built-in routes: the
-// sandboxes of SandboxRoutes in test mode (with the default timeout and
-// breaker), nothing in live mode.
+// Build creates the configured providers, each by its registered
+// connector, and returns the Router over them. A mode the configuration
+// does not route gets the built-in routes: those of the connector that has
+// some (the sandboxes) in test mode, with the default timeout and breaker;
+// nothing in live mode.
 func (c *Config) Build(o BuildOptions) (*Router, error) {
-	var common []sandbox.Option
-	if o.Ledger != nil {
-		common = append(common, sandbox.WithLedger(o.Ledger))
-	}
+	env := connector.Env{Store: o.Store, Logger: o.Logger, Routes: c.Routes, CurrenciesOf: c.currenciesOf}
 	routes := map[paygate.Mode]Routes{}
 	var members []Member
 
 	byID := map[string]paygate.Provider{}
 	for _, pc := range c.Providers {
-		p, err := c.newProvider(pc, common)
+		conn, ok := connectorOf(pc.Kind)
+		if !ok {
+			return nil, fmt.Errorf("%s:%d: provider %q: unknown kind %q", c.sourceName(), pc.Line, pc.ID, pc.Kind)
+		}
+		p, err := conn.New(pc.Entry, env)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s:%d: %w", c.sourceName(), pc.Line, err)
 		}
 		byID[pc.ID] = p
 		members = append(members, Member{Mode: pc.Mode, Provider: p, Kind: pc.Kind, Timeout: pc.Timeout, Breaker: pc.Breaker})
@@ -43,10 +44,7 @@ func (c *Config) Build(o BuildOptions) (*Router, error) {
 		rc, ok := c.Routes[mode]
 		if !ok {
 			if mode == paygate.ModeTest {
-				routes[mode] = SandboxRoutes(common...)
-				for _, p := range uniqueProviders(routes[mode]) {
-					members = append(members, Member{Mode: mode, Provider: p, Kind: KindSandbox, Timeout: DefaultTimeout, Breaker: DefaultBreaker()})
-				}
+				routes[mode], members = builtin(env, members)
 			}
 			continue
 		}
@@ -68,6 +66,22 @@ func (c *Config) Build(o BuildOptions) (*Router, error) {
 	return NewRouter(t, members, o.Logger)
 }
 
+// builtin returns the built-in test routes of the first registered
+// connector that has some, and adds their providers to members.
+func builtin(env connector.Env, members []Member) (Routes, []Member) {
+	for _, conn := range Connectors() {
+		if conn.Builtin == nil {
+			continue
+		}
+		r := conn.Builtin(env)
+		for _, p := range uniqueProviders(r) {
+			members = append(members, Member{Mode: paygate.ModeTest, Provider: p, Kind: conn.Kind, Timeout: DefaultTimeout, Breaker: DefaultBreaker()})
+		}
+		return r, members
+	}
+	return Routes{}, members
+}
+
 func (c *Config) sourceName() string {
 	if c.Source == "" {
 		return "built-in configuration"
@@ -75,74 +89,14 @@ func (c *Config) sourceName() string {
 	return c.Source
 }
 
-// newProvider creates one configured provider. A sandbox learns which
-// routes it heads with another provider behind it (card 4000000000000259 is
-// unavailable there, so that it fails over once).
-func (c *Config) newProvider(pc ProviderConfig, common []sandbox.Option) (paygate.Provider, error) {
-	switch pc.Kind {
-	case KindSandbox:
-		opts := append([]sandbox.Option(nil), common...)
-		opts = append(opts, sandbox.WithLatency(pc.Latency), sandbox.WithFailureRate(pc.FailureRate))
-		rc := c.Routes[pc.Mode]
-		var heads []string
-		for cur, ids := range rc.Currency {
-			if len(ids) > 1 && ids[0] == pc.ID {
-				heads = append(heads, cur)
-			}
-		}
-		if len(heads) > 0 {
-			opts = append(opts, sandbox.FirstOf(heads...))
-		}
-		if len(rc.Default) > 1 && rc.Default[0] == pc.ID {
-			opts = append(opts, c.headsDefault(rc)...)
-		}
-		return sandbox.New(pc.ID, pc.Currencies, opts...), nil
-	case KindStripe:
-		p, err := stripe.New(stripe.Config{
-			ID: pc.ID, SecretKey: pc.Credentials["secret_key"].Reveal(), BaseURL: pc.BaseURL,
-			Currencies: pc.Currencies, Timeout: pc.Timeout,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", c.sourceName(), pc.Line, err)
-		}
-		return p, nil
-	case KindAdyen:
-		return c.newAdyen(pc) // build_adyen.go
-	default:
-		return nil, fmt.Errorf("%s:%d: provider %q: unknown kind %q", c.sourceName(), pc.Line, pc.ID, pc.Kind)
-	}
-}
-
-// headsDefault returns the sandbox option of the head of a default route
-// with others behind it: card 4000000000000259 fails over for the
-// currencies that the route serves (not listed with routes of their own)
-// and that a later provider accepts.
-func (c *Config) headsDefault(rc RouteConfig) []sandbox.Option {
-	byID := map[string]ProviderConfig{}
+// currenciesOf returns the currencies of a provider of the file.
+func (c *Config) currenciesOf(id string) []string {
 	for _, pc := range c.Providers {
-		byID[pc.ID] = pc
-	}
-	var behind []string
-	for _, id := range rc.Default[1:] {
-		cs := byID[id].Currencies
-		if cs == nil {
-			// Someone behind takes every currency.
-			listed := make([]string, 0, len(rc.Currency))
-			for cur := range rc.Currency {
-				listed = append(listed, cur)
-			}
-			return []sandbox.Option{sandbox.FirstOfDefault(listed...)}
-		}
-		for _, cur := range cs {
-			if _, own := rc.Currency[cur]; !own {
-				behind = append(behind, cur)
-			}
+		if pc.ID == id {
+			return pc.Currencies
 		}
 	}
-	if len(behind) == 0 {
-		return nil
-	}
-	return []sandbox.Option{sandbox.FirstOf(behind...)}
+	return nil
 }
 
 // uniqueProviders lists the providers of routes once each.

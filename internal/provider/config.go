@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
-	"math"
-	"net"
-	"net/url"
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -21,6 +18,7 @@ import (
 
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/provider/connector"
 )
 
 // Limits and defaults of the configuration file.
@@ -32,8 +30,6 @@ const (
 	// must be over well within the payment's lease (paygate.PaymentLease),
 	// after which recovery may take the payment over.
 	MaxTimeout = ChargeBudget
-	// MaxLatency bounds the sandbox's simulated latency.
-	MaxLatency = time.Minute
 	// DefaultBreakerFailures is how many failures in a row open a breaker.
 	DefaultBreakerFailures = 5
 	// DefaultBreakerOpenFor is how long an open breaker keeps its provider
@@ -43,58 +39,26 @@ const (
 	DefaultBreakerProbes = 1
 )
 
-// KindSandbox is the kind of the built-in test-mode providers.
-const KindSandbox = "sandbox"
-
-// The kinds of the live connectors (test mode may use them too, with the
-// providers' test credentials).
-const (
-	KindStripe = "stripe" // internal/provider/stripe: credential secret_key; optional base_url
-	KindAdyen  = "adyen"  // internal/provider/adyen: credentials api_key, hmac_key; merchant_account; optional base_url
-)
-
-// kindsKnown lists the kinds, for messages.
-const kindsKnown = "sandbox, stripe, adyen"
-
-// kindCredentials are the credentials each kind takes (all required).
-var kindCredentials = map[string][]string{
-	KindStripe: {"secret_key"},
-	KindAdyen:  {"api_key", "hmac_key"},
-}
-
 // Config is the operator's configuration of providers and routes: the file
 // given to serve with --config. The zero Config (no file) has no providers
-// of its own: test mode uses the built-in sandboxes and live mode has none.
+// of its own: test mode uses the built-in routes of the registered
+// connectors (the sandboxes) and live mode has none.
 type Config struct {
 	// Source names the file, for messages ("" without a file).
 	Source    string
 	Providers []ProviderConfig
 	// Routes holds the modes the file routes. A mode the file does not
-	// route gets the built-in routes: the four sandboxes in test mode,
-	// nothing in live mode.
+	// route gets the built-in routes: the sandboxes in test mode, nothing
+	// in live mode.
 	Routes map[paygate.Mode]RouteConfig
 }
 
-// ProviderConfig is one provider of the file.
+// ProviderConfig is one provider of the file: what its connector sees
+// (the id, kind, mode, currencies, timeout, credentials and the kind's own
+// settings), its breaker, and its line.
 type ProviderConfig struct {
-	ID   string
-	Kind string
-	Mode paygate.Mode
-	// Currencies the provider accepts, upper case; nil accepts every one.
-	Currencies []string
-	// Timeout is the deadline of each call to the provider.
-	Timeout time.Duration
-	// Credentials maps each credential's name to its value, read from the
-	// environment variable the file names. Values never print.
-	Credentials map[string]Secret
-	// BaseURL is a live connector's API address ("" is the provider's
-	// own); MerchantAccount is Adyen's merchant account.
-	BaseURL         string
-	MerchantAccount string
-	// Latency and FailureRate are the sandbox's realism knobs.
-	Latency     time.Duration
-	FailureRate float64
-	Breaker     BreakerConfig
+	connector.Entry
+	Breaker BreakerConfig
 	// Line is where the provider is declared in the file.
 	Line int
 }
@@ -116,22 +80,10 @@ func DefaultBreaker() BreakerConfig {
 }
 
 // RouteConfig is the routing of one mode: provider ids in the order to try.
-type RouteConfig struct {
-	Currency map[string][]string
-	Default  []string
-}
+type RouteConfig = connector.RouteConfig
 
 // Secret is a credential's value. It prints as [redacted], in logs too.
-type Secret string
-
-// String masks the secret.
-func (Secret) String() string { return "[redacted]" }
-
-// LogValue masks the secret in log/slog.
-func (Secret) LogValue() slog.Value { return slog.StringValue("[redacted]") }
-
-// Reveal returns the secret itself, for a connector's use only.
-func (s Secret) Reveal() string { return string(s) }
+type Secret = connector.Secret
 
 // LoadConfig reads and checks the configuration file at path. An empty path
 // is no file: the zero Config. lookupEnv reads the environment variables
@@ -149,7 +101,7 @@ func LoadConfig(path string, lookupEnv func(string) (string, bool)) (*Config, er
 }
 
 // ParseConfig checks a configuration file's contents; source names it in
-// errors.
+// errors. Provider kinds are those registered (Register).
 func ParseConfig(source string, raw []byte, lookupEnv func(string) (string, bool)) (*Config, error) {
 	if lookupEnv == nil {
 		lookupEnv = func(string) (string, bool) { return "", false }
@@ -176,8 +128,51 @@ func (e *ConfigError) Error() string {
 	return e.Source + ": " + e.Msg
 }
 
-// parser walks the YAML document node by node, so that every error, also
-// the semantic ones, names its line.
+// The file's shape. Each mapping decodes into a struct, key by key, with
+// unknown and repeated keys refused (parser.mapping); what cannot be a
+// struct (routes map currencies, credentials map names) is kept as a node.
+type (
+	fileYAML struct {
+		Providers yaml.Node `yaml:"providers"`
+		Routes    yaml.Node `yaml:"routes"`
+	}
+	providerYAML struct {
+		ID          string              `yaml:"id"`
+		Kind        string              `yaml:"kind"`
+		Mode        string              `yaml:"mode"`
+		Currencies  []string            `yaml:"currencies"`
+		Timeout     *connector.Duration `yaml:"timeout"`
+		Credentials yaml.Node           `yaml:"credentials"`
+		Breaker     breakerYAML         `yaml:"breaker"`
+	}
+	breakerYAML struct {
+		Failures count               `yaml:"failures"`
+		OpenFor  *connector.Duration `yaml:"openFor"`
+		Probes   count               `yaml:"probes"`
+	}
+	routesYAML struct {
+		Test yaml.Node `yaml:"test"`
+		Live yaml.Node `yaml:"live"`
+	}
+)
+
+// count is a positive whole number.
+type count uint32
+
+func (c *count) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
+		return errors.New("must be a whole number")
+	}
+	v, err := strconv.ParseInt(n.Value, 0, 64)
+	if err != nil || v < 1 || v > 1_000_000 {
+		return errors.New("must be from 1 to 1000000")
+	}
+	*c = count(v)
+	return nil
+}
+
+// parser decodes the document, so that every error, also the semantic
+// ones, names its line.
 type parser struct {
 	source string
 	env    func(string) (string, bool)
@@ -219,24 +214,18 @@ func (p *parser) parse(raw []byte) error {
 		}
 		root = resolve(root.Content[0])
 	}
-	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+	if isNull(root) {
 		return nil
 	}
-	var providersNode, routesNode *yaml.Node
-	err := p.mapping(root, "the configuration", map[string]func(k, v *yaml.Node) error{
-		"providers": func(_, v *yaml.Node) error { providersNode = v; return nil },
-		"routes":    func(_, v *yaml.Node) error { routesNode = v; return nil },
-	})
-	if err != nil {
+	var f fileYAML
+	if _, err := p.decode(root, "the configuration", &f); err != nil {
 		return err
 	}
-	if providersNode != nil {
-		if err := p.providers(providersNode); err != nil {
-			return err
-		}
+	if err := p.providers(&f.Providers); err != nil {
+		return err
 	}
-	if routesNode != nil {
-		if err := p.routes(routesNode); err != nil {
+	if f.Routes.Kind != 0 {
+		if err := p.routes(&f.Routes); err != nil {
 			return err
 		}
 	}
@@ -257,9 +246,48 @@ func resolve(n *yaml.Node) *yaml.Node {
 	return n
 }
 
-// mapping walks a mapping node, calling the handler of each key. Unknown
-// and repeated keys are errors.
-func (p *parser) mapping(n *yaml.Node, what string, fields map[string]func(k, v *yaml.Node) error) error {
+func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.Tag == "!!null" }
+
+// fields maps the yaml tags of the struct dst points to onto its fields.
+func fields(dst any, into map[string]reflect.Value) map[string]reflect.Value {
+	v := reflect.ValueOf(dst).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		if tag, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ","); tag != "" {
+			into[tag] = v.Field(i)
+		}
+	}
+	return into
+}
+
+// decode decodes the mapping n into the struct dst points to (see mapping)
+// and returns the value node of every key given.
+func (p *parser) decode(n *yaml.Node, what string, dst any) (map[string]*yaml.Node, error) {
+	nodes := map[string]*yaml.Node{}
+	f := fields(dst, map[string]reflect.Value{})
+	return nodes, p.mapping(n, what, f, sortedKeys(f), "", nodes, nil)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+var (
+	nodeType        = reflect.TypeFor[yaml.Node]()
+	unmarshalerType = reflect.TypeFor[yaml.Unmarshaler]()
+)
+
+// mapping decodes the mapping n key by key into the fields of that name. A
+// key that names no field is an error naming the known ones, unless other
+// accepts it (it is then left for the caller); a key given twice is an
+// error; a struct field is a nested mapping ("breaker settings"). nodes
+// receives each key's value node, a nested key as "outer.inner".
+func (p *parser) mapping(n *yaml.Node, what string, f map[string]reflect.Value, known []string, prefix string,
+	nodes map[string]*yaml.Node, other func(key string) bool) error {
 	n = resolve(n)
 	if n.Kind != yaml.MappingNode {
 		return p.errAt(n, "%s must be a mapping (key: value lines)", what)
@@ -267,77 +295,51 @@ func (p *parser) mapping(n *yaml.Node, what string, fields map[string]func(k, v 
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
-		f, ok := fields[k.Value]
-		if !ok {
-			known := make([]string, 0, len(fields))
-			for name := range fields {
-				known = append(known, name)
-			}
-			sort.Strings(known)
-			return p.errAt(k, "unknown key %q in %s (known: %s)", k.Value, what, strings.Join(known, ", "))
-		}
 		if seen[k.Value] {
 			return p.errAt(k, "%q is given twice in %s", k.Value, what)
 		}
 		seen[k.Value] = true
-		if err := f(k, v); err != nil {
-			return err
+		nodes[prefix+k.Value] = v
+		field, ok := f[k.Value]
+		switch {
+		case !ok && other != nil && other(k.Value):
+			continue
+		case !ok:
+			return p.errAt(k, "unknown key %q in %s (known: %s)", k.Value, what, strings.Join(known, ", "))
+		case field.Type() == nodeType:
+			field.Set(reflect.ValueOf(*v))
+			continue
+		case field.Kind() == reflect.Struct && !reflect.PointerTo(field.Type()).Implements(unmarshalerType):
+			inner := fields(field.Addr().Interface(), map[string]reflect.Value{})
+			if err := p.mapping(v, k.Value+" settings", inner, sortedKeys(inner), prefix+k.Value+".", nodes, nil); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := v.Decode(field.Addr().Interface()); err != nil {
+			var te *yaml.TypeError
+			if errors.As(err, &te) {
+				return p.errAt(v, "%s must be %s", k.Value, describe(field.Type()))
+			}
+			return p.errAt(v, "%s %s", k.Value, err.Error())
 		}
 	}
 	return nil
 }
 
-// str reads a string scalar.
-func (p *parser) str(n *yaml.Node, what string) (string, error) {
-	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-		return "", p.errAt(n, "%s must be a string", what)
+// describe names what a value of type t is written as, for messages.
+func describe(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Slice:
+		return "a list such as [a, b]"
+	case reflect.Map, reflect.Struct:
+		return "a mapping (key: value lines)"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.String:
+		return "a string"
 	}
-	return n.Value, nil
-}
-
-// duration reads a Go duration ("150ms", "10s").
-func (p *parser) duration(n *yaml.Node, what string) (time.Duration, error) {
-	s, err := p.str(n, what)
-	if err != nil {
-		return 0, err
-	}
-	d, perr := time.ParseDuration(s)
-	if perr != nil {
-		return 0, p.errAt(n, "%s %q is not a duration such as 500ms or 10s", what, s)
-	}
-	return d, nil
-}
-
-// count reads a positive whole number.
-func (p *parser) count(n *yaml.Node, what string) (uint32, error) {
-	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
-		return 0, p.errAt(n, "%s must be a whole number", what)
-	}
-	v, err := strconv.ParseInt(n.Value, 0, 64)
-	if err != nil || v < 1 || v > 1_000_000 {
-		return 0, p.errAt(n, "%s must be from 1 to 1000000", what)
-	}
-	return uint32(v), nil
-}
-
-// strings reads a sequence of strings.
-func (p *parser) strList(n *yaml.Node, what string) ([]string, []*yaml.Node, error) {
-	n = resolve(n)
-	if n.Kind != yaml.SequenceNode {
-		return nil, nil, p.errAt(n, "%s must be a list such as [a, b]", what)
-	}
-	out := make([]string, 0, len(n.Content))
-	nodes := make([]*yaml.Node, 0, len(n.Content))
-	for _, item := range n.Content {
-		item = resolve(item)
-		s, err := p.str(item, what+" entries")
-		if err != nil {
-			return nil, nil, err
-		}
-		out = append(out, s)
-		nodes = append(nodes, item)
-	}
-	return out, nodes, nil
+	return "a number"
 }
 
 var (
@@ -356,7 +358,7 @@ func (p *parser) currencyCode(n *yaml.Node, s string) (string, error) {
 
 func (p *parser) providers(n *yaml.Node) error {
 	n = resolve(n)
-	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+	if n.Kind == 0 || isNull(n) {
 		return nil
 	}
 	if n.Kind != yaml.SequenceNode {
@@ -364,309 +366,272 @@ func (p *parser) providers(n *yaml.Node) error {
 	}
 	seen := map[string]int{}
 	for _, item := range n.Content {
-		item = resolve(item)
-		pc := ProviderConfig{Line: item.Line, Timeout: DefaultTimeout, Breaker: DefaultBreaker()}
-		var idNode, kindNode, modeNode, sandboxNode, baseURLNode, merchantNode, credNode *yaml.Node
-		var curNodes []*yaml.Node
-		err := p.mapping(item, "a provider", map[string]func(k, v *yaml.Node) error{
-			"id": func(_, v *yaml.Node) (err error) {
-				idNode = v
-				pc.ID, err = p.str(v, "id")
-				return err
-			},
-			"kind": func(_, v *yaml.Node) (err error) {
-				kindNode = v
-				pc.Kind, err = p.str(v, "kind")
-				return err
-			},
-			"mode": func(_, v *yaml.Node) error {
-				modeNode = v
-				s, err := p.str(v, "mode")
-				pc.Mode = paygate.Mode(s)
-				return err
-			},
-			"currencies": func(_, v *yaml.Node) (err error) {
-				pc.Currencies, curNodes, err = p.strList(v, "currencies")
-				return err
-			},
-			"timeout": func(_, v *yaml.Node) (err error) {
-				if pc.Timeout, err = p.duration(v, "timeout"); err != nil {
-					return err
-				}
-				if pc.Timeout <= 0 || pc.Timeout > MaxTimeout {
-					return p.errAt(v, "timeout must be more than 0 and at most %s (a payment's provider calls must end within its lease)", MaxTimeout)
-				}
-				return nil
-			},
-			"credentials": func(_, v *yaml.Node) error { credNode = v; return p.credentials(v, &pc) },
-			"base_url": func(_, v *yaml.Node) (err error) {
-				baseURLNode = v
-				pc.BaseURL, err = p.str(v, "base_url")
-				return err
-			},
-			"merchant_account": func(_, v *yaml.Node) (err error) {
-				merchantNode = v
-				pc.MerchantAccount, err = p.str(v, "merchant_account")
-				return err
-			},
-			"sandbox": func(_, v *yaml.Node) error {
-				sandboxNode = v
-				return p.sandboxKnobs(v, &pc)
-			},
-			"breaker": func(_, v *yaml.Node) error { return p.breaker(v, &pc.Breaker) },
-		})
+		pc, err := p.provider(resolve(item), seen)
 		if err != nil {
 			return err
-		}
-		switch {
-		case idNode == nil:
-			return p.errAt(item, "a provider needs an id")
-		case !providerIDPattern.MatchString(pc.ID):
-			return p.errAt(idNode, "id %q must be 1 to 63 lower-case letters, digits, '.', '_' or '-'", pc.ID)
-		}
-		if line, ok := seen[pc.ID]; ok {
-			return p.errAt(idNode, "provider %q is declared twice (first at line %d)", pc.ID, line)
-		}
-		seen[pc.ID] = item.Line
-		if kindNode == nil {
-			return p.errAt(item, "provider %q needs a kind (known: %s)", pc.ID, kindsKnown)
-		}
-		if pc.Kind != KindSandbox && pc.Kind != KindStripe && pc.Kind != KindAdyen {
-			return p.errAt(kindNode, "provider %q: unknown kind %q (known: %s)", pc.ID, pc.Kind, kindsKnown)
-		}
-		if modeNode == nil {
-			if pc.Kind != KindSandbox {
-				return p.errAt(item, "provider %q: a %s provider needs a mode (live, or test with the provider's test credentials)", pc.ID, pc.Kind)
-			}
-			pc.Mode = paygate.ModeTest // a sandbox serves test mode only
-		}
-		if err := p.liveSettings(&pc, item, baseURLNode, merchantNode, credNode); err != nil {
-			return err
-		}
-		if !pc.Mode.Valid() {
-			return p.errAt(modeNode, "provider %q: mode must be test or live", pc.ID)
-		}
-		if pc.Kind == KindSandbox && pc.Mode != paygate.ModeTest {
-			return p.errAt(modeNode, "provider %q: a sandbox serves test mode only", pc.ID)
-		}
-		if sandboxNode != nil && pc.Kind != KindSandbox {
-			return p.errAt(sandboxNode, "provider %q: sandbox settings apply to kind sandbox only", pc.ID)
-		}
-		for i, c := range pc.Currencies {
-			code, err := p.currencyCode(curNodes[i], c)
-			if err != nil {
-				return err
-			}
-			if slices.Contains(pc.Currencies[:i], code) {
-				return p.errAt(curNodes[i], "provider %q lists %s twice", pc.ID, code)
-			}
-			pc.Currencies[i] = code
 		}
 		p.cfg.Providers = append(p.cfg.Providers, pc)
 	}
 	return nil
 }
 
-// liveSettings checks what a live connector needs: its credentials (each
-// one it takes, no other), its merchant account (Adyen) and an http(s) base
-// URL; a sandbox takes none of these settings.
-func (p *parser) liveSettings(pc *ProviderConfig, item, baseURLNode, merchantNode, credNode *yaml.Node) error {
-	if pc.Kind == KindSandbox {
-		if baseURLNode != nil {
-			return p.errAt(baseURLNode, "provider %q: base_url applies to kinds stripe and adyen only", pc.ID)
+// provider decodes one entry: the keys every kind has into providerYAML,
+// the kind's own into its connector's settings. A key that only other
+// kinds take is refused once the kind is known.
+func (p *parser) provider(item *yaml.Node, seen map[string]int) (ProviderConfig, error) {
+	pc := ProviderConfig{Entry: connector.Entry{Timeout: DefaultTimeout}, Line: item.Line, Breaker: DefaultBreaker()}
+	c, known := connectorOf(kindOf(item))
+	var e providerYAML
+	f := fields(&e, map[string]reflect.Value{})
+	if known && c.Settings != nil {
+		pc.Settings = c.Settings()
+		f = fields(pc.Settings, f)
+	}
+	nodes := map[string]*yaml.Node{}
+	var foreign []string // keys of other kinds, in the file's order
+	err := p.mapping(item, "a provider", f, entryKeys(), "", nodes, func(key string) bool {
+		if len(kindsTaking(key)) == 0 {
+			return false
 		}
-		if merchantNode != nil {
-			return p.errAt(merchantNode, "provider %q: merchant_account applies to kind adyen only", pc.ID)
+		foreign = append(foreign, key)
+		return true
+	})
+	if err != nil {
+		return pc, err
+	}
+	pc.ID, pc.Kind, pc.Mode, pc.Currencies = e.ID, e.Kind, paygate.Mode(e.Mode), e.Currencies
+	idNode := nodes["id"]
+	switch {
+	case idNode == nil:
+		return pc, p.errAt(item, "a provider needs an id")
+	case !providerIDPattern.MatchString(pc.ID):
+		return pc, p.errAt(idNode, "id %q must be 1 to 63 lower-case letters, digits, '.', '_' or '-'", pc.ID)
+	}
+	if line, ok := seen[pc.ID]; ok {
+		return pc, p.errAt(idNode, "provider %q is declared twice (first at line %d)", pc.ID, line)
+	}
+	seen[pc.ID] = item.Line
+	if nodes["kind"] == nil {
+		return pc, p.errAt(item, "provider %q needs a kind (known: %s)", pc.ID, kindsKnown())
+	}
+	if !known {
+		return pc, p.errAt(nodes["kind"], "provider %q: unknown kind %q (known: %s)", pc.ID, pc.Kind, kindsKnown())
+	}
+	modeNode := nodes["mode"]
+	if modeNode == nil {
+		if !c.TestOnly {
+			return pc, p.errAt(item, "provider %q: a %s provider needs a mode (live, or test with the provider's test credentials)", pc.ID, pc.Kind)
 		}
+		pc.Mode = paygate.ModeTest
+	}
+	if err := p.credentials(nodes["credentials"], item, &pc, c.Credentials); err != nil {
+		return pc, err
+	}
+	for _, key := range foreign {
+		return pc, p.errAt(nodes[key], "provider %q: %s applies to %s only", pc.ID, key, kindList(kindsTaking(key)))
+	}
+	if !pc.Mode.Valid() {
+		return pc, p.errAt(modeNode, "provider %q: mode must be test or live", pc.ID)
+	}
+	if c.TestOnly && pc.Mode != paygate.ModeTest {
+		return pc, p.errAt(modeNode, "provider %q: a %s serves test mode only", pc.ID, pc.Kind)
+	}
+	if e.Timeout != nil {
+		pc.Timeout = time.Duration(*e.Timeout)
+		if pc.Timeout <= 0 || pc.Timeout > MaxTimeout {
+			return pc, p.errAt(nodes["timeout"], "timeout must be more than 0 and at most %s (a payment's provider calls must end within its lease)", MaxTimeout)
+		}
+	}
+	if err := p.breaker(e.Breaker, nodes, &pc.Breaker); err != nil {
+		return pc, err
+	}
+	for i, cur := range pc.Currencies {
+		at := resolve(nodes["currencies"]).Content[i]
+		code, err := p.currencyCode(at, cur)
+		if err != nil {
+			return pc, err
+		}
+		if slices.Contains(pc.Currencies[:i], code) {
+			return pc, p.errAt(at, "provider %q lists %s twice", pc.ID, code)
+		}
+		pc.Currencies[i] = code
+	}
+	if c.Check != nil {
+		if err := c.Check(pc.Entry); err != nil {
+			var ke *connector.KeyError
+			if !errors.As(err, &ke) {
+				return pc, p.errAt(item, "provider %q: %v", pc.ID, err)
+			}
+			at := nodes[ke.Key]
+			if at == nil {
+				at = item
+			}
+			return pc, p.errAt(at, "%s", ke.Msg)
+		}
+	}
+	return pc, nil
+}
+
+// kindOf is the kind an entry names, "" when it names none.
+func kindOf(item *yaml.Node) string {
+	if item.Kind != yaml.MappingNode {
+		return ""
+	}
+	for i := 0; i+1 < len(item.Content); i += 2 {
+		if resolve(item.Content[i]).Value == "kind" {
+			return resolve(item.Content[i+1]).Value
+		}
+	}
+	return ""
+}
+
+// kindList writes kinds for a message: "kind adyen", "kinds stripe and adyen".
+func kindList(kinds []string) string {
+	if len(kinds) == 1 {
+		return "kind " + kinds[0]
+	}
+	return "kinds " + strings.Join(kinds[:len(kinds)-1], ", ") + " and " + kinds[len(kinds)-1]
+}
+
+func (p *parser) breaker(b breakerYAML, nodes map[string]*yaml.Node, out *BreakerConfig) error {
+	if b.Failures != 0 {
+		out.Failures = uint32(b.Failures)
+	}
+	if b.Probes != 0 {
+		out.Probes = uint32(b.Probes)
+	}
+	if b.OpenFor != nil {
+		if out.OpenFor = time.Duration(*b.OpenFor); out.OpenFor <= 0 {
+			return p.errAt(nodes["breaker.openFor"], "openFor must be more than 0")
+		}
+	}
+	return nil
+}
+
+// credentials reads the credentials mapping (each name to the environment
+// variable that holds it) and checks the names against those the kind
+// takes (want; nil takes any).
+func (p *parser) credentials(n, item *yaml.Node, pc *ProviderConfig, want []string) error {
+	if n != nil {
+		if n.Kind != yaml.MappingNode {
+			return p.errAt(n, "credentials must map each credential's name to the environment variable that holds it")
+		}
+		pc.Credentials = map[string]Secret{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
+			if _, dup := pc.Credentials[k.Value]; dup {
+				return p.errAt(k, "credential %q is given twice", k.Value)
+			}
+			if v.Kind != yaml.ScalarNode || isNull(v) {
+				return p.errAt(v, "credential %s must be a string", k.Value)
+			}
+			if !envNamePattern.MatchString(v.Value) {
+				return p.errAt(v, "credential %q: %q is not an environment variable name (the file names the variable, never the secret)", k.Value, v.Value)
+			}
+			val, ok := p.env(v.Value)
+			if !ok || val == "" {
+				return p.errAt(v, "credential %q: environment variable %s is not set", k.Value, v.Value)
+			}
+			pc.Credentials[k.Value] = Secret(val)
+		}
+	}
+	if want == nil {
 		return nil
 	}
-	want := kindCredentials[pc.Kind]
 	for name := range pc.Credentials {
 		if !slices.Contains(want, name) {
-			return p.errAt(credNode, "provider %q: unknown credential %q for kind %s (it takes %s)", pc.ID, name, pc.Kind, strings.Join(want, ", "))
+			return p.errAt(n, "provider %q: unknown credential %q for kind %s (it takes %s)", pc.ID, name, pc.Kind, strings.Join(want, ", "))
 		}
 	}
 	for _, name := range want {
 		if _, ok := pc.Credentials[name]; !ok {
-			at := credNode
+			at := n
 			if at == nil {
 				at = item
 			}
 			return p.errAt(at, "provider %q: kind %s needs credential %s (the name of the environment variable that holds it)", pc.ID, pc.Kind, name)
 		}
 	}
-	switch {
-	case pc.Kind == KindAdyen && merchantNode == nil:
-		return p.errAt(item, "provider %q: kind adyen needs merchant_account", pc.ID)
-	case pc.Kind == KindAdyen && strings.TrimSpace(pc.MerchantAccount) == "":
-		return p.errAt(merchantNode, "provider %q: merchant_account is empty", pc.ID)
-	case pc.Kind != KindAdyen && merchantNode != nil:
-		return p.errAt(merchantNode, "provider %q: merchant_account applies to kind adyen only", pc.ID)
-	case pc.Kind == KindAdyen && pc.Mode == paygate.ModeLive && baseURLNode == nil:
-		// Adyen's live endpoints are account-specific; the default is its test endpoint.
-		return p.errAt(item, "provider %q: a live adyen provider needs base_url (https://<prefix>-checkout-live.adyenpayments.com/checkout/v71)", pc.ID)
-	}
-	if baseURLNode != nil {
-		u, err := url.Parse(pc.BaseURL)
-		if err != nil || u.Host == "" || u.User != nil || (u.Scheme != "https" && !(u.Scheme == "http" && loopbackHost(u.Hostname()))) {
-			return p.errAt(baseURLNode, "provider %q: base_url %q must be an https URL (http only on loopback, for mocks)", pc.ID, pc.BaseURL)
-		}
-	}
 	return nil
-}
-
-// loopbackHost reports whether a host is the local machine.
-func loopbackHost(h string) bool {
-	if h == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
-}
-
-func (p *parser) credentials(n *yaml.Node, pc *ProviderConfig) error {
-	n = resolve(n)
-	if n.Kind != yaml.MappingNode {
-		return p.errAt(n, "credentials must map each credential's name to the environment variable that holds it")
-	}
-	pc.Credentials = map[string]Secret{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
-		if _, dup := pc.Credentials[k.Value]; dup {
-			return p.errAt(k, "credential %q is given twice", k.Value)
-		}
-		name, err := p.str(v, "credential "+k.Value)
-		if err != nil {
-			return err
-		}
-		if !envNamePattern.MatchString(name) {
-			return p.errAt(v, "credential %q: %q is not an environment variable name (the file names the variable, never the secret)", k.Value, name)
-		}
-		val, ok := p.env(name)
-		if !ok || val == "" {
-			return p.errAt(v, "credential %q: environment variable %s is not set", k.Value, name)
-		}
-		pc.Credentials[k.Value] = Secret(val)
-	}
-	return nil
-}
-
-func (p *parser) sandboxKnobs(n *yaml.Node, pc *ProviderConfig) error {
-	return p.mapping(n, "sandbox settings", map[string]func(k, v *yaml.Node) error{
-		"latency": func(_, v *yaml.Node) (err error) {
-			if pc.Latency, err = p.duration(v, "latency"); err != nil {
-				return err
-			}
-			if pc.Latency < 0 || pc.Latency > MaxLatency {
-				return p.errAt(v, "latency must be from 0 to %s", MaxLatency)
-			}
-			return nil
-		},
-		"failureRate": func(_, v *yaml.Node) error {
-			if v.Kind != yaml.ScalarNode || (v.Tag != "!!float" && v.Tag != "!!int") {
-				return p.errAt(v, "failureRate must be a number from 0 to 1")
-			}
-			f, err := strconv.ParseFloat(v.Value, 64)
-			if err != nil || math.IsNaN(f) || f < 0 || f > 1 {
-				return p.errAt(v, "failureRate must be a number from 0 to 1")
-			}
-			pc.FailureRate = f
-			return nil
-		},
-	})
-}
-
-func (p *parser) breaker(n *yaml.Node, b *BreakerConfig) error {
-	return p.mapping(n, "breaker settings", map[string]func(k, v *yaml.Node) error{
-		"failures": func(_, v *yaml.Node) (err error) {
-			b.Failures, err = p.count(v, "failures")
-			return err
-		},
-		"openFor": func(_, v *yaml.Node) (err error) {
-			if b.OpenFor, err = p.duration(v, "openFor"); err != nil {
-				return err
-			}
-			if b.OpenFor <= 0 {
-				return p.errAt(v, "openFor must be more than 0")
-			}
-			return nil
-		},
-		"probes": func(_, v *yaml.Node) (err error) {
-			b.Probes, err = p.count(v, "probes")
-			return err
-		},
-	})
 }
 
 // defaultRouteKey names the default route in the file.
 const defaultRouteKey = "default"
 
 func (p *parser) routes(n *yaml.Node) error {
+	var r routesYAML
+	nodes, err := p.decode(n, "routes", &r)
+	if err != nil {
+		return err
+	}
 	byID := map[string]ProviderConfig{}
 	for _, pc := range p.cfg.Providers {
 		byID[pc.ID] = pc
 	}
 	p.cfg.Routes = map[paygate.Mode]RouteConfig{}
-	route := func(mode paygate.Mode) func(k, v *yaml.Node) error {
-		return func(_, v *yaml.Node) error {
-			rc := RouteConfig{Currency: map[string][]string{}}
-			v = resolve(v)
-			if v.Kind == yaml.ScalarNode && v.Tag == "!!null" {
-				p.cfg.Routes[mode] = rc // "live:" alone: no providers
-				return nil
+	for _, mode := range []paygate.Mode{paygate.ModeTest, paygate.ModeLive} {
+		if v := nodes[string(mode)]; v != nil {
+			if err := p.route(mode, v, byID); err != nil {
+				return err
 			}
-			if v.Kind != yaml.MappingNode {
-				return p.errAt(v, "routes.%s must map currencies (and default) to lists of provider ids", mode)
-			}
-			for i := 0; i+1 < len(v.Content); i += 2 {
-				k, list := resolve(v.Content[i]), resolve(v.Content[i+1])
-				key := k.Value
-				if key != defaultRouteKey {
-					code, err := p.currencyCode(k, key)
-					if err != nil {
-						return p.errAt(k, "routes.%s: %q is neither a current ISO 4217 currency code nor %q", mode, key, defaultRouteKey)
-					}
-					key = code
-				}
-				_, dupCurrency := rc.Currency[key]
-				if dupCurrency || (key == defaultRouteKey && rc.Default != nil) {
-					return p.errAt(k, "routes.%s: %s is routed twice", mode, key)
-				}
-				ids, nodes, err := p.strList(list, fmt.Sprintf("routes.%s.%s", mode, key))
-				if err != nil {
-					return err
-				}
-				if len(ids) == 0 && key != defaultRouteKey {
-					return p.errAt(list, "routes.%s.%s is empty (leave it out to use the default route)", mode, key)
-				}
-				for j, id := range ids {
-					pc, ok := byID[id]
-					if !ok {
-						return p.errAt(nodes[j], "routes.%s.%s: unknown provider %q", mode, key, id)
-					}
-					if pc.Mode != mode {
-						return p.errAt(nodes[j], "routes.%s.%s: provider %q serves %s mode", mode, key, id, pc.Mode)
-					}
-					if key != defaultRouteKey && pc.Currencies != nil && !slices.Contains(pc.Currencies, key) {
-						return p.errAt(nodes[j], "routes.%s.%s: provider %q does not serve %s (its currencies are %s)",
-							mode, key, id, key, strings.Join(pc.Currencies, ", "))
-					}
-					if slices.Contains(ids[:j], id) {
-						return p.errAt(nodes[j], "routes.%s.%s: provider %q is listed twice", mode, key, id)
-					}
-				}
-				if key == defaultRouteKey {
-					rc.Default = append([]string{}, ids...)
-				} else {
-					rc.Currency[key] = ids
-				}
-			}
-			p.cfg.Routes[mode] = rc
-			return nil
 		}
 	}
-	return p.mapping(n, "routes", map[string]func(k, v *yaml.Node) error{
-		string(paygate.ModeTest): route(paygate.ModeTest),
-		string(paygate.ModeLive): route(paygate.ModeLive),
-	})
+	return nil
+}
+
+// route reads the routing of one mode: currencies (and default) to lists
+// of provider ids.
+func (p *parser) route(mode paygate.Mode, v *yaml.Node, byID map[string]ProviderConfig) error {
+	rc := RouteConfig{Currency: map[string][]string{}}
+	if isNull(v) {
+		p.cfg.Routes[mode] = rc // "live:" alone: no providers
+		return nil
+	}
+	if v.Kind != yaml.MappingNode {
+		return p.errAt(v, "routes.%s must map currencies (and default) to lists of provider ids", mode)
+	}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, list := resolve(v.Content[i]), resolve(v.Content[i+1])
+		key := k.Value
+		if key != defaultRouteKey {
+			code, err := p.currencyCode(k, key)
+			if err != nil {
+				return p.errAt(k, "routes.%s: %q is neither a current ISO 4217 currency code nor %q", mode, key, defaultRouteKey)
+			}
+			key = code
+		}
+		_, dupCurrency := rc.Currency[key]
+		if dupCurrency || (key == defaultRouteKey && rc.Default != nil) {
+			return p.errAt(k, "routes.%s: %s is routed twice", mode, key)
+		}
+		where := fmt.Sprintf("routes.%s.%s", mode, key)
+		var ids []string
+		if err := list.Decode(&ids); err != nil || list.Kind != yaml.SequenceNode {
+			return p.errAt(list, "%s must be a list such as [a, b]", where)
+		}
+		if len(ids) == 0 && key != defaultRouteKey {
+			return p.errAt(list, "%s is empty (leave it out to use the default route)", where)
+		}
+		for j, id := range ids {
+			at := list.Content[j]
+			pc, ok := byID[id]
+			switch {
+			case !ok:
+				return p.errAt(at, "%s: unknown provider %q", where, id)
+			case pc.Mode != mode:
+				return p.errAt(at, "%s: provider %q serves %s mode", where, id, pc.Mode)
+			case key != defaultRouteKey && pc.Currencies != nil && !slices.Contains(pc.Currencies, key):
+				return p.errAt(at, "%s: provider %q does not serve %s (its currencies are %s)", where, id, key, strings.Join(pc.Currencies, ", "))
+			case slices.Contains(ids[:j], id):
+				return p.errAt(at, "%s: provider %q is listed twice", where, id)
+			}
+		}
+		if key == defaultRouteKey {
+			rc.Default = append([]string{}, ids...)
+		} else {
+			rc.Currency[key] = ids
+		}
+	}
+	p.cfg.Routes[mode] = rc
+	return nil
 }

@@ -5,12 +5,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/provider/adyen"
+	"github.com/paygate/paygate/internal/provider/connector"
+	"github.com/paygate/paygate/internal/provider/sandbox"
 )
 
 func env(vars map[string]string) func(string) (string, bool) {
@@ -88,13 +92,15 @@ routes:
 			t.Fatal(err)
 		}
 		eu := cfg.Providers[0]
+		knobs := &sandbox.Settings{}
+		knobs.Sandbox.Latency, knobs.Sandbox.FailureRate = connector.Duration(150*time.Millisecond), 0.25
 		want := ProviderConfig{
-			ID: "eu", Kind: KindSandbox, Mode: paygate.ModeTest, Currencies: []string{"EUR", "GBP"}, Timeout: 3 * time.Second,
-			Credentials: map[string]Secret{"apiKey": "s3cret"}, Latency: 150 * time.Millisecond, FailureRate: 0.25,
+			Entry: connector.Entry{ID: "eu", Kind: KindSandbox, Mode: paygate.ModeTest, Currencies: []string{"EUR", "GBP"}, Timeout: 3 * time.Second,
+				Credentials: map[string]Secret{"apiKey": "s3cret"}, Settings: knobs},
 			Breaker: BreakerConfig{Failures: 3, OpenFor: 2 * time.Second, Probes: 2}, Line: 3,
 		}
-		if fmt.Sprintf("%#v", eu) != fmt.Sprintf("%#v", want) || eu.Credentials["apiKey"].Reveal() != "s3cret" {
-			t.Fatalf("provider\n got %#v\nwant %#v", eu, want)
+		if !reflect.DeepEqual(eu, want) || eu.Credentials["apiKey"].Reveal() != "s3cret" {
+			t.Fatalf("provider\n got %#v %#v\nwant %#v %#v", eu, eu.Settings, want, want.Settings)
 		}
 		if s := fmt.Sprint(eu.Credentials); strings.Contains(s, "s3cret") {
 			t.Fatalf("a credential prints: %s", s)
@@ -142,6 +148,9 @@ routes:
 		{"ErrAdyenLiveNoBaseURL", "ADY    merchant_account: M\n    credentials:\n      api_key: ADYEN_KEY\n      hmac_key: ADYEN_HMAC\n", 2, "a live adyen provider needs base_url"},
 		{"ErrAdyenNoMerchant", "ADY    credentials:\n      api_key: ADYEN_KEY\n      hmac_key: ADYEN_HMAC\n", 2, "needs merchant_account"},
 		{"ErrAdyenNoHMAC", "ADY    merchant_account: M\n    credentials:\n      api_key: ADYEN_KEY\n", 7, "needs credential hmac_key"},
+		{"ErrAdyenUnknownKey", "ADY    merchant_acount: M\n", 5, `unknown key "merchant_acount" in a provider (known: base_url, breaker, credentials`},
+		{"ErrSandboxMerchant", head + "    merchant_account: M\n", 5, `provider "eu": merchant_account applies to kind adyen only`},
+		{"ErrStripeSandboxKnobs", "LIVE    sandbox: {latency: 1s}\n    credentials:\n      secret_key: STRIPE_KEY\n", 5, `provider "st": sandbox applies to kind sandbox only`},
 		{"ErrSandboxBaseURL", "providers:\n  - id: eu\n    kind: sandbox\n    base_url: https://x.example\n", 4, "base_url applies to kinds stripe and adyen only"},
 		{"ErrSandboxLive", "providers:\n  - id: eu\n    kind: sandbox\n    mode: live\n", 4, "test mode only"},
 		{"ErrBadMode", "providers:\n  - id: eu\n    kind: sandbox\n    mode: prod\n", 4, "test or live"},
@@ -233,10 +242,11 @@ func TestLiveKinds(t *testing.T) {
 		t.Fatal(err)
 	}
 	st, ad := cfg.Providers[0], cfg.Providers[1]
-	if st.Kind != KindStripe || st.Mode != paygate.ModeLive || st.Credentials["secret_key"].Reveal() != "sk_live_secret" || st.Timeout != 8*time.Second {
+	if st.Kind != "stripe" || st.Mode != paygate.ModeLive || st.Credentials["secret_key"].Reveal() != "sk_live_secret" || st.Timeout != 8*time.Second {
 		t.Fatalf("stripe: %+v", st)
 	}
-	if ad.Kind != KindAdyen || ad.MerchantAccount != "PaygateECOM" || ad.BaseURL != "https://YOUR-PREFIX-checkout-live.adyenpayments.com/checkout/v71" ||
+	as := ad.Settings.(*adyen.Settings)
+	if ad.Kind != "adyen" || *as.MerchantAccount != "PaygateECOM" || as.BaseURL != "https://YOUR-PREFIX-checkout-live.adyenpayments.com/checkout/v71" ||
 		ad.Credentials["api_key"].Reveal() != "AQE_secret" || ad.Credentials["hmac_key"].Reveal() != "0011aabb" {
 		t.Fatalf("adyen: %+v", ad)
 	}

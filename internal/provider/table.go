@@ -3,7 +3,9 @@
 // order.
 //
 // Table is the static configuration, built from the operator's file
-// (Config, LoadConfig) or the built-in sandboxes (Default). Router is the
+// (Config, LoadConfig) or the built-in routes of the registered connectors
+// (the sandboxes). The connectors themselves live in packages of their own
+// and register with Register: this package knows none by name. Router is the
 // availability layer over it that serve uses: circuit breakers that take a
 // failing provider out of rotation and probe it back, operator drain and
 // restore (kept in the database and applied by Watcher), and each charge's
@@ -18,19 +20,14 @@ import (
 	"strings"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/provider/connector"
 )
 
 var _ paygate.Router = (*Table)(nil)
 
-// Routes is the routing of one mode.
-type Routes struct {
-	// Currency maps an upper-case ISO 4217 code to the providers to try
-	// for it, in order. A listed currency must have at least one provider.
-	Currency map[string][]paygate.Provider
-	// Default is tried, in order, for every currency Currency does not
-	// list. Empty: such currencies have no provider.
-	Default []paygate.Provider
-}
+// Routes is the routing of one mode: for each currency, and by default,
+// the providers to try in order.
+type Routes = connector.Routes
 
 // Table is a fixed routing table, one Routes per mode. It is safe for
 // concurrent use.

@@ -48,15 +48,15 @@ func chargeLikePaymentLayer(t *testing.T, r paygate.Router, currency, number str
 
 func TestFailoverCard(t *testing.T) {
 	t.Parallel()
-	tab := provider.Default()
+	tab := builtinTable(t)
 	cases := []struct {
 		currency string
 		first    string
 	}{
-		{"EUR", provider.SandboxEU},
-		{"CHF", provider.SandboxEU},
-		{"USD", provider.SandboxUS},
-		{"JPY", provider.SandboxAPAC},
+		{"EUR", sandbox.EU},
+		{"CHF", sandbox.EU},
+		{"USD", sandbox.US},
+		{"JPY", sandbox.APAC},
 	}
 	for _, c := range cases {
 		t.Run(c.currency, func(t *testing.T) {
@@ -65,10 +65,10 @@ func TestFailoverCard(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Status != paygate.PaymentCaptured || by != provider.SandboxGlobal {
+			if res.Status != paygate.PaymentCaptured || by != sandbox.Global {
 				t.Fatalf("%s by %s, want captured by sandbox-global", res.Status, by)
 			}
-			want := []attempt{{provider: c.first, err: true, kind: paygate.ProviderUnavailable}, {provider: provider.SandboxGlobal}}
+			want := []attempt{{provider: c.first, err: true, kind: paygate.ProviderUnavailable}, {provider: sandbox.Global}}
 			if len(tried) != 2 || tried[0] != want[0] || tried[1] != want[1] {
 				t.Fatalf("attempts %+v, want %+v", tried, want)
 			}
@@ -79,7 +79,7 @@ func TestFailoverCard(t *testing.T) {
 	t.Run("KWD", func(t *testing.T) {
 		t.Parallel()
 		res, by, tried, err := chargeLikePaymentLayer(t, tab, "KWD", sandbox.CardFailover)
-		if err != nil || res.Status != paygate.PaymentCaptured || by != provider.SandboxGlobal || len(tried) != 1 {
+		if err != nil || res.Status != paygate.PaymentCaptured || by != sandbox.Global || len(tried) != 1 {
 			t.Fatalf("KWD: %+v by %s after %+v, %v", res, by, tried, err)
 		}
 	})
@@ -90,7 +90,7 @@ func TestFailoverCard(t *testing.T) {
 // payment is always captured.
 func TestFailoverExactlyOnceEveryCurrency(t *testing.T) {
 	t.Parallel()
-	tab := provider.Default()
+	tab := builtinTable(t)
 	currencies := []string{"KWD", "ZAR", "BHD", "XOF"}
 	for _, p := range tab.Providers(paygate.ModeTest) {
 		currencies = append(currencies, p.(*sandbox.Provider).Currencies()...)
@@ -111,13 +111,13 @@ func TestFailoverExactlyOnceEveryCurrency(t *testing.T) {
 // first provider.
 func TestOtherCardsDoNotFailOver(t *testing.T) {
 	t.Parallel()
-	tab := provider.Default()
+	tab := builtinTable(t)
 	_, _, tried, err := chargeLikePaymentLayer(t, tab, "EUR", sandbox.CardProviderError)
 	if err == nil || len(tried) != 1 || tried[0].kind != paygate.ProviderFailed {
 		t.Fatalf("0119: %+v, %v", tried, err)
 	}
 	res, by, tried, err := chargeLikePaymentLayer(t, tab, "USD", sandbox.CardDeclined)
-	if err != nil || res.Status != paygate.PaymentFailed || by != provider.SandboxUS || len(tried) != 1 {
+	if err != nil || res.Status != paygate.PaymentFailed || by != sandbox.US || len(tried) != 1 {
 		t.Fatalf("0002: %+v by %s after %+v, %v", res, by, tried, err)
 	}
 }
@@ -126,7 +126,7 @@ func TestOtherCardsDoNotFailOver(t *testing.T) {
 // the payment, found by id, and card 5126's refund fails there.
 func TestRefundThroughRouter(t *testing.T) {
 	t.Parallel()
-	tab := provider.Default()
+	tab := builtinTable(t)
 	for number, want := range map[string]paygate.RefundStatus{
 		sandbox.CardVisa:        paygate.RefundSucceeded,
 		sandbox.CardRefundFails: paygate.RefundFailed,
@@ -146,4 +146,14 @@ func TestRefundThroughRouter(t *testing.T) {
 			t.Fatalf("refund of %s payment: %+v, %v; want %s", by, rr, err, want)
 		}
 	}
+}
+
+// builtinTable is the table serve builds without a configuration file.
+func builtinTable(t *testing.T) *provider.Table {
+	t.Helper()
+	tab, err := provider.NewTable(map[paygate.Mode]provider.Routes{paygate.ModeTest: sandbox.Routes()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tab
 }

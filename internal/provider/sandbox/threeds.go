@@ -3,7 +3,6 @@ package sandbox
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"embed"
 	"encoding/base64"
 	"encoding/hex"
@@ -15,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/web"
 )
 
 // The 3-D Secure simulation of the test cards 4000000000003220 and
@@ -211,10 +211,7 @@ func mustStyle() string {
 
 // ChallengeStyleSource is the Content-Security-Policy source that allows
 // the page's one inline style element and nothing else ('sha256-...').
-func ChallengeStyleSource() string {
-	h := sha256.Sum256([]byte(challengeStyle))
-	return "'sha256-" + base64.StdEncoding.EncodeToString(h[:]) + "'"
-}
+func ChallengeStyleSource() string { return web.StyleSource(challengeStyle) }
 
 // Challenge is a challenge request as the challenge page received it from
 // the merchant's page.
