@@ -23,6 +23,7 @@ import (
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/connector"
 	"github.com/paygate/paygate/internal/provider/connectors"
 	"github.com/paygate/paygate/internal/ratelimit"
 	"github.com/paygate/paygate/internal/store/postgres"
@@ -123,6 +124,7 @@ func wireServer(b testing.TB, st paygate.Store, mutate ...func(*httpapi.Config))
 		Store: st, Payments: payments, Auth: &auth.Authenticator{Store: st},
 		Limiter: ratelimit.NewMemory(), Logger: log,
 		RateLimitTest: 1 << 30, RateLimitLive: 1 << 30, RateLimitUnauthenticated: 1 << 30,
+		Endpoints: provider.Endpoints(connector.Services{Payments: payments, Logger: log}),
 	}
 	for _, f := range mutate {
 		f(&cfg)
