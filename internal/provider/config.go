@@ -309,6 +309,9 @@ func (p *parser) mapping(n *yaml.Node, what string, f map[string]reflect.Value, 
 		case field.Type() == nodeType:
 			field.Set(reflect.ValueOf(*v))
 			continue
+		case isNull(v):
+			// "timeout:" with nothing after it is a mistake, not the default.
+			return p.errAt(v, "%s must be %s", k.Value, describe(field.Type()))
 		case field.Kind() == reflect.Struct && !reflect.PointerTo(field.Type()).Implements(unmarshalerType):
 			inner := fields(field.Addr().Interface(), map[string]reflect.Value{})
 			if err := p.mapping(v, k.Value+" settings", inner, sortedKeys(inner), prefix+k.Value+".", nodes, nil); err != nil {
@@ -329,6 +332,12 @@ func (p *parser) mapping(n *yaml.Node, what string, f map[string]reflect.Value, 
 
 // describe names what a value of type t is written as, for messages.
 func describe(t reflect.Type) string {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == reflect.TypeFor[connector.Duration]() {
+		return "a duration such as 500ms or 10s"
+	}
 	switch t.Kind() {
 	case reflect.Slice:
 		return "a list such as [a, b]"

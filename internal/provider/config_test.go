@@ -314,3 +314,17 @@ func TestExampleConfigLive(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestConfigEmptyValue checks that a key written without a value is refused
+// at its line, not read as the key's default.
+func TestConfigEmptyValue(t *testing.T) {
+	for _, c := range []struct{ yaml, want string }{
+		{"providers:\n  - id: sb\n    kind: sandbox\n    timeout:\n", "paygate.yaml:4: timeout must be a duration such as 500ms or 10s"},
+		{"providers:\n  - id: sb\n    kind: sandbox\n    currencies:\n", "paygate.yaml:4: currencies must be a list such as [a, b]"},
+	} {
+		_, err := ParseConfig("paygate.yaml", []byte(c.yaml), func(string) (string, bool) { return "", false })
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%q: got %v, want %s", c.yaml, err, c.want)
+		}
+	}
+}
