@@ -23,6 +23,7 @@ import (
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/ratelimit"
+	"github.com/paygate/paygate/internal/store/baseline"
 	"github.com/paygate/paygate/internal/store/postgres"
 	"github.com/paygate/paygate/internal/store/sqlite"
 	"github.com/paygate/paygate/internal/testenv"
@@ -236,7 +237,7 @@ func BenchmarkServer(b *testing.B) {
 					}
 				})
 			})
-			if bs, ok := s.store.(paygate.BaselineStore); ok {
+			if bs, ok := s.store.(baseline.Store); ok {
 				m, err := merchantOf(b, s)
 				if err != nil {
 					b.Fatal(err)
@@ -280,7 +281,7 @@ func BenchmarkServer(b *testing.B) {
 // storePayment makes the store calls of one captured sandbox payment, in
 // the order and transactions the gateway makes them.
 func storePayment(ctx context.Context, st paygate.Store, hash []byte, merchantID string, n int64) error {
-	w := paygate.NewBaselineWrites(merchantID, paygate.ModeTest, n, id.New(), id.New(), id.New(), time.Now())
+	w := baseline.NewWrites(merchantID, paygate.ModeTest, n, id.New(), id.New(), id.New(), time.Now())
 	peek, ok := st.(paygate.IdempotencyPeeker)
 	if !ok {
 		return fmt.Errorf("%T reads the key and the record in two round trips", st)
