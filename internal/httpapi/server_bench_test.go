@@ -22,6 +22,7 @@ import (
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/sandbox"
 	"github.com/paygate/paygate/internal/ratelimit"
 	"github.com/paygate/paygate/internal/store/baseline"
 	"github.com/paygate/paygate/internal/store/postgres"
@@ -292,7 +293,7 @@ func storePayment(ctx context.Context, st paygate.Store, hash []byte, merchantID
 	}
 	w.Reservation.APIKeyID = key.ID
 	w.Payment.Reservation = &w.Reservation
-	w.Payment.DeferFlush = true
+	w.Payment.Route = []paygate.Provider{sandbox.New("sandbox-eu", nil)}
 	if _, err := st.CreatePayment(ctx, w.Payment); err != nil {
 		return fmt.Errorf("create: %w", err)
 	}

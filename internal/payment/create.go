@@ -76,7 +76,7 @@ func (s *Service) Create(ctx context.Context, req Request, in CreateInput) (Answ
 		Payment:            p,
 		CustomerExternalID: in.CustomerExternalID,
 		NewCustomerID:      id.New(),
-		DeferFlush:         paygate.LedgerInGateway(route),
+		Route:              route,
 		Reservation:        req.Reservation,
 	})
 	var taken *paygate.KeyTakenError

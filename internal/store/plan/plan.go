@@ -1,7 +1,9 @@
 // Package plan holds the choices both store engines make the same way for
 // speed alone, so that the domain (internal/paygate) names payments, not
-// indexes: which index a list of payments reads. Each engine maps a choice
-// to its own SQL; nothing here changes what a query returns.
+// indexes or flushes: which index a list of payments reads (PaymentList),
+// and which payment inserts may commit without their own durable flush
+// (LazyCreate). Each engine maps a choice to its own SQL; nothing here
+// changes what a query returns or what a client is told.
 package plan
 
 import "github.com/paygate/paygate/internal/paygate"
@@ -40,4 +42,37 @@ func PaymentList(q paygate.PaymentQuery) ListKey {
 		return ListByStatus
 	}
 	return ListAll
+}
+
+// GatewayLedger is the optional capability of a provider that keeps its
+// record of a charge in the gateway's own database, written during Charge
+// (the test-mode sandboxes, decisions.md section 8). It is the connector's
+// own declaration; the engines read it through LazyCreate.
+type GatewayLedger interface {
+	// LedgerInGateway reports whether the provider's charges are recorded
+	// in the gateway's database, after the payment's insert.
+	LedgerInGateway() bool
+}
+
+// LazyCreate reports whether the insert of np may commit without waiting
+// for its own durable flush: when every provider of its route (the
+// providers the charge may be sent to, np.Route) records the charge in this
+// database after the insert. That record is written after the insert into
+// the same log, so no database crash can keep the charge and lose the
+// payment, and the outcome, which is what a client is told, commits durably
+// after both. A remote provider keeps its own records: a payment that may
+// be sent to one is inserted durably before the call (decisions.md section
+// 22), and so is a payment with an empty route. The insert is visible to
+// other transactions at commit either way.
+//
+// The route is the one the charge uses, chosen before the insert from the
+// live configuration, so the decision follows that configuration without a
+// second copy of it.
+func LazyCreate(np paygate.NewPayment) bool {
+	for _, p := range np.Route {
+		if l, ok := p.(GatewayLedger); !ok || !l.LedgerInGateway() {
+			return false
+		}
+	}
+	return len(np.Route) > 0
 }
