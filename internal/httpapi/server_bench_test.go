@@ -29,7 +29,6 @@ import (
 	"github.com/paygate/paygate/internal/store/sqlite"
 	"github.com/paygate/paygate/internal/testenv"
 	"github.com/paygate/paygate/internal/vault"
-	"github.com/paygate/paygate/internal/webhook"
 )
 
 // These benchmarks drive the real handler in process, wired as serve wires
@@ -110,7 +109,7 @@ func wireServer(b testing.TB, st paygate.Store, mutate ...func(*httpapi.Config))
 		b.Fatal(err)
 	}
 	payments := payment.New(payment.Config{
-		Store:   webhook.WakeOnEvents(st, func() {}),
+		Store:   st,
 		Router:  router,
 		Answers: httpapi.Answers{},
 		Logger:  log,

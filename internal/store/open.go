@@ -30,18 +30,32 @@ const acceptedForms = "sqlite:PATH (also sqlite://PATH) or postgres://USER:PASSW
 // Any other URL is an error naming the accepted forms; the error never
 // repeats the URL, which may hold a password.
 func Open(ctx context.Context, databaseURL string) (paygate.Store, error) {
+	return OpenWith(ctx, databaseURL, Options{})
+}
+
+// Options are the engine settings that the wiring chooses, the same for
+// every engine.
+type Options struct {
+	// OnEvents, when set, is called after every commit of the store that
+	// wrote outbox events; see sqlite.Options.
+	OnEvents func()
+}
+
+// OpenWith is Open with options. The store it returns is the engine's own,
+// with every optional interface the engine implements.
+func OpenWith(ctx context.Context, databaseURL string, o Options) (paygate.Store, error) {
 	if path, ok := SQLitePath(databaseURL); ok {
 		if path == "" {
 			return nil, errors.New("store: the sqlite: database URL names no file; use " + acceptedForms)
 		}
-		s, err := sqlite.Open(ctx, path)
+		s, err := sqlite.OpenWith(ctx, path, sqlite.Options{OnEvents: o.OnEvents})
 		if err != nil {
 			return nil, err
 		}
 		return s, nil
 	}
 	if isPostgres(databaseURL) {
-		s, err := postgres.Open(ctx, databaseURL)
+		s, err := postgres.OpenWith(ctx, databaseURL, postgres.Options{OnEvents: o.OnEvents})
 		if err != nil {
 			return nil, err
 		}

@@ -327,7 +327,7 @@ const transitionPayment = `
 // key, in one statement. ErrStateConflict when the payment is in none of
 // t.From; NOT_FOUND when it does not exist for the merchant and mode.
 func (s *Store) TransitionPayment(ctx context.Context, t paygate.PaymentTransition, events []paygate.Event, done *paygate.IdempotencyCompletion) error {
-	return transitionPaymentOn(ctx, s.pool, t, events, done)
+	return s.wrote(transitionPaymentOn(ctx, s.pool, t, events, done), events)
 }
 
 // transitionPaymentOn is TransitionPayment on the pool or inside a

@@ -207,7 +207,7 @@ func createPayment(ctx context.Context, tx *sql.Tx, np paygate.NewPayment) (payg
 // payment is in none of t.From; NOT_FOUND when it does not exist for the
 // merchant and mode. Nothing is written on error.
 func (s *Store) TransitionPayment(ctx context.Context, t paygate.PaymentTransition, events []paygate.Event, done *paygate.IdempotencyCompletion) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error { return transitionPayment(ctx, tx, t, events, done) })
+	return s.wrote(s.inTx(ctx, func(tx *sql.Tx) error { return transitionPayment(ctx, tx, t, events, done) }), events)
 }
 
 // transitionPayment is TransitionPayment inside the caller's transaction,

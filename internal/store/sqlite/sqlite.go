@@ -53,13 +53,45 @@ type Store struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	onEvents func() // Options.OnEvents
+}
+
+// Options are the settings of a store that the wiring chooses.
+type Options struct {
+	// OnEvents, when set, is called after every commit that wrote outbox
+	// events (a payment's or a refund's transition, a refund's creation, a
+	// 3-D Secure challenge's start or finish), so that this node's webhook
+	// dispatcher sends them at once instead of at its next poll. It runs in
+	// the caller's goroutine after the commit and must not block. Events
+	// written on other nodes go out at the next poll.
+	OnEvents func()
 }
 
 // Open opens (creating it when missing) the database file at path, applies
 // pending migrations, and returns the store. Several processes may open the
 // same file at once; each waits for the others' migrations.
 func Open(ctx context.Context, path string) (*Store, error) {
-	return open(ctx, path, busyTimeout)
+	return OpenWith(ctx, path, Options{})
+}
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, path string, o Options) (*Store, error) {
+	s, err := open(ctx, path, busyTimeout)
+	if err != nil {
+		return nil, err
+	}
+	s.onEvents = o.OnEvents
+	return s, nil
+}
+
+// wrote calls the OnEvents hook after a successful commit that wrote
+// events, and returns err.
+func (s *Store) wrote(err error, events []paygate.Event) error {
+	if err == nil && len(events) > 0 && s.onEvents != nil {
+		s.onEvents()
+	}
+	return err
 }
 
 // open is Open with a chosen busy timeout (tests shorten it).
