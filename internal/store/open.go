@@ -36,8 +36,12 @@ func Open(ctx context.Context, databaseURL string) (paygate.Store, error) {
 // Options are the engine settings that the wiring chooses, the same for
 // every engine.
 type Options struct {
-	// OnEvents, when set, is called after every commit of the store that
-	// wrote outbox events; see sqlite.Options.
+	// OnEvents, when set, is called after every commit that wrote outbox
+	// events (a payment's or a refund's transition, a refund's creation, a
+	// 3-D Secure challenge's start or finish), so that this node's webhook
+	// dispatcher sends them at once instead of at its next poll. It runs in
+	// the caller's goroutine after the commit and must not block. Events
+	// written on other nodes go out at the next poll.
 	OnEvents func()
 }
 

@@ -60,11 +60,7 @@ type Store struct {
 // Options are the settings of a store that the wiring chooses.
 type Options struct {
 	// OnEvents, when set, is called after every commit that wrote outbox
-	// events (a payment's or a refund's transition, a refund's creation, a
-	// 3-D Secure challenge's start or finish), so that this node's webhook
-	// dispatcher sends them at once instead of at its next poll. It runs in
-	// the caller's goroutine after the commit and must not block. Events
-	// written on other nodes go out at the next poll.
+	// events (store.Options.OnEvents says why). It must not block.
 	OnEvents func()
 }
 
