@@ -23,6 +23,7 @@ import (
 	"github.com/paygate/paygate/internal/bench"
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/store"
+	"github.com/paygate/paygate/internal/store/baseline"
 )
 
 // benchSynopsis is the usage line of bench.
@@ -377,7 +378,7 @@ func benchOwnServer(ctx context.Context, c *cli, f benchFlags, cfg bench.Config,
 	var m merchantCreated
 	err := withStore(ctx, dbURL, func(ctx context.Context, st paygate.Store) error {
 		if f.baseline {
-			if _, ok := st.(paygate.BaselineStore); !ok {
+			if _, ok := st.(baseline.Store); !ok {
 				return errors.New("--baseline: this database's store has no BaselinePayment method yet")
 			}
 		}
@@ -443,7 +444,7 @@ func benchOwnServer(ctx context.Context, c *cli, f benchFlags, cfg bench.Config,
 	if !f.baseline || ctx.Err() != nil {
 		return res, nil
 	}
-	err = withBaselineStore(ctx, dbURL, func(st paygate.BaselineStore) error {
+	err = withBaselineStore(ctx, dbURL, func(st baseline.Store) error {
 		var machine bench.MachineClock
 		b, err := bench.RunBaseline(ctx, bench.BaselineConfig{
 			Concurrency: f.concurrency, Duration: f.duration, Requests: f.requests, Warmup: f.warmup, Rate: f.rate,
@@ -464,13 +465,13 @@ func benchOwnServer(ctx context.Context, c *cli, f benchFlags, cfg bench.Config,
 
 // withBaselineStore opens the store for the baseline, without the admin
 // timeout of withStore: the run lasts as long as the load did.
-func withBaselineStore(ctx context.Context, dbURL string, f func(paygate.BaselineStore) error) error {
+func withBaselineStore(ctx context.Context, dbURL string, f func(baseline.Store) error) error {
 	st, err := store.Open(ctx, dbURL)
 	if err != nil {
 		return fmt.Errorf("open database %s: %w", redactURL(dbURL), err)
 	}
 	defer st.Close()
-	bs, ok := st.(paygate.BaselineStore)
+	bs, ok := st.(baseline.Store)
 	if !ok {
 		return errors.New("--baseline: this database's store has no BaselinePayment method yet")
 	}

@@ -45,6 +45,16 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lv}))
 }
 
+// openStore opens serve's database. Its commits that write outbox events
+// wake the dispatcher attached to the returned Waker. The store is the
+// engine's own, not a decorator around it, so that every optional interface
+// the engine implements reaches the code it is handed to.
+func openStore(ctx context.Context, databaseURL string) (paygate.Store, *webhook.Waker, error) {
+	waker := &webhook.Waker{}
+	st, err := store.OpenWith(ctx, databaseURL, store.Options{OnEvents: waker.Wake})
+	return st, waker, err
+}
+
 // serve runs the gateway until ctx is cancelled, then drains HTTP, stops the
 // background jobs and closes the store, in that order.
 func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error {
@@ -63,7 +73,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		return err
 	}
 
-	st, err := store.Open(ctx, cfg.DatabaseURL)
+	st, waker, err := openStore(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)
 	}
@@ -104,14 +114,16 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	}
 	defer routingWatcher.Stop()
 	// Webhook delivery: the dispatcher sends what the outbox holds, at once
-	// after a local commit that wrote events, and by polling for the rest
-	// (other nodes' events, retries, deliveries due while no node ran).
+	// after a local commit that wrote events (the store's hook, openStore),
+	// and by polling for the rest (other nodes' events, retries, deliveries
+	// due while no node ran).
 	dispatcher := webhook.NewDispatcher(webhook.Config{
 		Store: st, Clock: clock, Logger: log, Schedule: cfg.WebhookRetrySchedule, Vault: vlt,
 		Policy: webhookPolicy(cfg.AllowPrivateTestWebhooks),
 	})
+	waker.Attach(dispatcher)
 	payments := payment.New(payment.Config{
-		Store:   webhook.WakeOnEvents(st, dispatcher.Wake),
+		Store:   st,
 		Router:  router,
 		Clock:   clock,
 		Encoder: httpapi.Encoder{},

@@ -25,12 +25,13 @@ import (
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/connector"
 	"github.com/paygate/paygate/internal/provider/connectors"
+	"github.com/paygate/paygate/internal/provider/sandbox"
 	"github.com/paygate/paygate/internal/ratelimit"
+	"github.com/paygate/paygate/internal/store/baseline"
 	"github.com/paygate/paygate/internal/store/postgres"
 	"github.com/paygate/paygate/internal/store/sqlite"
 	"github.com/paygate/paygate/internal/testenv"
 	"github.com/paygate/paygate/internal/vault"
-	"github.com/paygate/paygate/internal/webhook"
 )
 
 // These benchmarks drive the real handler in process, wired as serve wires
@@ -114,7 +115,7 @@ func wireServer(b testing.TB, st paygate.Store, mutate ...func(*httpapi.Config))
 		b.Fatal(err)
 	}
 	payments := payment.New(payment.Config{
-		Store:   webhook.WakeOnEvents(st, func() {}),
+		Store:   st,
 		Router:  router,
 		Encoder: httpapi.Encoder{},
 		Logger:  log,
@@ -243,7 +244,7 @@ func BenchmarkServer(b *testing.B) {
 					}
 				})
 			})
-			if bs, ok := s.store.(paygate.BaselineStore); ok {
+			if bs, ok := s.store.(baseline.Store); ok {
 				m, err := merchantOf(b, s)
 				if err != nil {
 					b.Fatal(err)
@@ -287,7 +288,7 @@ func BenchmarkServer(b *testing.B) {
 // storePayment makes the store calls of one captured sandbox payment, in
 // the order and transactions the gateway makes them.
 func storePayment(ctx context.Context, st paygate.Store, hash []byte, merchantID string, n int64) error {
-	w := paygate.NewBaselineWrites(merchantID, paygate.ModeTest, n, id.New(), id.New(), id.New(), time.Now())
+	w := baseline.NewWrites(merchantID, paygate.ModeTest, n, id.New(), id.New(), id.New(), time.Now())
 	rr, ok := st.(paygate.RequestReader)
 	if !ok {
 		return fmt.Errorf("%T reads the key and the record in two round trips", st)
@@ -298,7 +299,7 @@ func storePayment(ctx context.Context, st paygate.Store, hash []byte, merchantID
 	}
 	w.Reservation.APIKeyID = key.ID
 	w.Payment.Reservation = &w.Reservation
-	w.Payment.DeferFlush = true
+	w.Payment.Route = []paygate.Provider{sandbox.New("sandbox-eu", nil)}
 	if _, err := st.CreatePayment(ctx, w.Payment); err != nil {
 		return fmt.Errorf("create: %w", err)
 	}

@@ -104,11 +104,11 @@ type NewPayment struct {
 	// customer of this external id.
 	CustomerExternalID string
 	NewCustomerID      string
-	// DeferFlush lets the insert commit without waiting for its own
-	// durable flush, because every provider the payment may be sent to
-	// records the charge in this database after it (see GatewayLedger).
-	// The insert is visible to other transactions at commit either way.
-	DeferFlush bool
+	// Route is the providers the payment may be sent to, in the order
+	// they will be tried (the Router's answer, chosen before the insert).
+	// A store may commit the insert differently by where they keep their
+	// records; what it stores is the same either way.
+	Route []Provider
 	// Reservation, when set, reserves the payment's idempotency key (its
 	// Key is Payment.IdempotencyKey) in the transaction that inserts the
 	// payment, as ReserveIdempotency would, with the record linked to the

@@ -107,33 +107,6 @@ type ProviderError struct {
 
 func (e *ProviderError) Error() string { return e.Provider + ": " + e.Message }
 
-// GatewayLedger is implemented by a provider that keeps its record of a
-// charge in the gateway's own database, written during Charge (the
-// test-mode sandboxes, decisions.md section 8). When every provider a
-// payment may be sent to is such a provider, the payment's insert before
-// the charge need not wait for its own durable flush (NewPayment.DeferFlush):
-// the provider's record is written after it into the same log, so no
-// database crash can keep the charge and lose the payment, and the outcome,
-// which is what a client is told, commits durably after both. A remote
-// provider keeps its own records: a payment routed to one is inserted
-// durably before the call, so a charge never outlives our record of it.
-type GatewayLedger interface {
-	// LedgerInGateway reports whether the provider's charges are recorded
-	// in the gateway's database, after the payment's insert.
-	LedgerInGateway() bool
-}
-
-// LedgerInGateway reports whether every provider of a non-empty route keeps
-// its ledger in the gateway's database (see GatewayLedger).
-func LedgerInGateway(route []Provider) bool {
-	for _, p := range route {
-		if l, ok := p.(GatewayLedger); !ok || !l.LedgerInGateway() {
-			return false
-		}
-	}
-	return len(route) > 0
-}
-
 // Router chooses providers for a payment.
 type Router interface {
 	// Route returns the providers for a currency in the order to try them.

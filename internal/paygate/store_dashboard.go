@@ -238,39 +238,3 @@ func PageLimit(limit int) int {
 	}
 	return limit
 }
-
-// PaymentListKey names the filter whose index a payments list reads, each
-// engine having one index per key in list order (created_at DESC, id DESC).
-type PaymentListKey int
-
-// The keys of PaymentQuery.ListKey, from the most selective.
-const (
-	ListAll PaymentListKey = iota
-	ListByReference
-	ListByCustomer
-	ListByCurrency
-	ListByStatus
-)
-
-// ListKey returns the filter whose index a list of q reads: the first of
-// reference, customer, currency and status that q filters by, or ListAll.
-// The order is by how few rows a value usually has (a reference names a
-// payment or a few, a customer a few hundred at most, a currency or a status
-// any share of them), so the choice does not depend on statistics: SQLite
-// has none before ANALYZE (left to itself it read the status index for a
-// reference and a status), and PostgreSQL's generic plans average them (a
-// rare currency looks as common as any). The other filters are residual
-// conditions on that index's range.
-func (q PaymentQuery) ListKey() PaymentListKey {
-	switch {
-	case q.MerchantRef != "":
-		return ListByReference
-	case q.CustomerID != "" || q.CustomerExternalID != "":
-		return ListByCustomer
-	case q.Currency != "":
-		return ListByCurrency
-	case len(q.Statuses) > 0:
-		return ListByStatus
-	}
-	return ListAll
-}

@@ -69,14 +69,14 @@ func (s *Service) Create(ctx context.Context, req Request, in CreateInput) (Resu
 		CreatedAt:         now,
 		UpdatedAt:         now,
 	}
-	// The route is chosen once, before the insert: whether the insert may
-	// skip its own durable flush depends on where the charge can go.
+	// The route is chosen once, before the insert, and goes with it: the
+	// engine decides from it how the insert commits (store/plan).
 	route := s.router.Route(p.Mode, p.Amount.Currency)
 	p, err := s.store.CreatePayment(ctx, paygate.NewPayment{
 		Payment:            p,
 		CustomerExternalID: in.CustomerExternalID,
 		NewCustomerID:      id.New(),
-		DeferFlush:         paygate.LedgerInGateway(route),
+		Route:              route,
 		Reservation:        req.Reservation,
 	})
 	var taken *paygate.KeyTakenError

@@ -13,6 +13,7 @@ import (
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/store/plan"
 	"github.com/paygate/paygate/internal/store/sqlite"
 	"github.com/paygate/paygate/internal/vault"
 )
@@ -219,21 +220,22 @@ type ledgerProvider struct{ *fakeProvider }
 
 func (ledgerProvider) LedgerInGateway() bool { return true }
 
-// deferStore records the DeferFlush of every payment insert.
+// deferStore records, for every payment insert, whether the engines may
+// commit it lazily (plan.LazyCreate of what the store was given).
 type deferStore struct {
 	*sqlite.Store
 	deferred []bool
 }
 
 func (d *deferStore) CreatePayment(ctx context.Context, np paygate.NewPayment) (paygate.Payment, error) {
-	d.deferred = append(d.deferred, np.DeferFlush)
+	d.deferred = append(d.deferred, plan.LazyCreate(np))
 	return d.Store.CreatePayment(ctx, np)
 }
 
 // The insert before the charge skips its own flush only when every provider
 // of the route records the charge in the gateway's database after it; a
 // remote provider anywhere in the route keeps it durable before the call.
-func TestCreateDeferFlush(t *testing.T) {
+func TestCreateRouteGoesWithInsert(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name  string
@@ -256,7 +258,7 @@ func TestCreateDeferFlush(t *testing.T) {
 				t.Fatalf("answer %d, payment %s", ans.Status, p.Status)
 			}
 			if len(ds.deferred) != 1 || ds.deferred[0] != tc.want {
-				t.Fatalf("DeferFlush of the inserts: %v, want [%v]", ds.deferred, tc.want)
+				t.Fatalf("lazy inserts: %v, want [%v]", ds.deferred, tc.want)
 			}
 		})
 	}

@@ -341,10 +341,11 @@ type routed struct {
 
 func (r *routed) ID() string { return r.g.id }
 
-// LedgerInGateway says what the provider behind the breaker says
-// (paygate.GatewayLedger).
+// LedgerInGateway says what the provider behind the breaker says, so that
+// the wrapper does not hide the connector's declaration from the store
+// (store/plan.GatewayLedger decides how a payment's insert commits).
 func (r *routed) LedgerInGateway() bool {
-	l, ok := r.g.p.(paygate.GatewayLedger)
+	l, ok := r.g.p.(interface{ LedgerInGateway() bool })
 	return ok && l.LedgerInGateway()
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/provider/sandbox"
+	"github.com/paygate/paygate/internal/store/plan"
 )
 
 // flaky is a provider whose charges fail while failing is set.
@@ -475,18 +476,19 @@ func TestTimeoutCardDoesNotFeedBreaker(t *testing.T) {
 
 // A route hands out providers behind breakers; whether the payment's insert
 // may skip its own flush depends on what the providers behind them say
-// (paygate.GatewayLedger), so the wrapper must pass it on.
+// (plan.GatewayLedger), so the wrapper must pass it on.
 func TestRouteLedgerInGateway(t *testing.T) {
 	t.Parallel()
+	lazy := func(route []paygate.Provider) bool { return plan.LazyCreate(paygate.NewPayment{Route: route}) }
 	global := sandbox.New(SandboxGlobal, nil)
 	remote := &flaky{id: "remote"}
-	if r := newRouter(t, DefaultBreaker(), time.Second, sandbox.New(SandboxEU, nil), global); !paygate.LedgerInGateway(r.Route(paygate.ModeTest, "EUR")) {
+	if r := newRouter(t, DefaultBreaker(), time.Second, sandbox.New(SandboxEU, nil), global); !lazy(r.Route(paygate.ModeTest, "EUR")) {
 		t.Fatal("a route of sandboxes: want ledger in gateway")
 	}
-	if r := newRouter(t, DefaultBreaker(), time.Second, global, remote); paygate.LedgerInGateway(r.Route(paygate.ModeTest, "EUR")) {
+	if r := newRouter(t, DefaultBreaker(), time.Second, global, remote); lazy(r.Route(paygate.ModeTest, "EUR")) {
 		t.Fatal("a route with a remote provider after a sandbox: want no ledger in gateway")
 	}
-	if paygate.LedgerInGateway(nil) {
+	if lazy(nil) {
 		t.Fatal("an empty route: want no ledger in gateway")
 	}
 }

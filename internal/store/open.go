@@ -30,18 +30,36 @@ const acceptedForms = "sqlite:PATH (also sqlite://PATH) or postgres://USER:PASSW
 // Any other URL is an error naming the accepted forms; the error never
 // repeats the URL, which may hold a password.
 func Open(ctx context.Context, databaseURL string) (paygate.Store, error) {
+	return OpenWith(ctx, databaseURL, Options{})
+}
+
+// Options are the engine settings that the wiring chooses, the same for
+// every engine.
+type Options struct {
+	// OnEvents, when set, is called after every commit that wrote outbox
+	// events (a payment's or a refund's transition, a refund's creation, a
+	// 3-D Secure challenge's start or finish), so that this node's webhook
+	// dispatcher sends them at once instead of at its next poll. It runs in
+	// the caller's goroutine after the commit and must not block. Events
+	// written on other nodes go out at the next poll.
+	OnEvents func()
+}
+
+// OpenWith is Open with options. The store it returns is the engine's own,
+// with every optional interface the engine implements.
+func OpenWith(ctx context.Context, databaseURL string, o Options) (paygate.Store, error) {
 	if path, ok := SQLitePath(databaseURL); ok {
 		if path == "" {
 			return nil, errors.New("store: the sqlite: database URL names no file; use " + acceptedForms)
 		}
-		s, err := sqlite.Open(ctx, path)
+		s, err := sqlite.OpenWith(ctx, path, sqlite.Options{OnEvents: o.OnEvents})
 		if err != nil {
 			return nil, err
 		}
 		return s, nil
 	}
 	if isPostgres(databaseURL) {
-		s, err := postgres.Open(ctx, databaseURL)
+		s, err := postgres.OpenWith(ctx, databaseURL, postgres.Options{OnEvents: o.OnEvents})
 		if err != nil {
 			return nil, err
 		}

@@ -1,61 +1,31 @@
 package webhook
 
-import (
-	"context"
+import "sync/atomic"
 
-	"github.com/paygate/paygate/internal/paygate"
-)
-
-// WakeOnEvents returns st with its event-writing methods (TransitionPayment,
-// CreateRefund, TransitionRefund, and the 3-D Secure challenge's
-// CreateThreeDSChallenge and FinishThreeDSChallenge) calling wake after a commit that wrote
-// events, so that the local dispatcher sends them at once instead of at its
-// next poll. Every other method is st's own; events written elsewhere (or
-// on another node) go out at the next poll.
-func WakeOnEvents(st paygate.Store, wake func()) paygate.Store {
-	return wakingStore{Store: st, wake: wake}
+// Waker carries "a commit wrote events" from the store to the local
+// dispatcher, so that it sends them at once instead of at its next poll.
+// The store is opened before the dispatcher (which is built on it), so the
+// store is given Wake as its hook (store.Options.OnEvents) and the
+// dispatcher is attached once it exists; until then a wake is dropped and
+// the events go out at the dispatcher's first poll. Events written
+// elsewhere (or on another node) go out at the next poll.
+//
+// The hook lives in the engine, not in a decorator around it: a wrapper
+// embedding paygate.Store would hide every optional interface the engine
+// implements from a type assertion.
+//
+// The zero Waker is ready for use; it is safe for concurrent use.
+type Waker struct {
+	d atomic.Pointer[Dispatcher]
 }
 
-type wakingStore struct {
-	paygate.Store
-	wake func()
-}
+// Attach makes Wake wake d.
+func (w *Waker) Attach(d *Dispatcher) { w.d.Store(d) }
 
-func (s wakingStore) TransitionPayment(ctx context.Context, t paygate.PaymentTransition, events []paygate.Event, done *paygate.IdempotencyCompletion) error {
-	err := s.Store.TransitionPayment(ctx, t, events, done)
-	s.woke(err, events)
-	return err
-}
-
-func (s wakingStore) CreateRefund(ctx context.Context, r paygate.Refund, events []paygate.Event, done *paygate.IdempotencyCompletion) error {
-	err := s.Store.CreateRefund(ctx, r, events, done)
-	s.woke(err, events)
-	return err
-}
-
-func (s wakingStore) TransitionRefund(ctx context.Context, t paygate.RefundTransition, events []paygate.Event) error {
-	err := s.Store.TransitionRefund(ctx, t, events)
-	s.woke(err, events)
-	return err
-}
-
-// The 3-D Secure writes (issue 4): a challenge's completion or expiry
-// writes payment.captured / payment.failed.
-
-func (s wakingStore) CreateThreeDSChallenge(ctx context.Context, c paygate.ThreeDSChallenge, t paygate.PaymentTransition, events []paygate.Event, done *paygate.IdempotencyCompletion) error {
-	err := s.Store.CreateThreeDSChallenge(ctx, c, t, events, done)
-	s.woke(err, events)
-	return err
-}
-
-func (s wakingStore) FinishThreeDSChallenge(ctx context.Context, f paygate.ThreeDSFinish) error {
-	err := s.Store.FinishThreeDSChallenge(ctx, f)
-	s.woke(err, f.Events)
-	return err
-}
-
-func (s wakingStore) woke(err error, events []paygate.Event) {
-	if err == nil && len(events) > 0 {
-		s.wake()
+// Wake asks the attached dispatcher to look for due deliveries now; it
+// never blocks.
+func (w *Waker) Wake() {
+	if d := w.d.Load(); d != nil {
+		d.Wake()
 	}
 }

@@ -9,19 +9,20 @@ import (
 
 	"github.com/paygate/paygate/internal/id"
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/store/baseline"
 )
 
-var _ paygate.BaselineStore = (*Store)(nil)
+var _ baseline.Store = (*Store)(nil)
 
 // BaselinePayment performs the writes of one successful card payment
-// (paygate.BaselineWrites) in one transaction: the statements the gateway
+// (baseline.Writes) in one transaction: the statements the gateway
 // sends for them (the idempotency reservation, createReservedPayment,
 // transitionPayment), pipelined in one batch, which PostgreSQL runs as one
 // implicit transaction in one round trip. That is the fewest round trips and
 // commits these writes can take, so the gateway's rate over this one is its
 // share of the database's limit.
 func (s *Store) BaselinePayment(ctx context.Context, merchantID string, mode paygate.Mode, n int64) error {
-	w := paygate.NewBaselineWrites(merchantID, mode, n, id.New(), id.New(), id.New(), time.Now())
+	w := baseline.NewWrites(merchantID, mode, n, id.New(), id.New(), id.New(), time.Now())
 	_, createArgs, err := createPaymentArgs(w.Payment)
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/store/codec"
+	"github.com/paygate/paygate/internal/store/plan"
 )
 
 // The dashboard's storage (issue 8): users, sessions, the audit log, key
@@ -256,14 +257,14 @@ const (
 	paymentsList       = "payments_list_idx"
 )
 
-// paymentListIndexes are the indexes of PaymentQuery.ListKey.
-var paymentListIndexes = map[paygate.PaymentListKey]string{
-	paygate.ListAll: paymentsList, paygate.ListByReference: paymentsByRef, paygate.ListByCustomer: paymentsByCustomer,
-	paygate.ListByCurrency: paymentsByCurrency, paygate.ListByStatus: paymentsByStatus,
+// paymentListIndexes are the indexes of plan.PaymentList.
+var paymentListIndexes = map[plan.ListKey]string{
+	plan.ListAll: paymentsList, plan.ListByReference: paymentsByRef, plan.ListByCustomer: paymentsByCustomer,
+	plan.ListByCurrency: paymentsByCurrency, plan.ListByStatus: paymentsByStatus,
 }
 
 // paymentListIndex returns the index ListPayments reads for q.
-func paymentListIndex(q paygate.PaymentQuery) string { return paymentListIndexes[q.ListKey()] }
+func paymentListIndex(q paygate.PaymentQuery) string { return paymentListIndexes[plan.PaymentList(q)] }
 
 // paymentListQuery returns the SQL and arguments of ListPayments. Only the
 // filters that are set appear in it, every value is a parameter, and each

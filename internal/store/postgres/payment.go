@@ -10,6 +10,7 @@ import (
 
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/store/codec"
+	"github.com/paygate/paygate/internal/store/plan"
 )
 
 // --- customers ----------------------------------------------------------------
@@ -186,9 +187,9 @@ func (s *Store) CreatePayment(ctx context.Context, np paygate.NewPayment) (payga
 	if np.Reservation != nil {
 		return s.reserveAndCreatePayment(ctx, np, p, args)
 	}
-	if np.DeferFlush {
+	if plan.LazyCreate(np) {
 		// Committed without waiting for its WAL flush (see
-		// paygate.GatewayLedger): the provider's ledger entry and the
+		// plan.LazyCreate): the provider's ledger entry and the
 		// outcome are written after it, and the outcome's synchronous
 		// commit flushes all earlier WAL, this insert included.
 		b := &pgx.Batch{}
@@ -217,11 +218,12 @@ func (s *Store) reserveAndCreatePayment(ctx context.Context, np paygate.NewPayme
 	r := *np.Reservation
 	// A record read as missing was released or purged between the
 	// statements: try again, a few times (as ReserveIdempotency).
+	lazy := plan.LazyCreate(np)
 	for range 5 {
 		var res reservation
 		inserted := false
 		b := &pgx.Batch{}
-		if np.DeferFlush {
+		if lazy {
 			// See CreatePayment and ReserveIdempotency: both writes may
 			// commit without their own flush on a gateway-ledger route.
 			b.Queue(skipFlushWait)
@@ -325,7 +327,7 @@ const transitionPayment = `
 // key, in one statement. ErrStateConflict when the payment is in none of
 // t.From; NOT_FOUND when it does not exist for the merchant and mode.
 func (s *Store) TransitionPayment(ctx context.Context, t paygate.PaymentTransition, events []paygate.Event, done *paygate.IdempotencyCompletion) error {
-	return transitionPaymentOn(ctx, s.pool, t, events, done)
+	return s.wrote(transitionPaymentOn(ctx, s.pool, t, events, done), events)
 }
 
 // transitionPaymentOn is TransitionPayment on the pool or inside a

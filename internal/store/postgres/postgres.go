@@ -49,7 +49,15 @@ const defaultMaxConns = 8
 // Store is the paygate.Store on PostgreSQL. It is safe for concurrent use by
 // many goroutines and many nodes sharing one database.
 type Store struct {
-	pool *pgxpool.Pool
+	pool     *pgxpool.Pool
+	onEvents func() // Options.OnEvents
+}
+
+// Options are the settings of a store that the wiring chooses.
+type Options struct {
+	// OnEvents, when set, is called after every commit that wrote outbox
+	// events (store.Options.OnEvents says why). It must not block.
+	OnEvents func()
 }
 
 var _ paygate.Store = (*Store)(nil)
@@ -75,6 +83,11 @@ const skipFlushWait = `SELECT set_config('synchronous_commit', 'off', true)`
 // the change is durable. Errors: SERVICE_UNAVAILABLE when the database cannot
 // be reached; anything else (a bad URL, a failed migration) is internal.
 func Open(ctx context.Context, url string) (*Store, error) {
+	return OpenWith(ctx, url, Options{})
+}
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, url string, o Options) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: parse the database URL: %w", err)
@@ -122,7 +135,16 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		pool.Close()
 		return nil, errors.New("postgres: synchronous_commit is off; paygate needs durable commits (set it to on)")
 	}
-	return &Store{pool: pool}, nil
+	return &Store{pool: pool, onEvents: o.OnEvents}, nil
+}
+
+// wrote calls the OnEvents hook after a successful commit that wrote
+// events, and returns err.
+func (s *Store) wrote(err error, events []paygate.Event) error {
+	if err == nil && len(events) > 0 && s.onEvents != nil {
+		s.onEvents()
+	}
+	return err
 }
 
 // migrate applies the embedded migrations with goose over a short-lived

@@ -19,3 +19,14 @@ func TestStore(t *testing.T) {
 		return s
 	})
 }
+
+func TestOnEvents(t *testing.T) {
+	storetest.CheckOnEvents(t, func(t *testing.T, onEvents func()) paygate.Store {
+		s, err := OpenWith(t.Context(), testenv.PostgresSchema(t), Options{OnEvents: onEvents})
+		if err != nil {
+			t.Fatalf("OpenWith: %v", err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	})
+}

@@ -90,7 +90,7 @@ func (s *Store) CreateRefund(ctx context.Context, r paygate.Refund, events []pay
 	}
 	switch {
 	case created:
-		return nil
+		return s.wrote(nil, events)
 	case !status.Valid:
 		return notFound("payment")
 	case paygate.PaymentStatus(status.String) != paygate.PaymentCaptured:
@@ -206,7 +206,7 @@ func (s *Store) TransitionRefund(ctx context.Context, t paygate.RefundTransition
 	case err != nil:
 		return translate(err)
 	case moved:
-		return nil
+		return s.wrote(nil, events)
 	case !exists:
 		return notFound("refund")
 	default:

@@ -48,7 +48,7 @@ func (s *Store) CreateThreeDSChallenge(ctx context.Context, c paygate.ThreeDSCha
 	if c.PaymentID != t.ID || c.MerchantID != t.MerchantID || c.Mode != t.Mode {
 		return fmt.Errorf("postgres: the challenge does not belong to the payment of the transition")
 	}
-	return s.inTx(ctx, func(tx pgx.Tx) error {
+	return s.wrote(s.inTx(ctx, func(tx pgx.Tx) error {
 		if err := transitionPaymentOn(ctx, tx, t, events, done); err != nil {
 			return err
 		}
@@ -57,7 +57,7 @@ func (s *Store) CreateThreeDSChallenge(ctx context.Context, c paygate.ThreeDSCha
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
 			c.TokenHash, c.PaymentID, c.MerchantID, c.Mode, c.CreatedAt, c.ExpiresAt, c.ClaimedUntil, c.ConsumedAt)
 		return err
-	})
+	}), events)
 }
 
 // ThreeDSChallengeByTokenHash returns the challenge of the token hash in any
@@ -133,7 +133,7 @@ func (s *Store) ReleaseThreeDSChallenge(ctx context.Context, tokenHash []byte) e
 // it consumed.
 func (s *Store) FinishThreeDSChallenge(ctx context.Context, f paygate.ThreeDSFinish) error {
 	t := f.Transition
-	return s.inTx(ctx, func(tx pgx.Tx) error {
+	return s.wrote(s.inTx(ctx, func(tx pgx.Tx) error {
 		var consumed, exists bool
 		err := tx.QueryRow(ctx, `
 			WITH consumed AS (
@@ -159,7 +159,7 @@ func (s *Store) FinishThreeDSChallenge(ctx context.Context, f paygate.ThreeDSFin
 			return fmt.Errorf("%w: challenge already used or not finishable", paygate.ErrStateConflict)
 		}
 		return transitionPaymentOn(ctx, tx, t, f.Events, nil)
-	})
+	}), f.Events)
 }
 
 // ExpiredThreeDSChallenges lists unconsumed challenges expired and

@@ -28,7 +28,7 @@ import (
 //
 // Lazy transactions (lazyTx) commit without their own fsync: the writes of
 // a payment that precede its outcome on a route whose provider keeps its
-// ledger in this database (paygate.GatewayLedger), and that ledger's
+// ledger in this database (plan.LazyCreate), and that ledger's
 // entries. The writer runs the lazy members it gathered as a group of
 // their own, first, at synchronous=NORMAL: SQLite then writes the group's
 // frames to the WAL and commits without syncing it. The next durable

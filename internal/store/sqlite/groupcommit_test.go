@@ -14,6 +14,7 @@ import (
 
 	"github.com/paygate/paygate/internal/id"
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/provider/sandbox"
 )
 
 // groupTest opens a store with a scratch table and holds its writer busy
@@ -390,8 +391,8 @@ func TestDurableMembersNeverCommitRelaxed(t *testing.T) {
 }
 
 // The store's writes commit at the setting their role allows: a payment
-// inserted for a remote provider (no DeferFlush) and its outcome at FULL;
-// a payment inserted with DeferFlush, a reservation on its own and a
+// inserted for a route with a remote provider and its outcome at FULL; a
+// payment inserted for a route of sandboxes, a reservation on its own and a
 // sandbox's ledger entry at NORMAL. Each call runs alone on an idle writer,
 // which it leaves at the setting it committed with.
 func TestWhichWritesCommitLazily(t *testing.T) {
@@ -404,12 +405,12 @@ func TestWhichWritesCommitLazily(t *testing.T) {
 	if err := s.CreateMerchant(ctx, paygate.Merchant{ID: "m", Name: "n", CreatedAt: now}, nil); err != nil {
 		t.Fatal(err)
 	}
-	newPayment := func(deferFlush bool) string {
+	newPayment := func(route ...paygate.Provider) string {
 		p := paygate.Payment{ID: id.New(), MerchantID: "m", Mode: paygate.ModeTest, Method: paygate.MethodCard,
 			Amount: paygate.Money{Amount: 1000, Currency: "EUR"}, AmountText: "10.00", Metadata: []byte("{}"),
 			LeaseUntil: now.Add(time.Minute), CreatedAt: now, UpdatedAt: now}
 		if _, err := s.CreatePayment(ctx, paygate.NewPayment{Payment: p, CustomerExternalID: "c",
-			NewCustomerID: id.New(), DeferFlush: deferFlush}); err != nil {
+			NewCustomerID: id.New(), Route: route}); err != nil {
 			t.Fatal(err)
 		}
 		return p.ID
@@ -421,10 +422,10 @@ func TestWhichWritesCommitLazily(t *testing.T) {
 		}
 	}
 
-	remote := newPayment(false)
-	check("a payment for a remote provider", syncFull)
-	sandboxed := newPayment(true)
-	check("a payment with DeferFlush", syncNormal)
+	remote := newPayment(sandbox.New("sandbox-eu", nil), remoteProvider{})
+	check("a payment that may go to a remote provider", syncFull)
+	sandboxed := newPayment(sandbox.New("sandbox-eu", nil))
+	check("a payment for a sandbox", syncNormal)
 	if _, err := s.RecordSandboxCharge(ctx, paygate.SandboxCharge{ProviderID: "sandbox", PaymentID: sandboxed,
 		Mode: paygate.ModeTest, Amount: paygate.Money{Amount: 1000, Currency: "EUR"},
 		Outcome: paygate.SandboxCaptured, ReadyAt: now, CreatedAt: now}); err != nil {
@@ -444,3 +445,9 @@ func TestWhichWritesCommitLazily(t *testing.T) {
 	}
 	check("a reservation", syncNormal)
 }
+
+// remoteProvider is a provider that keeps its records outside the gateway:
+// it does not declare plan.GatewayLedger. The store never calls it.
+type remoteProvider struct{ paygate.Provider }
+
+func (remoteProvider) ID() string { return "remote" }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/store/codec"
+	"github.com/paygate/paygate/internal/store/plan"
 )
 
 const customerColumns = `id, merchant_id, mode, external_id, email, metadata, created_at, updated_at`
@@ -120,13 +121,14 @@ func scanPayment(row scanner) (paygate.Payment, error) {
 // (one writer transaction instead of two) and the record names the payment
 // from the start; a taken key is a *paygate.KeyTakenError.
 //
-// With np.DeferFlush the transaction commits lazily (lazyTx): the provider's
+// When every provider of np.Route keeps its ledger in this database
+// (plan.LazyCreate) the transaction commits lazily (lazyTx): the provider's
 // ledger entry and the outcome commit after it, and the outcome's fsync
 // makes it durable.
 func (s *Store) CreatePayment(ctx context.Context, np paygate.NewPayment) (paygate.Payment, error) {
 	var p paygate.Payment
 	run := s.inTx
-	if np.DeferFlush {
+	if plan.LazyCreate(np) {
 		run = s.lazyTx
 	}
 	err := run(ctx, func(tx *sql.Tx) error {
@@ -205,7 +207,7 @@ func createPayment(ctx context.Context, tx *sql.Tx, np paygate.NewPayment) (payg
 // payment is in none of t.From; NOT_FOUND when it does not exist for the
 // merchant and mode. Nothing is written on error.
 func (s *Store) TransitionPayment(ctx context.Context, t paygate.PaymentTransition, events []paygate.Event, done *paygate.IdempotencyCompletion) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error { return transitionPayment(ctx, tx, t, events, done) })
+	return s.wrote(s.inTx(ctx, func(tx *sql.Tx) error { return transitionPayment(ctx, tx, t, events, done) }), events)
 }
 
 // transitionPayment is TransitionPayment inside the caller's transaction,

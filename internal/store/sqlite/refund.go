@@ -42,7 +42,7 @@ func (s *Store) CreateRefund(ctx context.Context, r paygate.Refund, events []pay
 		return paygate.Errorf(paygate.CodeInvalidRequest, "amount", "the amount must be greater than zero")
 	}
 	r.Status = paygate.RefundCreated
-	return s.inTx(ctx, func(tx *sql.Tx) error {
+	return s.wrote(s.inTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `
 			UPDATE payments SET amount_refunded = amount_refunded + ?1
 			WHERE id = ?2 AND merchant_id = ?3 AND mode = ?4
@@ -71,7 +71,7 @@ func (s *Store) CreateRefund(ctx context.Context, r paygate.Refund, events []pay
 			return completeIdempotency(ctx, tx, *done)
 		}
 		return nil
-	})
+	}), events)
 }
 
 // refundRefusal explains why the payment's conditional update refused the
@@ -175,7 +175,7 @@ func queryRefunds(ctx context.Context, tx *sql.Tx, query string, args ...any) ([
 // ErrStateConflict when the refund is not in t.From; NOT_FOUND when it does
 // not exist for the merchant and mode.
 func (s *Store) TransitionRefund(ctx context.Context, t paygate.RefundTransition, events []paygate.Event) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
+	return s.wrote(s.inTx(ctx, func(tx *sql.Tx) error {
 		var (
 			paymentID string
 			amount    int64
@@ -208,7 +208,7 @@ func (s *Store) TransitionRefund(ctx context.Context, t paygate.RefundTransition
 			}
 		}
 		return insertEvents(ctx, tx, events)
-	})
+	}), events)
 }
 
 // sqlLimit turns a caller's limit into SQLite's: no limit (-1) when it is

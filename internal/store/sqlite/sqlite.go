@@ -53,13 +53,41 @@ type Store struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	onEvents func() // Options.OnEvents
+}
+
+// Options are the settings of a store that the wiring chooses.
+type Options struct {
+	// OnEvents, when set, is called after every commit that wrote outbox
+	// events (store.Options.OnEvents says why). It must not block.
+	OnEvents func()
 }
 
 // Open opens (creating it when missing) the database file at path, applies
 // pending migrations, and returns the store. Several processes may open the
 // same file at once; each waits for the others' migrations.
 func Open(ctx context.Context, path string) (*Store, error) {
-	return open(ctx, path, busyTimeout)
+	return OpenWith(ctx, path, Options{})
+}
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, path string, o Options) (*Store, error) {
+	s, err := open(ctx, path, busyTimeout)
+	if err != nil {
+		return nil, err
+	}
+	s.onEvents = o.OnEvents
+	return s, nil
+}
+
+// wrote calls the OnEvents hook after a successful commit that wrote
+// events, and returns err.
+func (s *Store) wrote(err error, events []paygate.Event) error {
+	if err == nil && len(events) > 0 && s.onEvents != nil {
+		s.onEvents()
+	}
+	return err
 }
 
 // open is Open with a chosen busy timeout (tests shorten it).

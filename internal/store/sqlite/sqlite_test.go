@@ -326,3 +326,15 @@ func TestBusyIsServiceUnavailable(t *testing.T) {
 		t.Fatalf("read while another process holds the write lock: got %v, want NOT_FOUND", err)
 	}
 }
+
+func TestOnEvents(t *testing.T) {
+	t.Parallel()
+	storetest.CheckOnEvents(t, func(t *testing.T, onEvents func()) paygate.Store {
+		s, err := sqlite.OpenWith(t.Context(), filepath.Join(t.TempDir(), "paygate.db"), sqlite.Options{OnEvents: onEvents})
+		if err != nil {
+			t.Fatalf("OpenWith: %v", err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	})
+}

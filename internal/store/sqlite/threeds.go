@@ -36,7 +36,7 @@ func (s *Store) CreateThreeDSChallenge(ctx context.Context, c paygate.ThreeDSCha
 	if c.PaymentID != t.ID || c.MerchantID != t.MerchantID || c.Mode != t.Mode {
 		return fmt.Errorf("sqlite: the challenge does not belong to the payment of the transition")
 	}
-	return s.inTx(ctx, func(tx *sql.Tx) error {
+	return s.wrote(s.inTx(ctx, func(tx *sql.Tx) error {
 		if err := transitionPayment(ctx, tx, t, events, done); err != nil {
 			return err
 		}
@@ -44,7 +44,7 @@ func (s *Store) CreateThreeDSChallenge(ctx context.Context, c paygate.ThreeDSCha
 			c.TokenHash, c.PaymentID, c.MerchantID, string(c.Mode), micros(c.CreatedAt), micros(c.ExpiresAt),
 			nullMicros(c.ClaimedUntil), nullMicros(c.ConsumedAt))
 		return err
-	})
+	}), events)
 }
 
 // ThreeDSChallengeByTokenHash returns the challenge of the token hash in any
@@ -126,7 +126,7 @@ func (s *Store) ReleaseThreeDSChallenge(ctx context.Context, tokenHash []byte) e
 // transition with its events, in one transaction.
 func (s *Store) FinishThreeDSChallenge(ctx context.Context, f paygate.ThreeDSFinish) error {
 	t := f.Transition
-	return s.inTx(ctx, func(tx *sql.Tx) error {
+	return s.wrote(s.inTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `
 			UPDATE threeds_challenges SET consumed_at = ?1
 			WHERE token_hash = ?2 AND payment_id = ?3 AND merchant_id = ?4 AND mode = ?5
@@ -151,7 +151,7 @@ func (s *Store) FinishThreeDSChallenge(ctx context.Context, f paygate.ThreeDSFin
 			return fmt.Errorf("%w: challenge already used or not finishable", paygate.ErrStateConflict)
 		}
 		return transitionPayment(ctx, tx, t, f.Events, nil)
-	})
+	}), f.Events)
 }
 
 // ExpiredThreeDSChallenges lists unconsumed challenges expired and

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/store/baseline"
 )
 
 // CheckBaseline checks that b's BaselinePayment writes what a successful
@@ -13,17 +14,17 @@ import (
 // completed idempotency record, under concurrency and with payments that
 // share a customer. s is the same store, read through the ordinary
 // contract. Both engines run it.
-func CheckBaseline(t *testing.T, s paygate.Store, b paygate.BaselineStore) {
+func CheckBaseline(t *testing.T, s paygate.Store, b baseline.Store) {
 	t.Helper()
 	ctx := t.Context()
 	m := paygate.Merchant{ID: "8f0c5b1e-3a4d-4e6f-9a7b-0c1d2e3f4a5b", Name: "Bench", CreatedAt: paygate.Normalize(time.Now())}
 	if err := s.CreateMerchant(ctx, m, nil); err != nil {
 		t.Fatalf("CreateMerchant: %v", err)
 	}
-	// n and n+BaselineCustomers share a customer; both run at once.
+	// n and n+baseline.Customers share a customer; both run at once.
 	var ns []int64
 	for i := range int64(20) {
-		ns = append(ns, i, i+paygate.BaselineCustomers)
+		ns = append(ns, i, i+baseline.Customers)
 	}
 	errs := make(chan error, len(ns))
 	for _, n := range ns {
@@ -51,7 +52,7 @@ func CheckBaseline(t *testing.T, s paygate.Store, b paygate.BaselineStore) {
 		if p.Status != paygate.PaymentCaptured || p.AmountCaptured != p.Amount.Amount || p.Billing == nil {
 			t.Errorf("payment %s: status %s captured %d billing %v", ref, p.Status, p.AmountCaptured, p.Billing)
 		}
-		c := n % paygate.BaselineCustomers
+		c := n % baseline.Customers
 		if prev, ok := customers[strconv.FormatInt(c, 10)]; ok && prev != p.CustomerID {
 			t.Errorf("payments of customer %d have customers %s and %s", c, prev, p.CustomerID)
 		}

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/provider/sandbox"
+	"github.com/paygate/paygate/internal/store/plan"
 )
 
 func customerCases() []testCase {
@@ -131,14 +133,20 @@ func paymentCases() []testCase {
 				t.Errorf("idempotency record's payment: got %q, want %s", rec.PaymentID, p.ID)
 			}
 		}},
-		{"CreateDeferFlush", func(t *testing.T, s paygate.Store) {
-			// An insert that may skip its own flush is stored, linked and
-			// visible exactly as a durable one.
+		{"CreateOnLedgerRoute", func(t *testing.T, s paygate.Store) {
+			// An insert whose route keeps its ledger in this database may
+			// skip its own flush (plan.LazyCreate): it is stored, linked
+			// and visible exactly as a durable one, with or without a
+			// reservation in the same call.
 			f := newMerchant(t, s, base)
+			route := []paygate.Provider{sandbox.New("sandbox-eu", nil), sandbox.New("sandbox-global", nil)}
+			if !plan.LazyCreate(paygate.NewPayment{Route: route}) {
+				t.Fatal("a route of sandboxes: want a lazy insert")
+			}
 			p := f.paymentValue(paygate.ModeTest, at(time.Hour))
 			f.reserve(t, p.Mode, p.IdempotencyKey, p.CreatedAt)
 			newCustomer := newID()
-			got, err := s.CreatePayment(ctx(t), paygate.NewPayment{Payment: p, CustomerExternalID: "cust-d", NewCustomerID: newCustomer, DeferFlush: true})
+			got, err := s.CreatePayment(ctx(t), paygate.NewPayment{Payment: p, CustomerExternalID: "cust-d", NewCustomerID: newCustomer, Route: route})
 			must(t, err)
 			want := p
 			want.CustomerID = newCustomer
@@ -152,10 +160,22 @@ func paymentCases() []testCase {
 			// The customer resolved by external id is reused.
 			again := f.paymentValue(paygate.ModeTest, at(2*time.Hour))
 			f.reserve(t, again.Mode, again.IdempotencyKey, again.CreatedAt)
-			got, err = s.CreatePayment(ctx(t), paygate.NewPayment{Payment: again, CustomerExternalID: "cust-d", NewCustomerID: newID(), DeferFlush: true})
+			got, err = s.CreatePayment(ctx(t), paygate.NewPayment{Payment: again, CustomerExternalID: "cust-d", NewCustomerID: newID(), Route: route})
 			must(t, err)
 			if got.CustomerID != newCustomer {
 				t.Errorf("second payment's customer: got %s, want %s", got.CustomerID, newCustomer)
+			}
+			// Reserved in the same call.
+			third := f.paymentValue(paygate.ModeTest, at(3*time.Hour))
+			np := reservedPayment(third, f.reservation(third.Mode, third.IdempotencyKey, third.CreatedAt), "cust-d")
+			np.Route = route
+			got, err = s.CreatePayment(ctx(t), np)
+			must(t, err)
+			if got.CustomerID != newCustomer {
+				t.Errorf("reserved payment's customer: got %s, want %s", got.CustomerID, newCustomer)
+			}
+			if rec := f.lookup(t, paygate.ModeTest, third.IdempotencyKey, at(3*time.Hour+time.Second)); rec.PaymentID != third.ID {
+				t.Errorf("reserved payment's idempotency record: got %q, want %s", rec.PaymentID, third.ID)
 			}
 		}},
 		{"MinimalRoundTrip", func(t *testing.T, s paygate.Store) {

@@ -1,31 +1,36 @@
-package paygate
+// Package baseline declares what the load tool (`paygate bench --baseline`,
+// issue 9) needs of a store: the database's own limit for the writes of a
+// payment, so that the gateway's rate reads as a ratio that holds on a noisy
+// machine. It is the load tool's contract, not the domain's: nothing but the
+// load tool calls it, and the engines implement it next to their SQL.
+package baseline
 
 import (
 	"context"
 	"strconv"
 	"time"
+
+	"github.com/paygate/paygate/internal/paygate"
 )
 
-// BaselineStore is implemented by the stores for `paygate bench --baseline`
-// (issue 9): the database's own limit for the writes of a payment, so that
-// the gateway's rate reads as a ratio that holds on a noisy machine. It is
-// not part of Store: nothing but the load tool calls it.
-type BaselineStore interface {
+// Store is implemented by the stores for `paygate bench --baseline`. It is
+// not part of paygate.Store: nothing but the load tool calls it.
+type Store interface {
 	// BaselinePayment performs, in ONE transaction through the store's
 	// driver and pool, the database writes of one successful card payment
-	// as the gateway performs them (see BaselineWrites), for the merchant
+	// as the gateway performs them (see Writes), for the merchant
 	// and mode, which must exist. n makes the rows' natural keys unique
 	// within a run (ids are fresh UUIDs, so runs never collide). It
 	// leaves a captured payment behind, as a real one would.
-	BaselinePayment(ctx context.Context, merchantID string, mode Mode, n int64) error
+	BaselinePayment(ctx context.Context, merchantID string, mode paygate.Mode, n int64) error
 }
 
-// BaselineCustomers is how many distinct customers the baseline's payments
+// Customers is how many distinct customers the baseline's payments
 // belong to, like the load tool's clients: most payments find their
 // customer, a few create it.
-const BaselineCustomers = 500
+const Customers = 500
 
-// BaselineWrites are the rows of one successful card payment, with the sizes
+// Writes are the rows of one successful card payment, with the sizes
 // a real one has:
 //
 //   - the idempotency record, inserted in flight (ReserveIdempotency),
@@ -39,37 +44,37 @@ const BaselineCustomers = 500
 //
 // The sandbox provider's own ledger entry (RecordSandboxCharge) is not
 // included: it is the simulated provider's write, not the gateway's.
-type BaselineWrites struct {
-	Reservation IdempotencyReservation
-	Payment     NewPayment
-	Transition  PaymentTransition
-	Event       Event
-	Done        IdempotencyCompletion
+type Writes struct {
+	Reservation paygate.IdempotencyReservation
+	Payment     paygate.NewPayment
+	Transition  paygate.PaymentTransition
+	Event       paygate.Event
+	Done        paygate.IdempotencyCompletion
 }
 
-// NewBaselineWrites builds the rows of the n-th baseline payment at now.
+// NewWrites builds the rows of the n-th baseline payment at now.
 // paymentID, customerID and eventID are fresh UUIDs from the caller.
-func NewBaselineWrites(merchantID string, mode Mode, n int64, paymentID, customerID, eventID string, now time.Time) BaselineWrites {
-	now = Normalize(now)
+func NewWrites(merchantID string, mode paygate.Mode, n int64, paymentID, customerID, eventID string, now time.Time) Writes {
+	now = paygate.Normalize(now)
 	num := strconv.FormatInt(n, 10)
 	ref := "order-" + num
 	key := "baseline-" + paymentID
 	amount := int64(4200)
-	p := Payment{
-		ID: paymentID, MerchantID: merchantID, Mode: mode, Status: PaymentCreated,
-		Amount: Money{Amount: amount, Currency: "EUR"}, AmountText: "42.00", Method: MethodCard,
+	p := paygate.Payment{
+		ID: paymentID, MerchantID: merchantID, Mode: mode, Status: paygate.PaymentCreated,
+		Amount: paygate.Money{Amount: amount, Currency: "EUR"}, AmountText: "42.00", Method: paygate.MethodCard,
 		MerchantRef: ref,
-		Card: CardSummary{
+		Card: paygate.CardSummary{
 			Brand: "visa", Last4: "4242", ExpMonth: 12, ExpYear: now.Year() + 3,
 			HolderName: "Ada Lovelace", Fingerprint: "3f9c1e7a5b2d4c6e8f0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60",
 		},
-		Billing: &Billing{
+		Billing: &paygate.Billing{
 			FirstName: "Ada", LastName: "Lovelace", Email: "ada@example.com", Phone: "+441632960001",
 			Country: "GB", Address: "12 Analytical Row", City: "London", PostalCode: "N1 9GU", IPAddress: "203.0.113.7",
 		},
 		Metadata:       []byte(`{"orderId":"` + ref + `","channel":"web","source":"paygate-bench","cart":"3 items"}`),
 		IdempotencyKey: key,
-		LeaseUntil:     now.Add(PaymentLease),
+		LeaseUntil:     now.Add(paygate.PaymentLease),
 		CreatedAt:      now, UpdatedAt: now,
 	}
 	ts := now.Format("2006-01-02T15:04:05.000Z")
@@ -81,25 +86,25 @@ func NewBaselineWrites(merchantID string, mode Mode, n int64, paymentID, custome
 	answer := `{"data":{"id":"` + paymentID + `","status":"captured","amount":"42.00","currency":"EUR",` +
 		`"provider":"sandbox-eu","threeDsRequired":false,"threeDsData":null,"createdAt":"` + ts + `"}}`
 	captured := amount
-	return BaselineWrites{
-		Reservation: IdempotencyReservation{
+	return Writes{
+		Reservation: paygate.IdempotencyReservation{
 			MerchantID: merchantID, Mode: mode, Key: key,
 			Fingerprint: []byte("0123456789abcdef0123456789abcdef"), Now: now,
 		},
-		Payment: NewPayment{
+		Payment: paygate.NewPayment{
 			Payment:            p,
-			CustomerExternalID: "customer-" + strconv.FormatInt(n%BaselineCustomers, 10),
+			CustomerExternalID: "customer-" + strconv.FormatInt(n%Customers, 10),
 			NewCustomerID:      customerID,
 		},
-		Transition: PaymentTransition{
+		Transition: paygate.PaymentTransition{
 			ID: paymentID, MerchantID: merchantID, Mode: mode,
-			From: []PaymentStatus{PaymentCreated}, To: PaymentCaptured,
+			From: []paygate.PaymentStatus{paygate.PaymentCreated}, To: paygate.PaymentCaptured,
 			ProviderID: "sandbox", ProviderRef: "sb_" + paymentID, AmountCaptured: &captured, UpdatedAt: now,
 		},
-		Event: Event{
-			ID: eventID, MerchantID: merchantID, Mode: mode, Type: EventPaymentCaptured,
+		Event: paygate.Event{
+			ID: eventID, MerchantID: merchantID, Mode: mode, Type: paygate.EventPaymentCaptured,
 			PaymentID: paymentID, Payload: []byte(payload), CreatedAt: now,
 		},
-		Done: IdempotencyCompletion{MerchantID: merchantID, Mode: mode, Key: key, StatusCode: 201, Body: []byte(answer)},
+		Done: paygate.IdempotencyCompletion{MerchantID: merchantID, Mode: mode, Key: key, StatusCode: 201, Body: []byte(answer)},
 	}
 }
