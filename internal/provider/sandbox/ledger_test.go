@@ -5,32 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/testenv"
 )
-
-// clock is a settable clock.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-func newClock() *clock { return &clock{now: paygate.SystemClock{}.Now()} }
 
 func inquire(t *testing.T, p *Provider, paymentID string) paygate.Inquiry {
 	t.Helper()
@@ -80,7 +60,7 @@ func TestInquiryTellsWhatWasCharged(t *testing.T) {
 // InquiryDelay later.
 func TestChargeTimeoutCard(t *testing.T) {
 	t.Parallel()
-	clk := newClock()
+	clk := testenv.NewClock(time.Now())
 	p := New("sandbox-eu", nil, WithClock(clk))
 	req := charge(CardTimeout, "EUR")
 	start := time.Now()
@@ -92,15 +72,15 @@ func TestChargeTimeoutCard(t *testing.T) {
 	if pe := providerErr(t, err); pe.Kind != paygate.ProviderUnknownOutcome || !errors.As(err, &co) {
 		t.Fatalf("err %v, want a card's unknown outcome", err)
 	}
-	clk.add(TimeoutAfter)
+	clk.Add(TimeoutAfter)
 	if got := inquire(t, p, req.PaymentID); got.Status != paygate.InquiryPending {
 		t.Fatalf("at the timeout: %+v", got)
 	}
-	clk.add(InquiryDelay - time.Millisecond)
+	clk.Add(InquiryDelay - time.Millisecond)
 	if got := inquire(t, p, req.PaymentID); got.Status != paygate.InquiryPending {
 		t.Fatalf("just before: %+v", got)
 	}
-	clk.add(time.Millisecond)
+	clk.Add(time.Millisecond)
 	if got := inquire(t, p, req.PaymentID); got.Status != paygate.InquiryAnswered || got.Result.Status != paygate.PaymentCaptured {
 		t.Fatalf("%s after the timeout: %+v", InquiryDelay, got)
 	}
@@ -110,7 +90,7 @@ func TestChargeTimeoutCard(t *testing.T) {
 // the latency leaves a charge the provider received and finishes.
 func TestChargeCutOffIsPendingThenAnswered(t *testing.T) {
 	t.Parallel()
-	clk := newClock()
+	clk := testenv.NewClock(time.Now())
 	p := New("sandbox-eu", nil, WithLatency(time.Hour), WithClock(clk))
 	req := charge(CardVisa, "EUR")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
@@ -121,7 +101,7 @@ func TestChargeCutOffIsPendingThenAnswered(t *testing.T) {
 	if got := inquire(t, p, req.PaymentID); got.Status != paygate.InquiryPending {
 		t.Fatalf("during processing: %+v", got)
 	}
-	clk.add(time.Hour)
+	clk.Add(time.Hour)
 	if got := inquire(t, p, req.PaymentID); got.Status != paygate.InquiryAnswered || got.Result.Status != paygate.PaymentCaptured {
 		t.Fatalf("after processing: %+v", got)
 	}

@@ -1,7 +1,6 @@
 package stripe
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/paygate/paygate/internal/id"
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/testenv"
 )
 
 // stripe-mock (github.com/stripe/stripe-mock, installed with
@@ -26,26 +26,8 @@ import (
 var (
 	mockURL       string
 	mockErr       error
-	stripeMockLog lockedBuffer
+	stripeMockLog testenv.Buffer // stripe-mock's output, for error messages
 )
-
-// lockedBuffer collects stripe-mock's output for error messages.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 func TestMain(m *testing.M) {
 	var stop func()
