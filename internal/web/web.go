@@ -75,13 +75,16 @@ var pageFiles embed.FS
 
 var (
 	pageTemplate = template.Must(template.ParseFS(pageFiles, "pages/page.html"))
-	pageStyle    = mustPageStyle()
+	pageStyle    = EmbeddedStyle(pageFiles, "pages/page.css")
 )
 
-func mustPageStyle() string {
-	b, err := pageFiles.ReadFile("pages/page.css")
+// EmbeddedStyle returns the style sheet name of files, trimmed, for one
+// inline <style> element (see StyleSource). It panics when the file is
+// missing: the binary was built without it.
+func EmbeddedStyle(files embed.FS, name string) string {
+	b, err := files.ReadFile(name)
 	if err != nil {
-		panic("web: page style: " + err.Error())
+		panic("web: style " + name + ": " + err.Error())
 	}
 	return strings.TrimSpace(string(b))
 }

@@ -198,16 +198,8 @@ var challengeFiles embed.FS
 
 var (
 	challengeTemplate = template.Must(template.ParseFS(challengeFiles, "challenge/page.html"))
-	challengeStyle    = mustStyle()
+	challengeStyle    = web.EmbeddedStyle(challengeFiles, "challenge/page.css")
 )
-
-func mustStyle() string {
-	b, err := challengeFiles.ReadFile("challenge/page.css")
-	if err != nil {
-		panic("sandbox: challenge style: " + err.Error())
-	}
-	return strings.TrimSpace(string(b))
-}
 
 // ChallengeStyleSource is the Content-Security-Policy source that allows
 // the page's one inline style element and nothing else ('sha256-...').
