@@ -30,7 +30,7 @@ func TestCardNumberInFreeText(t *testing.T) {
 	}
 	refund := func(reason string) check {
 		return func() (string, string) {
-			in, _, e := ParseRefund(jsonBody{"transactionId": "0190c8e4-7b1a-7c3d-8e2f-123456789abc", "amount": "1", "currency": "EUR", "reason": reason}.json(t))
+			in, _, e := parseRefund(jsonBody{"transactionId": "0190c8e4-7b1a-7c3d-8e2f-123456789abc", "amount": "1", "currency": "EUR", "reason": reason}.json(t))
 			_ = in
 			if e == nil {
 				return "", ""

@@ -9,10 +9,10 @@ import (
 	"github.com/paygate/paygate/internal/paygate"
 )
 
-// noPeekStore hides the store's paygate.RequestReader: the server then
+// noReadAheadStore hides the store's paygate.RequestReader: the server then
 // reserves a payment's key before validation instead of reading its record
 // with the API key.
-type noPeekStore struct{ paygate.Store }
+type noReadAheadStore struct{ paygate.Store }
 
 // failingReadStore reads API keys with the request, but the read beside the
 // key fails: the server proceeds as without the capability.
@@ -28,13 +28,13 @@ func (s failingReadStore) APIKeyAndRequest(ctx context.Context, hash []byte, _ p
 // alongside the API key and without that read.
 func TestCreatePaymentOrderOfChecks(t *testing.T) {
 	for name, wrap := range map[string]func(paygate.Store) paygate.Store{
-		"peek":   func(s paygate.Store) paygate.Store { return s },
-		"noPeek": func(s paygate.Store) paygate.Store { return noPeekStore{s} },
+		"readAhead":   func(s paygate.Store) paygate.Store { return s },
+		"noReadAhead": func(s paygate.Store) paygate.Store { return noReadAheadStore{s} },
 		"failed": func(s paygate.Store) paygate.Store { return failingReadStore{s} },
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := newBenchServer(t, "sqlite", wrap)
-			if _, ok := s.store.(paygate.RequestReader); ok == (name == "noPeek") {
+			if _, ok := s.store.(paygate.RequestReader); ok == (name == "noReadAhead") {
 				t.Fatalf("store %T: the wrapper did not do its job", s.store)
 			}
 			valid, invalid := benchBody(1), []byte(`{"amount":"1.001","currency":"EUR"}`)

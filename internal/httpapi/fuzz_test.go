@@ -159,7 +159,7 @@ func FuzzDecodeRefund(f *testing.F) {
 	seedBodies(f, []byte(`{"transactionId":"0190c8e4-7b1a-7c3d-8e2f-123456789abc","amount":"5.50","currency":"EUR","reason":"asked\nnicely"}`), "transactionId", "amount", "reason")
 	f.Add([]byte(`{"transactionId":"0190c8e4-7b1a-7c3d-8e2f-123456789abc","amount":"-10.00","currency":"EUR"}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		in, cur, e := ParseRefund(body)
+		in, cur, e := parseRefund(body)
 		checkDecoded(t, struct {
 			In  any
 			Cur string

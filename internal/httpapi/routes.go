@@ -26,23 +26,23 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request, key paygate.APIKey
 type route struct {
 	pattern string
 	h       handlerFunc
-	peek    peekKind
+	ahead   readAhead
 }
 
-// peekKind is what a request's API key is read with.
-type peekKind int
+// readAhead is what a request reads together with its API key (paygate.RequestReader).
+type readAhead int
 
 const (
-	peekNothing     peekKind = iota
-	peekIdempotency          // the Idempotency-Key's record (createPayment)
-	peekPayment              // the payment of the path's id (getPayment)
+	readNothing     readAhead = iota
+	readIdempotency           // the Idempotency-Key's record (createPayment)
+	readPayment               // the payment of the path's id (getPayment)
 )
 
 func (s *Server) apiRoutes() []route {
 	return []route{
 		{pattern: "GET /v1/payments", h: s.lookupPayment},
-		{pattern: "POST /v1/payments", h: s.createPayment, peek: peekIdempotency},
-		{pattern: "GET /v1/payments/{id}", h: s.getPayment, peek: peekPayment},
+		{pattern: "POST /v1/payments", h: s.createPayment, ahead: readIdempotency},
+		{pattern: "GET /v1/payments/{id}", h: s.getPayment, ahead: readPayment},
 		{pattern: "POST /v1/payments/{id}/capture", h: s.capturePayment},
 		{pattern: "POST /v1/payments/{id}/void", h: s.voidPayment},
 		{pattern: "GET /v1/payments/{id}/refunds", h: s.listRefunds},
@@ -62,16 +62,16 @@ func (s *Server) apiRoutes() []route {
 // each path answers the methods it lacks with 405 and its Allow header.
 // HEAD is such a method: the API serves no HEAD.
 func (s *Server) newAPI() *httpx.Mux {
-	api := httpx.New(s.endpoint(routeUnmatched, peekNothing, nil, s.noResource))
+	api := httpx.New(s.endpoint(routeUnmatched, readNothing, nil, s.noResource))
 	var patterns []string
 	for _, rt := range s.apiRoutes() {
 		_, path, _ := strings.Cut(rt.pattern, " ")
-		api.Handle(rt.pattern, s.endpoint(routeName(path), rt.peek, httpx.Wildcards(path), rt.h))
+		api.Handle(rt.pattern, s.endpoint(routeName(path), rt.ahead, httpx.Wildcards(path), rt.h))
 		patterns = append(patterns, rt.pattern)
 	}
 	for path, allow := range httpx.Allowed(patterns) {
 		notAllowed := s.notAllowed(allow)
-		h := s.endpoint(routeName(path), peekNothing, httpx.Wildcards(path),
+		h := s.endpoint(routeName(path), readNothing, httpx.Wildcards(path),
 			func(w http.ResponseWriter, r *http.Request, _ paygate.APIKey, _ []string) { notAllowed(w, r) })
 		api.Handle(path, h)
 		if strings.HasPrefix(allow, http.MethodGet) {
@@ -97,19 +97,19 @@ func routeName(path string) string {
 // the path (lower-cased) and has serveAPI authenticate the request before h
 // runs. An id that is not a UUID matches no route: such a resource cannot
 // exist.
-func (s *Server) endpoint(name string, peek peekKind, wildcards []string, h handlerFunc) http.HandlerFunc {
+func (s *Server) endpoint(name string, ahead readAhead, wildcards []string, h handlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var ids []string
 		for _, n := range wildcards {
 			v := r.PathValue(n)
 			if !id.Valid(v) {
-				s.serveAPI(w, r, peekNothing, nil, s.noResource)
+				s.serveAPI(w, r, readNothing, nil, s.noResource)
 				return
 			}
 			ids = append(ids, strings.ToLower(v))
 		}
 		stateOf(r.Context()).route = name
-		s.serveAPI(w, r, peek, ids, h)
+		s.serveAPI(w, r, ahead, ids, h)
 	}
 }
 
@@ -239,7 +239,7 @@ func (s *Server) voidPayment(w http.ResponseWriter, r *http.Request, key paygate
 
 func (s *Server) createRefund(w http.ResponseWriter, r *http.Request, key paygate.APIKey, _ []string) {
 	s.runIdempotent(w, r, key, nil, func(body []byte) (payment.Operation, error) {
-		in, _, e := ParseRefund(body)
+		in, _, e := parseRefund(body)
 		if e != nil {
 			return nil, e
 		}

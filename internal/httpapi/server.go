@@ -247,21 +247,21 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	s.writeData(w, r, http.StatusOK, map[string]string{"status": "ready"})
 }
 
-// serveAPI authenticates and rate-limits a /v1 request, reading peek with
+// serveAPI authenticates and rate-limits a /v1 request, reading ahead with
 // its key, then runs serve: the route's handler, or its 404 or 405 (newAPI).
-func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, peek peekKind, ids []string, serve handlerFunc) {
+func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, ahead readAhead, ids []string, serve handlerFunc) {
 	ctx := r.Context()
 	st := stateOf(ctx)
 	var key paygate.APIKey
 	var err error
 	var reads paygate.RequestReads
-	switch ik := r.Header.Get("Idempotency-Key"); peek {
-	case peekIdempotency:
+	switch ik := r.Header.Get("Idempotency-Key"); ahead {
+	case readIdempotency:
 		// A payment's key record is read with its API key (createPayment).
 		if idempotency.ValidKey(ik) {
 			reads.IdempotencyKey = ik
 		}
-	case peekPayment:
+	case readPayment:
 		// So is the payment of a GET (getPayment).
 		reads.PaymentID = ids[0]
 	}

@@ -35,6 +35,9 @@ type IdempotentRequest struct {
 	// request's API key (paygate.RequestReader), and asks that a free key be reserved by the
 	// operation's own first write (Request.Reservation; Create does):
 	// one round trip fewer, and an answer to a replay with no other read.
+	// Only an operation whose first write honours req.Reservation (Create)
+	// may be run so: any other would leave the key unreserved, and its
+	// error would release a key another request may hold.
 	Ahead *ReadAhead
 }
 

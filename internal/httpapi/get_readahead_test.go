@@ -12,16 +12,16 @@ import (
 	"github.com/paygate/paygate/internal/paygate"
 )
 
-// peekingStore counts the reads of GET /v1/payments/{id}; with miss set the
+// readAheadStore counts the reads of GET /v1/payments/{id}; with miss set the
 // payment read with the key is missing, and with fail set that read fails:
 // the server then reads the payment itself.
-type peekingStore struct {
+type readAheadStore struct {
 	paygate.Store
 	miss, fail          atomic.Bool
 	peeks, byID, byHash atomic.Int64
 }
 
-func (s *peekingStore) APIKeyAndRequest(ctx context.Context, hash []byte, reads paygate.RequestReads) (paygate.APIKey, paygate.RequestData, error) {
+func (s *readAheadStore) APIKeyAndRequest(ctx context.Context, hash []byte, reads paygate.RequestReads) (paygate.APIKey, paygate.RequestData, error) {
 	s.peeks.Add(1)
 	k, data, err := s.Store.(paygate.RequestReader).APIKeyAndRequest(ctx, hash, reads)
 	switch {
@@ -33,24 +33,24 @@ func (s *peekingStore) APIKeyAndRequest(ctx context.Context, hash []byte, reads 
 	return k, data, err
 }
 
-func (s *peekingStore) PaymentByID(ctx context.Context, merchantID string, mode paygate.Mode, id string) (paygate.Payment, error) {
+func (s *readAheadStore) PaymentByID(ctx context.Context, merchantID string, mode paygate.Mode, id string) (paygate.Payment, error) {
 	s.byID.Add(1)
 	return s.Store.PaymentByID(ctx, merchantID, mode, id)
 }
 
-func (s *peekingStore) APIKeyByHash(ctx context.Context, hash []byte) (paygate.APIKey, error) {
+func (s *readAheadStore) APIKeyByHash(ctx context.Context, hash []byte) (paygate.APIKey, error) {
 	s.byHash.Add(1)
 	return s.Store.APIKeyByHash(ctx, hash)
 }
 
-// TestGetPaymentPeek checks that GET /v1/payments/{id} reads the payment
+// TestGetPaymentReadAhead checks that GET /v1/payments/{id} reads the payment
 // with the API key in one store call where the store can (PostgreSQL), and
 // answers exactly as reading it on its own does.
-func TestGetPaymentPeek(t *testing.T) {
-	st := &peekingStore{}
+func TestGetPaymentReadAhead(t *testing.T) {
+	st := &readAheadStore{}
 	s := newBenchServer(t, "postgres", func(inner paygate.Store) paygate.Store {
 		if _, ok := inner.(paygate.RequestReader); !ok {
-			t.Fatalf("%T does not peek payments", inner)
+			t.Fatalf("%T does not read payments ahead", inner)
 		}
 		st.Store = inner
 		return st
