@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"math"
 	"os"
 	"reflect"
 	"regexp"
@@ -137,18 +139,18 @@ type (
 		Routes    yaml.Node `yaml:"routes"`
 	}
 	providerYAML struct {
-		ID          string              `yaml:"id"`
-		Kind        string              `yaml:"kind"`
-		Mode        string              `yaml:"mode"`
-		Currencies  []string            `yaml:"currencies"`
-		Timeout     *connector.Duration `yaml:"timeout"`
-		Credentials yaml.Node           `yaml:"credentials"`
-		Breaker     breakerYAML         `yaml:"breaker"`
+		ID          string      `yaml:"id"`
+		Kind        string      `yaml:"kind"`
+		Mode        string      `yaml:"mode"`
+		Currencies  []string    `yaml:"currencies"`
+		Timeout     timeout     `yaml:"timeout"`
+		Credentials yaml.Node   `yaml:"credentials"`
+		Breaker     breakerYAML `yaml:"breaker"`
 	}
 	breakerYAML struct {
-		Failures count               `yaml:"failures"`
-		OpenFor  *connector.Duration `yaml:"openFor"`
-		Probes   count               `yaml:"probes"`
+		Failures count   `yaml:"failures"`
+		OpenFor  openFor `yaml:"openFor"`
+		Probes   count   `yaml:"probes"`
 	}
 	routesYAML struct {
 		Test yaml.Node `yaml:"test"`
@@ -156,8 +158,16 @@ type (
 	}
 )
 
-// count is a positive whole number.
-type count uint32
+// The value types check their range where they are read, so that the
+// file's first mistake is the one reported; their zero is "not given".
+type (
+	// count is a positive whole number.
+	count uint32
+	// timeout is a provider call's deadline, at most MaxTimeout.
+	timeout connector.Duration
+	// openFor is how long a breaker stays open.
+	openFor connector.Duration
+)
 
 func (c *count) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
@@ -169,6 +179,15 @@ func (c *count) UnmarshalYAML(n *yaml.Node) error {
 	}
 	*c = count(v)
 	return nil
+}
+
+func (t *timeout) UnmarshalYAML(n *yaml.Node) error {
+	return (*connector.Duration)(t).Within(n, 1, MaxTimeout,
+		fmt.Sprintf("more than 0 and at most %s (a payment's provider calls must end within its lease)", MaxTimeout))
+}
+
+func (o *openFor) UnmarshalYAML(n *yaml.Node) error {
+	return (*connector.Duration)(o).Within(n, 1, math.MaxInt64, "more than 0")
 }
 
 // parser decodes the document, so that every error, also the semantic
@@ -263,8 +282,7 @@ func fields(dst any, into map[string]reflect.Value) map[string]reflect.Value {
 // and returns the value node of every key given.
 func (p *parser) decode(n *yaml.Node, what string, dst any) (map[string]*yaml.Node, error) {
 	nodes := map[string]*yaml.Node{}
-	f := fields(dst, map[string]reflect.Value{})
-	return nodes, p.mapping(n, what, f, sortedKeys(f), "", nodes, nil)
+	return nodes, p.mapping(n, what, fields(dst, map[string]reflect.Value{}), nodes, nil)
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -281,74 +299,104 @@ var (
 	unmarshalerType = reflect.TypeFor[yaml.Unmarshaler]()
 )
 
-// mapping decodes the mapping n key by key into the fields of that name. A
-// key that names no field is an error naming the known ones, unless other
-// accepts it (it is then left for the caller); a key given twice is an
-// error; a struct field is a nested mapping ("breaker settings"). nodes
-// receives each key's value node, a nested key as "outer.inner".
-func (p *parser) mapping(n *yaml.Node, what string, f map[string]reflect.Value, known []string, prefix string,
-	nodes map[string]*yaml.Node, other func(key string) bool) error {
+// mapping decodes the mapping n key by key, in the file's order, into the
+// fields of that name (f), checking each value as it is read (value), so
+// that the file's first mistake is the one reported. A key that names no
+// field is an error naming the known ones; a key given twice is an error;
+// a struct field is a nested mapping ("breaker settings"); a yaml.Node
+// field keeps the node. nodes receives each key's value node; then, when
+// not nil, runs after each key is read.
+func (p *parser) mapping(n *yaml.Node, what string, f map[string]reflect.Value,
+	nodes map[string]*yaml.Node, then func(key string, v *yaml.Node) error) error {
 	n = resolve(n)
 	if n.Kind != yaml.MappingNode {
 		return p.errAt(n, "%s must be a mapping (key: value lines)", what)
 	}
-	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
-		if seen[k.Value] {
+		field, ok := f[k.Value]
+		if !ok {
+			return p.errAt(k, "unknown key %q in %s (known: %s)", k.Value, what, strings.Join(sortedKeys(f), ", "))
+		}
+		if nodes[k.Value] != nil {
 			return p.errAt(k, "%q is given twice in %s", k.Value, what)
 		}
-		seen[k.Value] = true
-		nodes[prefix+k.Value] = v
-		field, ok := f[k.Value]
+		nodes[k.Value] = v
+		var err error
 		switch {
-		case !ok && other != nil && other(k.Value):
-			continue
-		case !ok:
-			return p.errAt(k, "unknown key %q in %s (known: %s)", k.Value, what, strings.Join(known, ", "))
 		case field.Type() == nodeType:
 			field.Set(reflect.ValueOf(*v))
-			continue
-		case isNull(v):
-			// "timeout:" with nothing after it is a mistake, not the default.
-			return p.errAt(v, "%s must be %s", k.Value, describe(field.Type()))
-		case field.Kind() == reflect.Struct && !reflect.PointerTo(field.Type()).Implements(unmarshalerType):
-			inner := fields(field.Addr().Interface(), map[string]reflect.Value{})
-			if err := p.mapping(v, k.Value+" settings", inner, sortedKeys(inner), prefix+k.Value+".", nodes, nil); err != nil {
-				return err
-			}
-			continue
+		case isSettings(field.Type()):
+			err = p.mapping(v, k.Value+" settings", fields(field.Addr().Interface(), map[string]reflect.Value{}), map[string]*yaml.Node{}, nil)
+		default:
+			err = p.value(v, k.Value, field)
 		}
-		if err := v.Decode(field.Addr().Interface()); err != nil {
-			var te *yaml.TypeError
-			if errors.As(err, &te) {
-				return p.errAt(v, "%s must be %s", k.Value, describe(field.Type()))
-			}
-			return p.errAt(v, "%s %s", k.Value, err.Error())
+		if err == nil && then != nil {
+			err = then(k.Value, v)
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// describe names what a value of type t is written as, for messages.
-func describe(t reflect.Type) string {
-	if t.Kind() == reflect.Pointer {
-		t = t.Elem()
+// isSettings reports whether a field of type t is a nested mapping.
+func isSettings(t reflect.Type) bool {
+	return t.Kind() == reflect.Struct && !reflect.PointerTo(t).Implements(unmarshalerType)
+}
+
+// value reads v into field; key names it in messages. A field is a string
+// (any scalar, as written), a list of strings, a pointer to either (set
+// when the key is given), or a yaml.Unmarshaler, which writes its own
+// messages and is called for a null too: "timeout:" with nothing after it
+// is a mistake, never the default.
+func (p *parser) value(v *yaml.Node, key string, field reflect.Value) error {
+	if field.Kind() == reflect.Pointer {
+		field.Set(reflect.New(field.Type().Elem()))
+		field = field.Elem()
 	}
-	if t == reflect.TypeFor[connector.Duration]() {
-		return "a duration such as 500ms or 10s"
+	if u, ok := field.Addr().Interface().(yaml.Unmarshaler); ok {
+		if err := u.UnmarshalYAML(v); err != nil {
+			return p.errAt(v, "%s %v", key, err)
+		}
+		return nil
 	}
-	switch t.Kind() {
-	case reflect.Slice:
-		return "a list such as [a, b]"
-	case reflect.Map, reflect.Struct:
-		return "a mapping (key: value lines)"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.String:
-		return "a string"
+	switch {
+	case field.Kind() == reflect.String:
+		s, err := p.str(v, key)
+		field.SetString(s)
+		return err
+	case field.Type() == reflect.TypeFor[[]string]():
+		list, err := p.strList(v, key)
+		field.Set(reflect.ValueOf(list))
+		return err
 	}
-	return "a number"
+	return p.errAt(v, "%s cannot be read: its setting has type %s", key, field.Type())
+}
+
+// str reads a scalar as written.
+func (p *parser) str(n *yaml.Node, what string) (string, error) {
+	if n.Kind != yaml.ScalarNode || isNull(n) {
+		return "", p.errAt(n, "%s must be a string", what)
+	}
+	return n.Value, nil
+}
+
+// strList reads a list of scalars.
+func (p *parser) strList(n *yaml.Node, what string) ([]string, error) {
+	if n.Kind != yaml.SequenceNode {
+		return nil, p.errAt(n, "%s must be a list such as [a, b]", what)
+	}
+	out := make([]string, len(n.Content))
+	for i, item := range n.Content {
+		s, err := p.str(resolve(item), what+" entries")
+		if err != nil {
+			return nil, err
+		}
+		out[i] = s
+	}
+	return out, nil
 }
 
 var (
@@ -385,25 +433,31 @@ func (p *parser) providers(n *yaml.Node) error {
 }
 
 // provider decodes one entry: the keys every kind has into providerYAML,
-// the kind's own into its connector's settings. A key that only other
-// kinds take is refused once the kind is known.
+// the kind's own into its connector's settings. The keys of other kinds
+// are read too (into values thrown away), so that their mistakes come in
+// the file's order, and then refused.
 func (p *parser) provider(item *yaml.Node, seen map[string]int) (ProviderConfig, error) {
 	pc := ProviderConfig{Entry: connector.Entry{Timeout: DefaultTimeout}, Line: item.Line, Breaker: DefaultBreaker()}
 	c, known := connectorOf(kindOf(item))
 	var e providerYAML
-	f := fields(&e, map[string]reflect.Value{})
+	own := fields(&e, map[string]reflect.Value{})
 	if known && c.Settings != nil {
 		pc.Settings = c.Settings()
-		f = fields(pc.Settings, f)
+		fields(pc.Settings, own)
 	}
-	nodes := map[string]*yaml.Node{}
-	var foreign []string // keys of other kinds, in the file's order
-	err := p.mapping(item, "a provider", f, entryKeys(), "", nodes, func(key string) bool {
-		if len(kindsTaking(key)) == 0 {
-			return false
+	f := map[string]reflect.Value{}
+	for _, other := range Connectors() {
+		if other.Settings != nil && other.Kind != c.Kind {
+			fields(other.Settings(), f)
 		}
-		foreign = append(foreign, key)
-		return true
+	}
+	maps.Copy(f, own)
+	nodes := map[string]*yaml.Node{}
+	err := p.mapping(item, "a provider", f, nodes, func(key string, v *yaml.Node) error {
+		if key == "credentials" {
+			return p.credentials(v, &pc)
+		}
+		return nil
 	})
 	if err != nil {
 		return pc, err
@@ -433,37 +487,25 @@ func (p *parser) provider(item *yaml.Node, seen map[string]int) (ProviderConfig,
 		}
 		pc.Mode = paygate.ModeTest
 	}
-	if err := p.credentials(nodes["credentials"], item, &pc, c.Credentials); err != nil {
+	if err := p.wantCredentials(nodes["credentials"], item, &pc, c.Credentials); err != nil {
 		return pc, err
 	}
-	for _, key := range foreign {
-		return pc, p.errAt(nodes[key], "provider %q: %s applies to %s only", pc.ID, key, kindList(kindsTaking(key)))
-	}
-	if !pc.Mode.Valid() {
-		return pc, p.errAt(modeNode, "provider %q: mode must be test or live", pc.ID)
-	}
-	if c.TestOnly && pc.Mode != paygate.ModeTest {
-		return pc, p.errAt(modeNode, "provider %q: a %s serves test mode only", pc.ID, pc.Kind)
-	}
-	if e.Timeout != nil {
-		pc.Timeout = time.Duration(*e.Timeout)
-		if pc.Timeout <= 0 || pc.Timeout > MaxTimeout {
-			return pc, p.errAt(nodes["timeout"], "timeout must be more than 0 and at most %s (a payment's provider calls must end within its lease)", MaxTimeout)
+	// A key of other kinds only is refused, a single setting (base_url) with
+	// the credentials, a block of settings (sandbox:) once the mode is
+	// checked.
+	foreign := func(block bool) error {
+		for _, key := range sortedKeys(nodes) {
+			if _, ok := own[key]; !ok && isSettings(f[key].Type()) == block {
+				if block {
+					return p.errAt(nodes[key], "provider %q: %s settings apply to %s only", pc.ID, key, kindList(kindsTaking(key)))
+				}
+				return p.errAt(nodes[key], "provider %q: %s applies to %s only", pc.ID, key, kindList(kindsTaking(key)))
+			}
 		}
+		return nil
 	}
-	if err := p.breaker(e.Breaker, nodes, &pc.Breaker); err != nil {
+	if err := foreign(false); err != nil {
 		return pc, err
-	}
-	for i, cur := range pc.Currencies {
-		at := resolve(nodes["currencies"]).Content[i]
-		code, err := p.currencyCode(at, cur)
-		if err != nil {
-			return pc, err
-		}
-		if slices.Contains(pc.Currencies[:i], code) {
-			return pc, p.errAt(at, "provider %q lists %s twice", pc.ID, code)
-		}
-		pc.Currencies[i] = code
 	}
 	if c.Check != nil {
 		if err := c.Check(pc.Entry); err != nil {
@@ -477,6 +519,39 @@ func (p *parser) provider(item *yaml.Node, seen map[string]int) (ProviderConfig,
 			}
 			return pc, p.errAt(at, "%s", ke.Msg)
 		}
+	}
+	if !pc.Mode.Valid() {
+		return pc, p.errAt(modeNode, "provider %q: mode must be test or live", pc.ID)
+	}
+	if c.TestOnly && pc.Mode != paygate.ModeTest {
+		return pc, p.errAt(modeNode, "provider %q: a %s serves test mode only", pc.ID, pc.Kind)
+	}
+	if err := foreign(true); err != nil {
+		return pc, err
+	}
+	if e.Timeout != 0 {
+		pc.Timeout = time.Duration(e.Timeout)
+	}
+	b := e.Breaker
+	if b.Failures != 0 {
+		pc.Breaker.Failures = uint32(b.Failures)
+	}
+	if b.OpenFor != 0 {
+		pc.Breaker.OpenFor = time.Duration(b.OpenFor)
+	}
+	if b.Probes != 0 {
+		pc.Breaker.Probes = uint32(b.Probes)
+	}
+	for i, cur := range pc.Currencies {
+		at := resolve(nodes["currencies"].Content[i])
+		code, err := p.currencyCode(at, cur)
+		if err != nil {
+			return pc, err
+		}
+		if slices.Contains(pc.Currencies[:i], code) {
+			return pc, p.errAt(at, "provider %q lists %s twice", pc.ID, code)
+		}
+		pc.Currencies[i] = code
 	}
 	return pc, nil
 }
@@ -502,52 +577,41 @@ func kindList(kinds []string) string {
 	return "kinds " + strings.Join(kinds[:len(kinds)-1], ", ") + " and " + kinds[len(kinds)-1]
 }
 
-func (p *parser) breaker(b breakerYAML, nodes map[string]*yaml.Node, out *BreakerConfig) error {
-	if b.Failures != 0 {
-		out.Failures = uint32(b.Failures)
+// credentials reads the credentials mapping: each name to the environment
+// variable that holds it.
+func (p *parser) credentials(n *yaml.Node, pc *ProviderConfig) error {
+	if n.Kind != yaml.MappingNode {
+		return p.errAt(n, "credentials must map each credential's name to the environment variable that holds it")
 	}
-	if b.Probes != 0 {
-		out.Probes = uint32(b.Probes)
-	}
-	if b.OpenFor != nil {
-		if out.OpenFor = time.Duration(*b.OpenFor); out.OpenFor <= 0 {
-			return p.errAt(nodes["breaker.openFor"], "openFor must be more than 0")
+	pc.Credentials = map[string]Secret{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
+		if _, dup := pc.Credentials[k.Value]; dup {
+			return p.errAt(k, "credential %q is given twice", k.Value)
 		}
+		name, err := p.str(v, "credential "+k.Value)
+		if err != nil {
+			return err
+		}
+		if !envNamePattern.MatchString(name) {
+			return p.errAt(v, "credential %q: %q is not an environment variable name (the file names the variable, never the secret)", k.Value, name)
+		}
+		val, ok := p.env(name)
+		if !ok || val == "" {
+			return p.errAt(v, "credential %q: environment variable %s is not set", k.Value, name)
+		}
+		pc.Credentials[k.Value] = Secret(val)
 	}
 	return nil
 }
 
-// credentials reads the credentials mapping (each name to the environment
-// variable that holds it) and checks the names against those the kind
-// takes (want; nil takes any).
-func (p *parser) credentials(n, item *yaml.Node, pc *ProviderConfig, want []string) error {
-	if n != nil {
-		if n.Kind != yaml.MappingNode {
-			return p.errAt(n, "credentials must map each credential's name to the environment variable that holds it")
-		}
-		pc.Credentials = map[string]Secret{}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
-			if _, dup := pc.Credentials[k.Value]; dup {
-				return p.errAt(k, "credential %q is given twice", k.Value)
-			}
-			if v.Kind != yaml.ScalarNode || isNull(v) {
-				return p.errAt(v, "credential %s must be a string", k.Value)
-			}
-			if !envNamePattern.MatchString(v.Value) {
-				return p.errAt(v, "credential %q: %q is not an environment variable name (the file names the variable, never the secret)", k.Value, v.Value)
-			}
-			val, ok := p.env(v.Value)
-			if !ok || val == "" {
-				return p.errAt(v, "credential %q: environment variable %s is not set", k.Value, v.Value)
-			}
-			pc.Credentials[k.Value] = Secret(val)
-		}
-	}
+// wantCredentials checks the credentials read (at n) against those the
+// kind takes (want; nil takes any).
+func (p *parser) wantCredentials(n, item *yaml.Node, pc *ProviderConfig, want []string) error {
 	if want == nil {
 		return nil
 	}
-	for name := range pc.Credentials {
+	for _, name := range sortedKeys(pc.Credentials) {
 		if !slices.Contains(want, name) {
 			return p.errAt(n, "provider %q: unknown credential %q for kind %s (it takes %s)", pc.ID, name, pc.Kind, strings.Join(want, ", "))
 		}
@@ -614,15 +678,15 @@ func (p *parser) route(mode paygate.Mode, v *yaml.Node, byID map[string]Provider
 			return p.errAt(k, "routes.%s: %s is routed twice", mode, key)
 		}
 		where := fmt.Sprintf("routes.%s.%s", mode, key)
-		var ids []string
-		if err := list.Decode(&ids); err != nil || list.Kind != yaml.SequenceNode {
-			return p.errAt(list, "%s must be a list such as [a, b]", where)
+		ids, err := p.strList(list, where)
+		if err != nil {
+			return err
 		}
 		if len(ids) == 0 && key != defaultRouteKey {
 			return p.errAt(list, "%s is empty (leave it out to use the default route)", where)
 		}
 		for j, id := range ids {
-			at := list.Content[j]
+			at := resolve(list.Content[j])
 			pc, ok := byID[id]
 			switch {
 			case !ok:

@@ -93,7 +93,7 @@ routes:
 		}
 		eu := cfg.Providers[0]
 		knobs := &sandbox.Settings{}
-		knobs.Sandbox.Latency, knobs.Sandbox.FailureRate = connector.Duration(150*time.Millisecond), 0.25
+		knobs.Sandbox.Latency, knobs.Sandbox.FailureRate = sandbox.Latency(150*time.Millisecond), 0.25
 		want := ProviderConfig{
 			Entry: connector.Entry{ID: "eu", Kind: KindSandbox, Mode: paygate.ModeTest, Currencies: []string{"EUR", "GBP"}, Timeout: 3 * time.Second,
 				Credentials: map[string]Secret{"apiKey": "s3cret"}, Settings: knobs},
@@ -150,7 +150,7 @@ routes:
 		{"ErrAdyenNoHMAC", "ADY    merchant_account: M\n    credentials:\n      api_key: ADYEN_KEY\n", 7, "needs credential hmac_key"},
 		{"ErrAdyenUnknownKey", "ADY    merchant_acount: M\n", 5, `unknown key "merchant_acount" in a provider (known: base_url, breaker, credentials`},
 		{"ErrSandboxMerchant", head + "    merchant_account: M\n", 5, `provider "eu": merchant_account applies to kind adyen only`},
-		{"ErrStripeSandboxKnobs", "LIVE    sandbox: {latency: 1s}\n    credentials:\n      secret_key: STRIPE_KEY\n", 5, `provider "st": sandbox applies to kind sandbox only`},
+		{"ErrStripeSandboxKnobs", "LIVE    sandbox: {latency: 1s}\n    credentials:\n      secret_key: STRIPE_KEY\n", 5, `provider "st": sandbox settings apply to kind sandbox only`},
 		{"ErrSandboxBaseURL", "providers:\n  - id: eu\n    kind: sandbox\n    base_url: https://x.example\n", 4, "base_url applies to kinds stripe and adyen only"},
 		{"ErrSandboxLive", "providers:\n  - id: eu\n    kind: sandbox\n    mode: live\n", 4, "test mode only"},
 		{"ErrBadMode", "providers:\n  - id: eu\n    kind: sandbox\n    mode: prod\n", 4, "test or live"},
@@ -246,7 +246,7 @@ func TestLiveKinds(t *testing.T) {
 		t.Fatalf("stripe: %+v", st)
 	}
 	as := ad.Settings.(*adyen.Settings)
-	if ad.Kind != "adyen" || *as.MerchantAccount != "PaygateECOM" || as.BaseURL != "https://YOUR-PREFIX-checkout-live.adyenpayments.com/checkout/v71" ||
+	if ad.Kind != "adyen" || *as.MerchantAccount != "PaygateECOM" || *as.BaseURL != "https://YOUR-PREFIX-checkout-live.adyenpayments.com/checkout/v71" ||
 		ad.Credentials["api_key"].Reveal() != "AQE_secret" || ad.Credentials["hmac_key"].Reveal() != "0011aabb" {
 		t.Fatalf("adyen: %+v", ad)
 	}
@@ -319,12 +319,91 @@ func TestExampleConfigLive(t *testing.T) {
 // at its line, not read as the key's default.
 func TestConfigEmptyValue(t *testing.T) {
 	for _, c := range []struct{ yaml, want string }{
-		{"providers:\n  - id: sb\n    kind: sandbox\n    timeout:\n", "paygate.yaml:4: timeout must be a duration such as 500ms or 10s"},
+		{"providers:\n  - id: sb\n    kind: sandbox\n    timeout:\n", "paygate.yaml:4: timeout must be a string"},
 		{"providers:\n  - id: sb\n    kind: sandbox\n    currencies:\n", "paygate.yaml:4: currencies must be a list such as [a, b]"},
 	} {
 		_, err := ParseConfig("paygate.yaml", []byte(c.yaml), func(string) (string, bool) { return "", false })
 		if err == nil || err.Error() != c.want {
 			t.Errorf("%q: got %v, want %s", c.yaml, err, c.want)
 		}
+	}
+}
+
+// TestConfigMessages pins whole messages, word for word, as scripts and
+// operators know them: the wording of each value's mistake, and which of
+// several mistakes is reported (the first value in the file that is wrong
+// in itself, then the entry's id, kind, mode and credentials, the settings
+// of other kinds, the mode's value, currencies). An empty value is a
+// mistake of its key's type, never the default.
+func TestConfigMessages(t *testing.T) {
+	t.Parallel()
+	const (
+		sb  = "providers:\n  - id: eu\n    kind: sandbox\n"                                                                           // lines 1-3
+		st  = "providers:\n  - id: st\n    kind: stripe\n    mode: live\n    credentials: {secret_key: STRIPE_KEY}\n"                 // lines 1-5
+		ady = "providers:\n  - id: ad\n    kind: adyen\n    mode: live\n    merchant_account: M\n    base_url: https://a.example\n" + // lines 1-6
+			"    credentials: {api_key: ADYEN_KEY, hmac_key: ADYEN_HMAC}\n" // line 7
+	)
+	for _, c := range []struct{ name, yaml, want string }{
+		{"TimeoutEmpty", sb + "    timeout:\n", "4: timeout must be a string"},
+		{"TimeoutNull", sb + "    timeout: ~\n", "4: timeout must be a string"},
+		{"TimeoutList", sb + "    timeout: [1s]\n", "4: timeout must be a string"},
+		{"TimeoutNumber", sb + "    timeout: 10\n", `4: timeout "10" is not a duration such as 500ms or 10s`},
+		{"TimeoutZero", sb + "    timeout: 0s\n", "4: timeout must be more than 0 and at most 15s (a payment's provider calls must end within its lease)"},
+		{"OpenForEmpty", sb + "    breaker: {openFor: }\n", "4: openFor must be a string"},
+		{"OpenForNegative", sb + "    breaker:\n      openFor: -1s\n", "5: openFor must be more than 0"},
+		{"FailuresEmpty", sb + "    breaker: {failures: }\n", "4: failures must be a whole number"},
+		{"FailuresText", sb + "    breaker: {failures: \"3\"}\n", "4: failures must be a whole number"},
+		{"ProbesEmpty", sb + "    breaker:\n      probes:\n", "5: probes must be a whole number"},
+		{"ProbesTooMany", sb + "    breaker: {probes: 1000001}\n", "4: probes must be from 1 to 1000000"},
+		{"BreakerEmpty", sb + "    breaker:\n", "4: breaker settings must be a mapping (key: value lines)"},
+		{"BreakerList", sb + "    breaker: [a]\n", "4: breaker settings must be a mapping (key: value lines)"},
+		{"BreakerUnknown", sb + "    breaker: {failure: 1}\n", `4: unknown key "failure" in breaker settings (known: failures, openFor, probes)`},
+		{"SandboxEmpty", sb + "    sandbox:\n", "4: sandbox settings must be a mapping (key: value lines)"},
+		{"SandboxTwice", sb + "    sandbox:\n      latency: 1s\n      latency: 2s\n", `6: "latency" is given twice in sandbox settings`},
+		{"FailureRateEmpty", sb + "    sandbox: {failureRate: }\n", "4: failureRate must be a number from 0 to 1"},
+		{"FailureRateNaN", sb + "    sandbox: {failureRate: .nan}\n", "4: failureRate must be a number from 0 to 1"},
+		{"LatencyEmpty", sb + "    sandbox: {latency: }\n", "4: latency must be a string"},
+		{"LatencyTooLong", sb + "    sandbox: {latency: 61s}\n", "4: latency must be from 0 to 1m0s"},
+		{"CurrenciesListOfLists", sb + "    currencies: [[EUR]]\n", "4: currencies entries must be a string"},
+		{"CurrenciesNullEntry", sb + "    currencies:\n      - EUR\n      - ~\n", "6: currencies entries must be a string"},
+		{"CurrenciesMapping", sb + "    currencies: {EUR: 1}\n", "4: currencies must be a list such as [a, b]"},
+		{"IDList", "providers:\n  - id: [eu]\n    kind: sandbox\n", "2: id must be a string"},
+		{"KindEmpty", "providers:\n  - id: eu\n    kind:\n", "3: kind must be a string"},
+		{"KindAsWritten", "providers:\n  - id: eu\n    kind: !!binary aGVsbG8=\n", `3: provider "eu": unknown kind "aGVsbG8=" (known: sandbox, stripe, adyen)`},
+		{"ModeEmpty", sb + "    mode:\n", "4: mode must be a string"},
+		{"CredentialEmpty", sb + "    credentials:\n      apiKey:\n", "5: credential apiKey must be a string"},
+		{"SandboxMerchantEmpty", sb + "    merchant_account:\n", "4: merchant_account must be a string"},
+		{"SandboxMerchantNull", sb + "    merchant_account: ~\n", "4: merchant_account must be a string"},
+		{"SandboxBaseURLEmpty", sb + "    base_url:\n", "4: base_url must be a string"},
+		{"StripeMerchantNull", st + "    merchant_account: ~\n", "6: merchant_account must be a string"},
+		{"StripeBaseURLEmptyString", st + "    base_url: \"\"\n", `6: provider "st": base_url "" must be an https URL (http only on loopback, for mocks)`},
+		{"StripeSandbox", st + "    sandbox: {latency: 1s}\n", `6: provider "st": sandbox settings apply to kind sandbox only`},
+		{"AdyenSandbox", ady + "    sandbox: {latency: 1s}\n", `8: provider "ad": sandbox settings apply to kind sandbox only`},
+		{"AdyenSandboxEmpty", ady + "    sandbox:\n", "8: sandbox settings must be a mapping (key: value lines)"},
+		{"RouteListOfLists", sb + "routes:\n  test:\n    default: [[eu]]\n", "6: routes.test.default entries must be a string"},
+		{"RouteNotAList", sb + "routes:\n  test:\n    default: eu\n", "6: routes.test.default must be a list such as [a, b]"},
+		// Which mistake of several is reported.
+		{"FirstValueBeforeID", "providers:\n  - kind: sandbox\n    timeout: 99s\n", "3: timeout must be more than 0 and at most 15s (a payment's provider calls must end within its lease)"},
+		{"CredentialsBeforeID", "providers:\n  - kind: sandbox\n    credentials: {apiKey: NOT_SET}\n", "3: credential \"apiKey\": environment variable NOT_SET is not set"},
+		{"ValueBeforeUnknownKind", "providers:\n  - id: eu\n    kind: braintree\n    sandbox: {latency: 2m}\n", "4: latency must be from 0 to 1m0s"},
+		{"OtherKindsValueFirst", st + "    sandbox: {latency: 2m}\n", "6: latency must be from 0 to 1m0s"},
+		{"OtherKindsKeyFirst", st + "    sandbox: {jitter: 1s}\n", `6: unknown key "jitter" in sandbox settings (known: failureRate, latency)`},
+		{"SettingBeforeMode", "providers:\n  - id: eu\n    kind: sandbox\n    mode: prod\n    merchant_account: M\n    base_url: https://x.example\n",
+			`6: provider "eu": base_url applies to kinds stripe and adyen only`},
+		{"ModeBeforeSettingsBlock", "providers:\n  - id: st\n    kind: stripe\n    mode: prod\n    credentials: {secret_key: STRIPE_KEY}\n    sandbox: {}\n",
+			`4: provider "st": mode must be test or live`},
+		{"SettingsBlockBeforeCurrencies", st + "    currencies: [XXX]\n    sandbox: {}\n", `7: provider "st": sandbox settings apply to kind sandbox only`},
+		{"BaseURLBeforeMode", "providers:\n  - id: st\n    kind: stripe\n    mode: prod\n    base_url: ftp://x\n    credentials: {secret_key: STRIPE_KEY}\n",
+			`5: provider "st": base_url "ftp://x" must be an https URL (http only on loopback, for mocks)`},
+		{"CredentialsBeforeMerchant", "providers:\n  - id: st\n    kind: stripe\n    mode: live\n    merchant_account: M\n",
+			`2: provider "st": kind stripe needs credential secret_key (the name of the environment variable that holds it)`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := ParseConfig("paygate.yaml", []byte(c.yaml), env(map[string]string{"STRIPE_KEY": "sk_test_x", "ADYEN_KEY": "k", "ADYEN_HMAC": "00"}))
+			if want := "paygate.yaml:" + c.want; err == nil || err.Error() != want {
+				t.Fatalf("err = %v\nwant  %s", err, want)
+			}
+		})
 	}
 }

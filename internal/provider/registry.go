@@ -82,17 +82,6 @@ func kindsTaking(key string) []string {
 	return kinds
 }
 
-// entryKeys lists every key a provider entry may have, of any kind.
-func entryKeys() []string {
-	keys := fields(&providerYAML{}, map[string]reflect.Value{})
-	for _, c := range Connectors() {
-		if c.Settings != nil {
-			fields(c.Settings(), keys)
-		}
-	}
-	return sortedKeys(keys)
-}
-
 // Endpoints returns the HTTP endpoints of every registered connector,
 // keyed by http.ServeMux pattern, for httpapi.Config.Endpoints. Two
 // connectors claiming one pattern is a wiring mistake and panics.

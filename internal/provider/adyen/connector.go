@@ -22,13 +22,16 @@ var Connector = connector.Connector{
 	Check:       check,
 	New: func(e connector.Entry, _ connector.Env) (paygate.Provider, error) {
 		s := e.Settings.(*Settings)
-		var merchant string
+		var merchant, baseURL string
 		if s.MerchantAccount != nil {
 			merchant = *s.MerchantAccount
 		}
+		if s.BaseURL != nil {
+			baseURL = *s.BaseURL
+		}
 		return New(Config{
 			ID: e.ID, APIKey: e.Credentials["api_key"].Reveal(), MerchantAccount: merchant,
-			BaseURL: s.BaseURL, HMACKey: e.Credentials["hmac_key"].Reveal(),
+			BaseURL: baseURL, HMACKey: e.Credentials["hmac_key"].Reveal(),
 			Currencies: e.Currencies, Timeout: e.Timeout,
 		})
 	},
@@ -41,9 +44,9 @@ var Connector = connector.Connector{
 type Settings struct {
 	// MerchantAccount is required (nil: not given).
 	MerchantAccount *string `yaml:"merchant_account"`
-	// BaseURL is the Checkout API base; "" is DefaultBaseURL (Adyen's test
-	// endpoint).
-	BaseURL string `yaml:"base_url"`
+	// BaseURL is the Checkout API base; nil (not given) is DefaultBaseURL
+	// (Adyen's test endpoint).
+	BaseURL *string `yaml:"base_url"`
 }
 
 func check(e connector.Entry) error {
@@ -53,7 +56,7 @@ func check(e connector.Entry) error {
 		return &connector.KeyError{Msg: fmt.Sprintf("provider %q: kind adyen needs merchant_account", e.ID)}
 	case strings.TrimSpace(*s.MerchantAccount) == "":
 		return &connector.KeyError{Key: "merchant_account", Msg: fmt.Sprintf("provider %q: merchant_account is empty", e.ID)}
-	case e.Mode == paygate.ModeLive && s.BaseURL == "":
+	case e.Mode == paygate.ModeLive && s.BaseURL == nil:
 		return &connector.KeyError{Msg: fmt.Sprintf("provider %q: a live adyen provider needs base_url (https://<prefix>-checkout-live.adyenpayments.com/checkout/v71)", e.ID)}
 	}
 	return connector.CheckBaseURL(e.ID, s.BaseURL)

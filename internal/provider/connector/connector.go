@@ -33,7 +33,11 @@ type Connector struct {
 	// Settings returns a pointer to a new zero value of the kind's own
 	// settings: its keys of a provider entry beyond the common ones, given
 	// by yaml tags (a nested struct is a nested mapping). The generic parser
-	// decodes them with every unknown key refused. nil: the kind has none.
+	// decodes them key by key with every unknown key refused; a field is a
+	// string, a list of strings, a pointer to either (nil: not given), or a
+	// yaml.Unmarshaler that checks its value and range and words its own
+	// errors ("must be ...", such as Duration and Rate), so that mistakes
+	// are reported in the file's order. nil: the kind has none.
 	Settings func() any
 	// Check validates an entry beyond the types of its keys (a setting that
 	// is required or must be an https URL). Its errors are *KeyError, so
@@ -145,9 +149,9 @@ func (Secret) LogValue() slog.Value { return slog.StringValue("[redacted]") }
 // Reveal returns the secret itself, for a connector's use only.
 func (s Secret) Reveal() string { return string(s) }
 
-// KeyError is a Check error: Key names the entry's key at fault (a nested
-// one as "sandbox.latency"), "" the entry as a whole; Msg is the whole
-// message.
+// KeyError is a Check error: Key names the entry's key at fault (one of
+// the entry's own, such as "base_url"), "" the entry as a whole; Msg is the
+// whole message.
 type KeyError struct {
 	Key string
 	Msg string

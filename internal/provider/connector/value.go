@@ -31,6 +31,19 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
+// Within reads a duration as UnmarshalYAML does and refuses one outside
+// lo to hi with the error "must be " + want, so that a setting's range is
+// checked where its key is read.
+func (d *Duration) Within(n *yaml.Node, lo, hi time.Duration, want string) error {
+	if err := d.UnmarshalYAML(n); err != nil {
+		return err
+	}
+	if v := time.Duration(*d); v < lo || v > hi {
+		return errors.New("must be " + want)
+	}
+	return nil
+}
+
 // Rate is a number from 0 to 1.
 type Rate float64
 
@@ -48,14 +61,15 @@ func (r *Rate) UnmarshalYAML(n *yaml.Node) error {
 }
 
 // CheckBaseURL is the Check of a connector's base_url setting: an https
-// URL, or http on loopback (a mock); "" (the provider's own) passes.
-func CheckBaseURL(id, baseURL string) error {
-	if baseURL == "" {
+// URL, or http on loopback (a mock); nil (not given: the provider's own)
+// passes, "" does not.
+func CheckBaseURL(id string, baseURL *string) error {
+	if baseURL == nil {
 		return nil
 	}
-	u, err := url.Parse(baseURL)
+	u, err := url.Parse(*baseURL)
 	if err != nil || u.Host == "" || u.User != nil || (u.Scheme != "https" && !(u.Scheme == "http" && loopbackHost(u.Hostname()))) {
-		return &KeyError{Key: "base_url", Msg: fmt.Sprintf("provider %q: base_url %q must be an https URL (http only on loopback, for mocks)", id, baseURL)}
+		return &KeyError{Key: "base_url", Msg: fmt.Sprintf("provider %q: base_url %q must be an https URL (http only on loopback, for mocks)", id, *baseURL)}
 	}
 	return nil
 }

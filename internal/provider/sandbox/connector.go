@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/provider/connector"
@@ -25,7 +27,6 @@ var Connector = connector.Connector{
 	Kind:     Kind,
 	TestOnly: true,
 	Settings: func() any { return new(Settings) },
-	Check:    check,
 	New:      build,
 	Builtin: func(env connector.Env) connector.Routes {
 		return Routes(ledgerOf(env)...)
@@ -39,16 +40,18 @@ var Connector = connector.Connector{
 type Settings struct {
 	Sandbox struct {
 		// Latency and FailureRate: see WithLatency and WithFailureRate.
-		Latency     connector.Duration `yaml:"latency"`
-		FailureRate connector.Rate     `yaml:"failureRate"`
+		Latency     Latency        `yaml:"latency"`
+		FailureRate connector.Rate `yaml:"failureRate"`
 	} `yaml:"sandbox"`
 }
 
-func check(e connector.Entry) error {
-	if l := time.Duration(e.Settings.(*Settings).Sandbox.Latency); l < 0 || l > MaxLatency {
-		return &connector.KeyError{Key: "sandbox.latency", Msg: fmt.Sprintf("latency must be from 0 to %s", MaxLatency)}
-	}
-	return nil
+// Latency is the simulated latency of the configuration file, from 0 to
+// MaxLatency.
+type Latency connector.Duration
+
+// UnmarshalYAML reads a latency and checks its range.
+func (l *Latency) UnmarshalYAML(n *yaml.Node) error {
+	return (*connector.Duration)(l).Within(n, 0, MaxLatency, fmt.Sprintf("from 0 to %s", MaxLatency))
 }
 
 // ledgerOf is the option keeping the ledger in the gateway's store, if any.

@@ -15,8 +15,12 @@ var Connector = connector.Connector{
 		return connector.CheckBaseURL(e.ID, e.Settings.(*Settings).BaseURL)
 	},
 	New: func(e connector.Entry, _ connector.Env) (paygate.Provider, error) {
+		var baseURL string
+		if s := e.Settings.(*Settings); s.BaseURL != nil {
+			baseURL = *s.BaseURL
+		}
 		return New(Config{
-			ID: e.ID, SecretKey: e.Credentials["secret_key"].Reveal(), BaseURL: e.Settings.(*Settings).BaseURL,
+			ID: e.ID, SecretKey: e.Credentials["secret_key"].Reveal(), BaseURL: baseURL,
 			Currencies: e.Currencies, Timeout: e.Timeout,
 		})
 	},
@@ -24,6 +28,6 @@ var Connector = connector.Connector{
 
 // Settings are a Stripe provider's own keys of its entry.
 type Settings struct {
-	// BaseURL is the API's address; "" is Stripe's own.
-	BaseURL string `yaml:"base_url"`
+	// BaseURL is the API's address; nil (not given) is Stripe's own.
+	BaseURL *string `yaml:"base_url"`
 }
