@@ -30,7 +30,7 @@ func TestCreatePaymentOrderOfChecks(t *testing.T) {
 	for name, wrap := range map[string]func(paygate.Store) paygate.Store{
 		"readAhead":   func(s paygate.Store) paygate.Store { return s },
 		"noReadAhead": func(s paygate.Store) paygate.Store { return noReadAheadStore{s} },
-		"failed": func(s paygate.Store) paygate.Store { return failingReadStore{s} },
+		"failed":      func(s paygate.Store) paygate.Store { return failingReadStore{s} },
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := newBenchServer(t, "sqlite", wrap)
