@@ -334,7 +334,7 @@ func seedPastPayments(t *testing.T, dbURL, merchantID string) {
 			} else {
 				tr.ErrorMessage, tr.DeclineCode = "The card was declined.", paygate.DeclineGeneric
 			}
-			if err := st.TransitionPayment(ctx, tr, nil, nil); err != nil {
+			if err := st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{tr}}); err != nil {
 				t.Fatalf("seed payment status: %v", err)
 			}
 		}

@@ -311,7 +311,7 @@ func storePayment(ctx context.Context, st paygate.Store, hash []byte, merchantID
 	}); err != nil {
 		return fmt.Errorf("ledger: %w", err)
 	}
-	if err := st.TransitionPayment(ctx, w.Transition, []paygate.Event{w.Event}, &w.Done); err != nil {
+	if err := st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{w.Transition, w.Event, w.Done}}); err != nil {
 		return fmt.Errorf("outcome: %w", err)
 	}
 	return nil

@@ -100,11 +100,13 @@ type Store interface {
 	// and links the payment to the idempotency record of
 	// p.Payment.IdempotencyKey. Returns the payment with CustomerID set.
 	CreatePayment(ctx context.Context, p NewPayment) (Payment, error)
-	// TransitionPayment applies t, inserts the events, and stores done (if
-	// not nil) as the answer of its idempotency key, in one transaction.
-	// ErrStateConflict when the payment is in none of t.From; NOT_FOUND
-	// when it does not exist for the merchant and mode.
-	TransitionPayment(ctx context.Context, t PaymentTransition, events []Event, done *IdempotencyCompletion) error
+	// Commit applies the unit's operations in their order, in one
+	// transaction: all of them, or none when it returns an error. Each
+	// operation sees the writes of those before it. The first operation
+	// that refuses (a PaymentTransition whose payment is in none of From:
+	// ErrStateConflict; missing for its merchant and mode: NOT_FOUND)
+	// fails the unit with its error. An empty unit writes nothing.
+	Commit(ctx context.Context, u Unit) error
 	// PaymentByID returns a payment of (merchant, mode), or NOT_FOUND.
 	PaymentByID(ctx context.Context, merchantID string, mode Mode, id string) (Payment, error)
 	// PaymentByMerchantRef returns the most recently created payment of

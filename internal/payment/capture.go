@@ -91,7 +91,7 @@ func (s *Service) settleAuthorized(ctx context.Context, req Request, p paygate.P
 		ev = webhook.PaymentEvent(paygate.EventPaymentVoided, p, p.Amount.Amount, now)
 	}
 	res := s.result(Result{Kind: PaymentUpdated, Payment: &p})
-	err = s.store.TransitionPayment(ctx, t, []paygate.Event{ev}, req.completion(res))
+	err = s.store.Commit(ctx, paygate.Unit{Ops: []paygate.Op{t, ev, *req.completion(res)}})
 	if errors.Is(err, paygate.ErrStateConflict) {
 		cur, rerr := s.store.PaymentByID(ctx, p.MerchantID, p.Mode, p.ID)
 		if rerr != nil {

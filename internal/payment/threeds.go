@@ -130,7 +130,10 @@ func newCallbackToken() string {
 // does not exist.
 func (s *Service) recordOutcome(ctx context.Context, t paygate.PaymentTransition, events []paygate.Event, done *paygate.IdempotencyCompletion, challenge *paygate.ThreeDSChallenge) error {
 	if challenge == nil {
-		return s.store.TransitionPayment(ctx, t, events, done)
+		u := paygate.Unit{Ops: []paygate.Op{t}}
+		u.AddEvents(events)
+		u.AddCompletion(done)
+		return s.store.Commit(ctx, u)
 	}
 	return s.store.CreateThreeDSChallenge(ctx, *challenge, t, events, done)
 }

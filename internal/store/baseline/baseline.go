@@ -40,7 +40,7 @@ const Customers = 500
 //   - the payment moved to captured, its payment.captured event inserted
 //     (the events trigger adds webhook deliveries when the merchant has an
 //     endpoint) and the idempotency record completed with the answer
-//     (TransitionPayment).
+//     (Commit of the transition, the event and the answer).
 //
 // The sandbox provider's own ledger entry (RecordSandboxCharge) is not
 // included: it is the simulated provider's write, not the gateway's.

@@ -43,6 +43,7 @@ func checkLookupPlans(t *testing.T, s *Store, rows int) {
 		positional int // arguments of a query with $1 to $n
 	}{
 		"transitionPayment":     {transitionPayment, 0},
+		"transitionInUnit":      {transitionInUnit, 0},
 		"paymentByID":           {paymentByID, 3},
 		"paymentByKeyHash":      {paymentByKeyHash, 2},
 		"createReservedPayment": {createReservedPayment, 0},

@@ -24,6 +24,7 @@ func TestNamedArgsRewriteLikePgx(t *testing.T) {
 		"createPayment":         createPayment,
 		"createReservedPayment": createReservedPayment,
 		"transitionPayment":     transitionPayment,
+		"transitionInUnit":      transitionInUnit,
 		"edges": `SELECT '@not_a_name', @x::text[], "@quoted" -- @comment
 			FROM t WHERE a = @x AND b = @missing AND c = @id`,
 	}

@@ -300,10 +300,10 @@ func createPaymentArgs(np paygate.NewPayment) (paygate.Payment, namedArgs, error
 	return p, args, nil
 }
 
-// transitionPayment applies a conditional transition, inserts its events and
-// completes its idempotency record, all only when the transition applied.
-// The last SELECT tells a lost race from a missing payment.
-const transitionPayment = `
+// movedPayment is the head of the statements that apply a conditional
+// transition, insert its events and complete its idempotency record, all
+// only when the transition applied; each adds its final SELECT.
+const movedPayment = `
 	WITH moved AS (
 		UPDATE payments SET
 			status = @to,
@@ -318,20 +318,23 @@ const transitionPayment = `
 		RETURNING id
 	), events AS (` + insertEvents + ` WHERE EXISTS (SELECT 1 FROM moved) ORDER BY e.ord
 	), done AS (` + completeIdempotency + ` AND EXISTS (SELECT 1 FROM moved)
-	)
-	SELECT EXISTS (SELECT 1 FROM moved),
-		EXISTS (SELECT 1 FROM payments WHERE id = @id AND merchant_id = @merchant_id COLLATE "C" AND mode = @mode COLLATE "C")`
+	)`
 
-// TransitionPayment moves the payment from one of t.From to t.To, inserts
+// paymentExists is true when the payment of the transition exists for its
+// merchant and mode (in the statement's snapshot, before it moved).
+const paymentExists = `EXISTS (SELECT 1 FROM payments WHERE id = @id AND merchant_id = @merchant_id COLLATE "C" AND mode = @mode COLLATE "C")`
+
+// transitionPayment is movedPayment answering whether the transition
+// applied and whether the payment exists: the caller tells a lost race
+// from a missing payment.
+const transitionPayment = movedPayment + `
+	SELECT EXISTS (SELECT 1 FROM moved), ` + paymentExists
+
+// transitionPaymentOn moves the payment from one of t.From to t.To, inserts
 // the events and stores done (if not nil) as the answer of its idempotency
-// key, in one statement. ErrStateConflict when the payment is in none of
+// key, in one statement, inside a transaction that also writes other rows
+// (a 3-D Secure challenge). ErrStateConflict when the payment is in none of
 // t.From; NOT_FOUND when it does not exist for the merchant and mode.
-func (s *Store) TransitionPayment(ctx context.Context, t paygate.PaymentTransition, events []paygate.Event, done *paygate.IdempotencyCompletion) error {
-	return s.wrote(transitionPaymentOn(ctx, s.pool, t, events, done), events)
-}
-
-// transitionPaymentOn is TransitionPayment on the pool or inside a
-// transaction that also writes other rows (a 3-D Secure challenge).
 func transitionPaymentOn(ctx context.Context, q querier, t paygate.PaymentTransition, events []paygate.Event, done *paygate.IdempotencyCompletion) error {
 	args := transitionArgs(t, events, done)
 	var moved, exists bool

@@ -93,13 +93,13 @@ func (f merchantFixture) payment(t *testing.T, s *Store, amount int64) paygate.P
 func (f merchantFixture) capturedPayment(t *testing.T, s *Store, amount int64) paygate.Payment {
 	t.Helper()
 	p := f.payment(t, s, amount)
-	err := s.TransitionPayment(t.Context(), paygate.PaymentTransition{
+	err := s.Commit(t.Context(), paygate.Unit{Ops: []paygate.Op{paygate.PaymentTransition{
 		ID: p.ID, MerchantID: p.MerchantID, Mode: p.Mode,
 		From: []paygate.PaymentStatus{paygate.PaymentCreated}, To: paygate.PaymentCaptured,
 		ProviderID: "sandbox-eu", AmountCaptured: &amount, UpdatedAt: epoch.Add(time.Second),
-	}, nil, nil)
+	}}})
 	if err != nil {
-		t.Fatalf("TransitionPayment: %v", err)
+		t.Fatalf("Commit: %v", err)
 	}
 	p, err = s.PaymentByID(t.Context(), p.MerchantID, p.Mode, p.ID)
 	if err != nil {
@@ -544,7 +544,7 @@ func TestUnreachableIsServiceUnavailable(t *testing.T) {
 	}
 	_, checks["PaymentByID"] = s.PaymentByID(ctx, "m", paygate.ModeTest, "p")
 	_, _, checks["ReserveIdempotency"] = s.ReserveIdempotency(ctx, paygate.IdempotencyReservation{MerchantID: "m", Mode: paygate.ModeTest, Key: "k", Now: epoch})
-	checks["TransitionPayment"] = s.TransitionPayment(ctx, paygate.PaymentTransition{ID: "p", MerchantID: "m", Mode: paygate.ModeTest, To: paygate.PaymentFailed}, nil, nil)
+	checks["Commit"] = s.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.PaymentTransition{ID: "p", MerchantID: "m", Mode: paygate.ModeTest, To: paygate.PaymentFailed}}})
 	_, checks["RefundsByPayment"] = s.RefundsByPayment(ctx, "m", paygate.ModeTest, "p")
 	for name, err := range checks {
 		if code := paygate.ErrorCode(err); code != paygate.CodeServiceUnavailable {

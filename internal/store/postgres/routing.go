@@ -101,16 +101,31 @@ func scanSandboxCharge(row pgx.Row) (paygate.SandboxCharge, error) {
 	return c, err
 }
 
+// insertSandboxCharge inserts the entry unless the provider has one for the
+// payment, which is then kept.
+const insertSandboxCharge = `
+		INSERT INTO sandbox_ledger (` + sandboxChargeColumns + `)
+		VALUES (@provider_id, @payment_id, @mode, @amount, @currency, @outcome,
+			@provider_ref, @decline_code, @message, @ready_at, @created_at)
+		ON CONFLICT (provider_id, payment_id) DO NOTHING`
+
+// sandboxChargeArgs returns the arguments of insertSandboxCharge and
+// recordSandboxCharge.
+func sandboxChargeArgs(c paygate.SandboxCharge) namedArgs {
+	return namedArgs{
+		"provider_id": c.ProviderID, "payment_id": c.PaymentID, "mode": c.Mode,
+		"amount": c.Amount.Amount, "currency": c.Amount.Currency, "outcome": c.Outcome,
+		"provider_ref": c.ProviderRef, "decline_code": c.DeclineCode, "message": c.Message,
+		"ready_at": c.ReadyAt, "created_at": c.CreatedAt,
+	}
+}
+
 // recordSandboxCharge inserts the entry or, when the provider has one for
 // the payment, returns that one. When a concurrent insert of the same entry
 // commits after this statement's snapshot, the statement returns no row
 // and RecordSandboxCharge runs it again (a new snapshot sees that entry).
 const recordSandboxCharge = `
-	WITH inserted AS (
-		INSERT INTO sandbox_ledger (` + sandboxChargeColumns + `)
-		VALUES (@provider_id, @payment_id, @mode, @amount, @currency, @outcome,
-			@provider_ref, @decline_code, @message, @ready_at, @created_at)
-		ON CONFLICT (provider_id, payment_id) DO NOTHING
+	WITH inserted AS (` + insertSandboxCharge + `
 		RETURNING ` + sandboxChargeColumns + `
 	)
 	SELECT ` + sandboxChargeColumns + ` FROM inserted
@@ -121,12 +136,7 @@ const recordSandboxCharge = `
 // RecordSandboxCharge stores the entry unless the provider has one for the
 // payment already, and returns the stored entry.
 func (s *Store) RecordSandboxCharge(ctx context.Context, c paygate.SandboxCharge) (paygate.SandboxCharge, error) {
-	args := namedArgs{
-		"provider_id": c.ProviderID, "payment_id": c.PaymentID, "mode": c.Mode,
-		"amount": c.Amount.Amount, "currency": c.Amount.Currency, "outcome": c.Outcome,
-		"provider_ref": c.ProviderRef, "decline_code": c.DeclineCode, "message": c.Message,
-		"ready_at": c.ReadyAt, "created_at": c.CreatedAt,
-	}
+	args := sandboxChargeArgs(c)
 	for range 3 {
 		// The entry commits without waiting for its WAL flush, as the
 		// idempotency reservation does (see ReserveIdempotency): the

@@ -15,7 +15,7 @@ var _ baseline.Store = (*Store)(nil)
 // BaselinePayment performs the writes of one successful card payment
 // (baseline.Writes) in one write transaction on the store's single
 // writer connection: the statements CreatePayment with its reservation and
-// TransitionPayment run, with one commit (one WAL fsync at
+// the outcome's unit (Commit) run, with one commit (one WAL fsync at
 // synchronous=FULL) instead of their three. The transaction is never
 // grouped with others (groupcommit.go): the baseline is what the database
 // does with one transaction per payment, without our batching.

@@ -433,8 +433,8 @@ func TestWhichWritesCommitLazily(t *testing.T) {
 	}
 	check("a sandbox ledger entry", syncNormal)
 	for _, pid := range []string{sandboxed, remote} {
-		if err := s.TransitionPayment(ctx, paygate.PaymentTransition{ID: pid, MerchantID: "m", Mode: paygate.ModeTest,
-			From: []paygate.PaymentStatus{paygate.PaymentCreated}, To: paygate.PaymentFailed, UpdatedAt: now}, nil, nil); err != nil {
+		if err := s.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.PaymentTransition{ID: pid, MerchantID: "m", Mode: paygate.ModeTest,
+			From: []paygate.PaymentStatus{paygate.PaymentCreated}, To: paygate.PaymentFailed, UpdatedAt: now}}}); err != nil {
 			t.Fatal(err)
 		}
 		check("an outcome", syncFull)

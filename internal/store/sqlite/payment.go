@@ -201,18 +201,28 @@ func createPayment(ctx context.Context, tx *sql.Tx, np paygate.NewPayment) (payg
 	return p, nil
 }
 
-// TransitionPayment moves the payment from one of t.From to t.To, sets the
-// non-empty fields of t, inserts the events and stores done as the answer
-// of its idempotency key, all in one transaction. ErrStateConflict when the
-// payment is in none of t.From; NOT_FOUND when it does not exist for the
-// merchant and mode. Nothing is written on error.
-func (s *Store) TransitionPayment(ctx context.Context, t paygate.PaymentTransition, events []paygate.Event, done *paygate.IdempotencyCompletion) error {
-	return s.wrote(s.inTx(ctx, func(tx *sql.Tx) error { return transitionPayment(ctx, tx, t, events, done) }), events)
+// transitionPayment moves the payment (movePayment), inserts the events
+// and stores done (when not nil) as the answer of its idempotency key, in
+// the caller's transaction, which may write other rows too (a 3-D Secure
+// challenge).
+func transitionPayment(ctx context.Context, tx *sql.Tx, t paygate.PaymentTransition, events []paygate.Event, done *paygate.IdempotencyCompletion) error {
+	if err := movePayment(ctx, tx, t); err != nil {
+		return err
+	}
+	if err := insertEvents(ctx, tx, events); err != nil {
+		return err
+	}
+	if done != nil {
+		return completeIdempotency(ctx, tx, *done)
+	}
+	return nil
 }
 
-// transitionPayment is TransitionPayment inside the caller's transaction,
-// which may write other rows too (a 3-D Secure challenge).
-func transitionPayment(ctx context.Context, tx *sql.Tx, t paygate.PaymentTransition, events []paygate.Event, done *paygate.IdempotencyCompletion) error {
+// movePayment moves the payment from one of t.From to t.To and sets the
+// non-empty fields of t, in the caller's transaction. ErrStateConflict when
+// the payment is in none of t.From; NOT_FOUND when it does not exist for
+// the merchant and mode.
+func movePayment(ctx context.Context, tx *sql.Tx, t paygate.PaymentTransition) error {
 	from, err := json.Marshal(t.From)
 	if err != nil {
 		return fmt.Errorf("sqlite: encode statuses: %w", err)
@@ -246,12 +256,6 @@ func transitionPayment(ctx context.Context, tx *sql.Tx, t paygate.PaymentTransit
 		return err
 	} else if n == 0 {
 		return missingOrConflict(ctx, tx, "payments", "payment", t.ID, t.MerchantID, t.Mode)
-	}
-	if err := insertEvents(ctx, tx, events); err != nil {
-		return err
-	}
-	if done != nil {
-		return completeIdempotency(ctx, tx, *done)
 	}
 	return nil
 }

@@ -115,11 +115,7 @@ const sandboxChargeColumns = `provider_id, payment_id, mode, amount, currency, o
 func (s *Store) RecordSandboxCharge(ctx context.Context, c paygate.SandboxCharge) (paygate.SandboxCharge, error) {
 	var stored paygate.SandboxCharge
 	err := s.lazyTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `
-			INSERT INTO sandbox_ledger (`+sandboxChargeColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (provider_id, payment_id) DO NOTHING`,
-			c.ProviderID, c.PaymentID, string(c.Mode), c.Amount.Amount, c.Amount.Currency, string(c.Outcome),
-			c.ProviderRef, c.DeclineCode, c.Message, micros(c.ReadyAt), micros(c.CreatedAt)); err != nil {
+		if err := insertSandboxCharge(ctx, tx, c); err != nil {
 			return err
 		}
 		var err error
@@ -129,6 +125,17 @@ func (s *Store) RecordSandboxCharge(ctx context.Context, c paygate.SandboxCharge
 		return err
 	})
 	return stored, err
+}
+
+// insertSandboxCharge inserts the entry in the caller's transaction unless
+// the provider has one for the payment, which is then kept.
+func insertSandboxCharge(ctx context.Context, tx *sql.Tx, c paygate.SandboxCharge) error {
+	_, err := tx.ExecContext(ctx, `
+		INSERT INTO sandbox_ledger (`+sandboxChargeColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (provider_id, payment_id) DO NOTHING`,
+		c.ProviderID, c.PaymentID, string(c.Mode), c.Amount.Amount, c.Amount.Currency, string(c.Outcome),
+		c.ProviderRef, c.DeclineCode, c.Message, micros(c.ReadyAt), micros(c.CreatedAt))
+	return err
 }
 
 // SandboxChargeByPayment returns the provider's entry for the payment, or

@@ -670,10 +670,10 @@ func (f fixture) listedRef(t *testing.T, mode paygate.Mode, created time.Time, c
 	}
 	p := f.createPayment(t, v, customer)
 	if status != paygate.PaymentCreated {
-		must(t, f.s.TransitionPayment(ctx(t), paygate.PaymentTransition{
+		must(t, f.s.Commit(ctx(t), transitionUnit(paygate.PaymentTransition{
 			ID: p.ID, MerchantID: p.MerchantID, Mode: p.Mode,
 			From: []paygate.PaymentStatus{paygate.PaymentCreated}, To: status,
-		}, nil, nil))
+		}, nil, nil)))
 	}
 	got, err := f.s.PaymentByID(ctx(t), p.MerchantID, p.Mode, p.ID)
 	must(t, err)
@@ -699,10 +699,10 @@ func (f fixture) statPayment(t *testing.T, mode paygate.Mode, sp statSpec) {
 	p := f.createPayment(t, v, "cust-"+newID())
 	move := func(from, to paygate.PaymentStatus, captured *int64) {
 		t.Helper()
-		must(t, f.s.TransitionPayment(ctx(t), paygate.PaymentTransition{
+		must(t, f.s.Commit(ctx(t), transitionUnit(paygate.PaymentTransition{
 			ID: p.ID, MerchantID: p.MerchantID, Mode: p.Mode,
 			From: []paygate.PaymentStatus{from}, To: to, ErrorCode: sp.code, AmountCaptured: captured,
-		}, nil, nil))
+		}, nil, nil)))
 	}
 	switch sp.status {
 	case paygate.PaymentCreated:

@@ -62,11 +62,11 @@ func deliveryCases() []testCase {
 			p := f.newPayment(t, paygate.ModeTest, at(time.Minute))
 			f.capture(t, p, at(2*time.Minute))
 			// A transition that loses its race writes neither event nor delivery.
-			err := s.TransitionPayment(ctx(t), paygate.PaymentTransition{
+			err := s.Commit(ctx(t), transitionUnit(paygate.PaymentTransition{
 				ID: p.ID, MerchantID: p.MerchantID, Mode: p.Mode,
 				From: []paygate.PaymentStatus{paygate.PaymentCreated}, To: paygate.PaymentFailed,
 				UpdatedAt: at(3 * time.Minute),
-			}, []paygate.Event{eventValue(p, paygate.EventPaymentFailed, "", at(3*time.Minute))}, nil)
+			}, []paygate.Event{eventValue(p, paygate.EventPaymentFailed, "", at(3*time.Minute))}, nil))
 			wantIs(t, err, paygate.ErrStateConflict)
 			wantDeliveries(t, s, paygate.DeliveryQuery{MerchantID: f.merchant.ID}, 1)
 		}},
@@ -610,11 +610,11 @@ func (f fixture) endpoint(t *testing.T, mode paygate.Mode, events ...string) pay
 func (f fixture) capture(t *testing.T, p paygate.Payment, when time.Time) paygate.Event {
 	t.Helper()
 	ev := eventValue(p, paygate.EventPaymentCaptured, "", when)
-	must(t, f.s.TransitionPayment(ctx(t), paygate.PaymentTransition{
+	must(t, f.s.Commit(ctx(t), transitionUnit(paygate.PaymentTransition{
 		ID: p.ID, MerchantID: p.MerchantID, Mode: p.Mode,
 		From: []paygate.PaymentStatus{paygate.PaymentCreated}, To: paygate.PaymentCaptured,
 		AmountCaptured: ptr(p.Amount.Amount), UpdatedAt: when,
-	}, []paygate.Event{ev}, nil))
+	}, []paygate.Event{ev}, nil)))
 	return ev
 }
 
@@ -623,11 +623,11 @@ func (f fixture) capture(t *testing.T, p paygate.Payment, when time.Time) paygat
 func (f fixture) fail(t *testing.T, p paygate.Payment, when time.Time) paygate.Event {
 	t.Helper()
 	ev := eventValue(p, paygate.EventPaymentFailed, "", when)
-	must(t, f.s.TransitionPayment(ctx(t), paygate.PaymentTransition{
+	must(t, f.s.Commit(ctx(t), transitionUnit(paygate.PaymentTransition{
 		ID: p.ID, MerchantID: p.MerchantID, Mode: p.Mode,
 		From: []paygate.PaymentStatus{paygate.PaymentCreated}, To: paygate.PaymentFailed,
 		DeclineCode: "generic_decline", UpdatedAt: when,
-	}, []paygate.Event{ev}, nil))
+	}, []paygate.Event{ev}, nil)))
 	return ev
 }
 

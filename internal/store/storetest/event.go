@@ -18,17 +18,17 @@ func eventCases() []testCase {
 			captured := eventValue(p, paygate.EventPaymentCaptured, "", at(3*time.Hour))
 			authorized := eventValue(p, paygate.EventPaymentAuthorized, "", at(2*time.Hour))
 			// Written in one transition, newer first: listed oldest first.
-			must(t, s.TransitionPayment(ctx(t), paygate.PaymentTransition{
+			must(t, s.Commit(ctx(t), transitionUnit(paygate.PaymentTransition{
 				ID: p.ID, MerchantID: p.MerchantID, Mode: p.Mode,
 				From: []paygate.PaymentStatus{paygate.PaymentCreated}, To: paygate.PaymentCaptured,
 				AmountCaptured: ptr(p.Amount.Amount), UpdatedAt: at(3 * time.Hour),
-			}, []paygate.Event{captured, authorized}, nil))
+			}, []paygate.Event{captured, authorized}, nil)))
 			for _, q := range []paygate.Payment{live, foreign} {
-				must(t, s.TransitionPayment(ctx(t), paygate.PaymentTransition{
+				must(t, s.Commit(ctx(t), transitionUnit(paygate.PaymentTransition{
 					ID: q.ID, MerchantID: q.MerchantID, Mode: q.Mode,
 					From: []paygate.PaymentStatus{paygate.PaymentCreated}, To: paygate.PaymentFailed,
 					UpdatedAt: at(90 * time.Minute),
-				}, []paygate.Event{eventValue(q, paygate.EventPaymentFailed, "", at(90*time.Minute))}, nil))
+				}, []paygate.Event{eventValue(q, paygate.EventPaymentFailed, "", at(90*time.Minute))}, nil)))
 			}
 			refund := refundValue(p, 100, at(4*time.Hour))
 			created := eventValue(p, paygate.EventRefundCreated, refund.ID, at(4*time.Hour))

@@ -330,12 +330,12 @@ func (f fixture) capturedPayment(t *testing.T, mode paygate.Mode, amount int64, 
 	v.Amount = paygate.Money{Amount: amount, Currency: currency}
 	v.AmountText = fmt.Sprint(amount)
 	p := f.createPayment(t, v, "cust-"+newID())
-	must(t, f.s.TransitionPayment(ctx(t), paygate.PaymentTransition{
+	must(t, f.s.Commit(ctx(t), transitionUnit(paygate.PaymentTransition{
 		ID: p.ID, MerchantID: p.MerchantID, Mode: p.Mode,
 		From: []paygate.PaymentStatus{paygate.PaymentCreated}, To: paygate.PaymentCaptured,
 		ProviderID: "sandbox-eu", ProviderRef: "ref-" + p.ID, AmountCaptured: ptr(captured),
 		UpdatedAt: at(2 * time.Minute),
-	}, nil, nil))
+	}, nil, nil)))
 	got, err := f.s.PaymentByID(ctx(t), p.MerchantID, p.Mode, p.ID)
 	must(t, err)
 	return got
@@ -380,4 +380,14 @@ func otherMode(m paygate.Mode) paygate.Mode {
 		return paygate.ModeTest
 	}
 	return paygate.ModeLive
+}
+
+// transitionUnit is the unit of a payment's transition with its events and
+// its answer (when done is not nil), in that order: what the payment
+// service commits for an outcome, a capture or a void.
+func transitionUnit(tr paygate.PaymentTransition, events []paygate.Event, done *paygate.IdempotencyCompletion) paygate.Unit {
+	u := paygate.Unit{Ops: []paygate.Op{tr}}
+	u.AddEvents(events)
+	u.AddCompletion(done)
+	return u
 }

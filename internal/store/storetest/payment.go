@@ -301,14 +301,14 @@ func paymentCases() []testCase {
 			p := f.newPayment(t, paygate.ModeTest, at(time.Hour))
 			ev := eventValue(p, paygate.EventPaymentCaptured, "", at(time.Hour+time.Second))
 			body := []byte(`{"data":{"id":"` + p.ID + `","status":"captured"}}`)
-			must(t, s.TransitionPayment(ctx(t), paygate.PaymentTransition{
+			must(t, s.Commit(ctx(t), transitionUnit(paygate.PaymentTransition{
 				ID: p.ID, MerchantID: p.MerchantID, Mode: p.Mode,
 				From: []paygate.PaymentStatus{paygate.PaymentCreated}, To: paygate.PaymentCaptured,
 				ProviderID: "sandbox-eu", ProviderRef: "psp-123", AmountCaptured: ptr(int64(1050)),
 				UpdatedAt: at(time.Hour + time.Second),
 			}, []paygate.Event{ev}, &paygate.IdempotencyCompletion{
 				MerchantID: p.MerchantID, Mode: p.Mode, Key: p.IdempotencyKey, StatusCode: 201, Body: body,
-			}))
+			})))
 			want := p
 			want.Status, want.ProviderID, want.ProviderRef = paygate.PaymentCaptured, "sandbox-eu", "psp-123"
 			want.AmountCaptured, want.UpdatedAt = 1050, at(time.Hour+time.Second)
@@ -330,22 +330,22 @@ func paymentCases() []testCase {
 			f := newMerchant(t, s, base)
 			p := f.newPayment(t, paygate.ModeTest, at(time.Hour))
 			accepted := []byte(`{"data":{"id":"` + p.ID + `","status":"created"}}`)
-			must(t, s.TransitionPayment(ctx(t), paygate.PaymentTransition{
+			must(t, s.Commit(ctx(t), transitionUnit(paygate.PaymentTransition{
 				ID: p.ID, MerchantID: p.MerchantID, Mode: p.Mode,
 				From: []paygate.PaymentStatus{paygate.PaymentCreated}, To: paygate.PaymentCreated,
 				ProviderID: "sandbox-eu", UpdatedAt: at(time.Hour + time.Second),
 			}, nil, &paygate.IdempotencyCompletion{
 				MerchantID: p.MerchantID, Mode: p.Mode, Key: p.IdempotencyKey, StatusCode: 202, Body: accepted,
-			}))
+			})))
 			ev := eventValue(p, paygate.EventPaymentCaptured, "", at(time.Hour+5*time.Second))
-			must(t, s.TransitionPayment(ctx(t), paygate.PaymentTransition{
+			must(t, s.Commit(ctx(t), transitionUnit(paygate.PaymentTransition{
 				ID: p.ID, MerchantID: p.MerchantID, Mode: p.Mode,
 				From: []paygate.PaymentStatus{paygate.PaymentCreated}, To: paygate.PaymentCaptured,
 				ProviderRef: "psp-9", AmountCaptured: ptr(int64(1050)), UpdatedAt: at(time.Hour + 5*time.Second),
 			}, []paygate.Event{ev}, &paygate.IdempotencyCompletion{
 				MerchantID: p.MerchantID, Mode: p.Mode, Key: p.IdempotencyKey, StatusCode: 201,
 				Body: []byte(`{"data":{"id":"` + p.ID + `","status":"captured"}}`),
-			}))
+			})))
 			got, err := s.PaymentByID(ctx(t), p.MerchantID, p.Mode, p.ID)
 			must(t, err)
 			if got.Status != paygate.PaymentCaptured || got.ProviderID != "sandbox-eu" || got.AmountCaptured != 1050 {
@@ -362,12 +362,12 @@ func paymentCases() []testCase {
 		{"TransitionFailedFields", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			p := f.newPayment(t, paygate.ModeLive, at(time.Hour))
-			must(t, s.TransitionPayment(ctx(t), paygate.PaymentTransition{
+			must(t, s.Commit(ctx(t), transitionUnit(paygate.PaymentTransition{
 				ID: p.ID, MerchantID: p.MerchantID, Mode: p.Mode,
 				From: []paygate.PaymentStatus{paygate.PaymentCreated, paygate.PaymentPending3DS}, To: paygate.PaymentFailed,
 				ProviderID: "sandbox-us", ErrorCode: "CARD_DECLINED", ErrorMessage: "The card was declined.",
 				DeclineCode: paygate.DeclineInsufficientFunds, UpdatedAt: at(2 * time.Hour),
-			}, nil, nil))
+			}, nil, nil)))
 			want := p
 			want.Status, want.ProviderID = paygate.PaymentFailed, "sandbox-us"
 			want.ErrorCode, want.ErrorMessage, want.DeclineCode = "CARD_DECLINED", "The card was declined.", paygate.DeclineInsufficientFunds
@@ -379,16 +379,16 @@ func paymentCases() []testCase {
 		{"TransitionEmptyFieldsKeepValues", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			p := f.newPayment(t, paygate.ModeTest, at(time.Hour))
-			must(t, s.TransitionPayment(ctx(t), paygate.PaymentTransition{
+			must(t, s.Commit(ctx(t), transitionUnit(paygate.PaymentTransition{
 				ID: p.ID, MerchantID: p.MerchantID, Mode: p.Mode,
 				From: []paygate.PaymentStatus{paygate.PaymentCreated}, To: paygate.PaymentAuthorized,
 				ProviderID: "sandbox-eu", ProviderRef: "psp-1", UpdatedAt: at(2 * time.Hour),
-			}, nil, nil))
-			must(t, s.TransitionPayment(ctx(t), paygate.PaymentTransition{
+			}, nil, nil)))
+			must(t, s.Commit(ctx(t), transitionUnit(paygate.PaymentTransition{
 				ID: p.ID, MerchantID: p.MerchantID, Mode: p.Mode,
 				From: []paygate.PaymentStatus{paygate.PaymentAuthorized}, To: paygate.PaymentCaptured,
 				AmountCaptured: ptr(int64(700)), UpdatedAt: at(3 * time.Hour),
-			}, nil, nil))
+			}, nil, nil)))
 			want := p
 			want.Status, want.ProviderID, want.ProviderRef = paygate.PaymentCaptured, "sandbox-eu", "psp-1"
 			want.AmountCaptured, want.UpdatedAt = 700, at(3*time.Hour)
@@ -400,13 +400,13 @@ func paymentCases() []testCase {
 			f := newMerchant(t, s, base)
 			p := f.newPayment(t, paygate.ModeTest, at(time.Hour))
 			ev := eventValue(p, paygate.EventPaymentCaptured, "", at(2*time.Hour))
-			err := s.TransitionPayment(ctx(t), paygate.PaymentTransition{
+			err := s.Commit(ctx(t), transitionUnit(paygate.PaymentTransition{
 				ID: p.ID, MerchantID: p.MerchantID, Mode: p.Mode,
 				From: []paygate.PaymentStatus{paygate.PaymentAuthorized, paygate.PaymentPending3DS}, To: paygate.PaymentCaptured,
 				ProviderID: "sandbox-eu", AmountCaptured: ptr(int64(1050)), UpdatedAt: at(2 * time.Hour),
 			}, []paygate.Event{ev}, &paygate.IdempotencyCompletion{
 				MerchantID: p.MerchantID, Mode: p.Mode, Key: p.IdempotencyKey, StatusCode: 201, Body: []byte(`{}`),
-			})
+			}))
 			wantIs(t, err, paygate.ErrStateConflict)
 			got, err := s.PaymentByID(ctx(t), p.MerchantID, p.Mode, p.ID)
 			must(t, err)
@@ -429,8 +429,8 @@ func paymentCases() []testCase {
 				From: []paygate.PaymentStatus{paygate.PaymentCreated}, To: paygate.PaymentFailed,
 				ErrorCode: "PROVIDER_ERROR", UpdatedAt: at(2 * time.Hour),
 			}
-			must(t, s.TransitionPayment(ctx(t), tr, nil, nil))
-			wantIs(t, s.TransitionPayment(ctx(t), tr, nil, nil), paygate.ErrStateConflict)
+			must(t, s.Commit(ctx(t), transitionUnit(tr, nil, nil)))
+			wantIs(t, s.Commit(ctx(t), transitionUnit(tr, nil, nil)), paygate.ErrStateConflict)
 		}},
 		{"TransitionTenancy", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
@@ -445,11 +445,11 @@ func paymentCases() []testCase {
 				{other.merchant.ID, paygate.ModeTest, p.ID},
 				{f.merchant.ID, paygate.ModeTest, newID()},
 			} {
-				err := s.TransitionPayment(ctx(t), paygate.PaymentTransition{
+				err := s.Commit(ctx(t), transitionUnit(paygate.PaymentTransition{
 					ID: q.id, MerchantID: q.merchant, Mode: q.mode,
 					From: []paygate.PaymentStatus{paygate.PaymentCreated}, To: paygate.PaymentFailed,
 					UpdatedAt: at(2 * time.Hour),
-				}, nil, nil)
+				}, nil, nil))
 				wantNotFound(t, err)
 			}
 			got, err := s.PaymentByID(ctx(t), p.MerchantID, p.Mode, p.ID)

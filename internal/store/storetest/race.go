@@ -43,12 +43,12 @@ func raceCases() []testCase {
 			f := newMerchant(t, s, base)
 			p := f.newPayment(t, paygate.ModeTest, at(time.Hour))
 			wins := countSuccesses(t, n, func(i int) (bool, error) {
-				err := s.TransitionPayment(ctx(t), paygate.PaymentTransition{
+				err := s.Commit(ctx(t), transitionUnit(paygate.PaymentTransition{
 					ID: p.ID, MerchantID: p.MerchantID, Mode: p.Mode,
 					From: []paygate.PaymentStatus{paygate.PaymentCreated}, To: paygate.PaymentCaptured,
 					ProviderRef: fmt.Sprintf("attempt-%d", i), AmountCaptured: ptr(p.Amount.Amount),
 					UpdatedAt: at(2 * time.Hour),
-				}, []paygate.Event{eventValue(p, paygate.EventPaymentCaptured, "", at(2*time.Hour))}, nil)
+				}, []paygate.Event{eventValue(p, paygate.EventPaymentCaptured, "", at(2*time.Hour))}, nil))
 				if errors.Is(err, paygate.ErrStateConflict) {
 					return false, nil
 				}

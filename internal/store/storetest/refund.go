@@ -100,11 +100,11 @@ func refundCases() []testCase {
 		{"NotCapturedIsRefused", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			p := f.newPayment(t, paygate.ModeTest, at(time.Hour))
-			must(t, s.TransitionPayment(ctx(t), paygate.PaymentTransition{
+			must(t, s.Commit(ctx(t), transitionUnit(paygate.PaymentTransition{
 				ID: p.ID, MerchantID: p.MerchantID, Mode: p.Mode,
 				From: []paygate.PaymentStatus{paygate.PaymentCreated}, To: paygate.PaymentAuthorized,
 				ProviderID: "sandbox-eu", UpdatedAt: at(time.Hour),
-			}, nil, nil))
+			}, nil, nil)))
 			p.Status = paygate.PaymentAuthorized
 			// Not captured wins over a wrong currency.
 			r := refundValue(p, 100, at(2*time.Hour))

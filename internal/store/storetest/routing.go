@@ -13,11 +13,11 @@ import (
 // created and names its provider.
 func handOver(t *testing.T, s paygate.Store, p paygate.Payment, providerID string, when time.Time) paygate.Payment {
 	t.Helper()
-	must(t, s.TransitionPayment(ctx(t), paygate.PaymentTransition{
+	must(t, s.Commit(ctx(t), transitionUnit(paygate.PaymentTransition{
 		ID: p.ID, MerchantID: p.MerchantID, Mode: p.Mode,
 		From: []paygate.PaymentStatus{paygate.PaymentCreated}, To: paygate.PaymentCreated,
 		ProviderID: providerID, UpdatedAt: when,
-	}, nil, nil))
+	}, nil, nil)))
 	got, err := s.PaymentByID(ctx(t), p.MerchantID, p.Mode, p.ID)
 	must(t, err)
 	return got
@@ -189,11 +189,11 @@ func routingCases() []testCase {
 			young := f.newPayment(t, paygate.ModeTest, at(2*time.Minute))
 			handed := handOver(t, s, f.newPayment(t, paygate.ModeLive, at(2*time.Minute+time.Second)), "sandbox-eu", at(2*time.Minute+3*time.Second))
 			done := f.newPayment(t, paygate.ModeTest, at(30*time.Second))
-			must(t, s.TransitionPayment(ctx(t), paygate.PaymentTransition{
+			must(t, s.Commit(ctx(t), transitionUnit(paygate.PaymentTransition{
 				ID: done.ID, MerchantID: done.MerchantID, Mode: done.Mode,
 				From: []paygate.PaymentStatus{paygate.PaymentCreated}, To: paygate.PaymentFailed,
 				ErrorCode: "PROVIDER_ERROR", ErrorMessage: "x", UpdatedAt: at(31 * time.Second),
-			}, nil, nil))
+			}, nil, nil)))
 
 			now := at(2*time.Minute + 5*time.Second) // young's and handed's leases run
 			equal(t, "to recover", []string{old.ID, foreign.ID, handed.ID}, recoverIDs(t, s, now, 0))
@@ -244,11 +244,11 @@ func routingCases() []testCase {
 			}
 
 			// A payment that reached a final status is no longer claimable.
-			must(t, s.TransitionPayment(ctx(t), paygate.PaymentTransition{
+			must(t, s.Commit(ctx(t), transitionUnit(paygate.PaymentTransition{
 				ID: young.ID, MerchantID: young.MerchantID, Mode: young.Mode,
 				From: []paygate.PaymentStatus{paygate.PaymentCreated}, To: paygate.PaymentCaptured,
 				ProviderID: "sandbox-eu", UpdatedAt: now,
-			}, nil, nil))
+			}, nil, nil)))
 			if claim(young, f.merchant.ID, paygate.ModeTest, at(time.Hour), at(2*time.Hour)) {
 				t.Fatal("claimed a captured payment")
 			}

@@ -43,6 +43,7 @@ func Exercise(t *testing.T, newStore func(t *testing.T) paygate.Store) {
 		{"Idempotency", idempotencyCases()},
 		{"Customer", customerCases()},
 		{"Payment", paymentCases()},
+		{"Unit", unitCases()},
 		{"ReservedCreate", reservedCreateCases()},
 		{"Refund", refundCases()},
 		{"Event", eventCases()},

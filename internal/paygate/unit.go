@@ -1,0 +1,62 @@
+package paygate
+
+// Unit is what one atomic step of a use case writes: small operations that a
+// store applies in their order, all of them or none (Store.Commit). The use
+// case says what is written; how many statements, round trips and commits
+// that takes is the engine's.
+type Unit struct {
+	Ops []Op
+}
+
+// Op is one write of a Unit. The operations are the types of this package
+// that implement it, as values (a pointer is refused):
+//
+//   - PaymentTransition moves a payment from one of From to To. When the
+//     payment is in none of From the whole unit fails with ErrStateConflict,
+//     and with NOT_FOUND when it does not exist for its merchant and mode.
+//   - Event appends the event to the outbox, with its webhook delivery when
+//     the event's (merchant, mode) has an endpoint subscribed to it.
+//   - IdempotencyCompletion stores the answer of an in-flight key. A
+//     complete record keeps its first answer and a key without a record is
+//     left alone: neither fails the unit (as CompleteIdempotency).
+//   - SandboxCharge inserts a sandbox ledger entry unless the provider has
+//     one for the payment: the first entry wins and is kept, and the unit
+//     does not fail (as RecordSandboxCharge).
+type Op interface {
+	unitOp()
+}
+
+func (PaymentTransition) unitOp()     {}
+func (Event) unitOp()                 {}
+func (IdempotencyCompletion) unitOp() {}
+func (SandboxCharge) unitOp()         {}
+
+// Add appends the operations to the unit.
+func (u *Unit) Add(ops ...Op) {
+	u.Ops = append(u.Ops, ops...)
+}
+
+// AddEvents appends one Event operation per event, in their order.
+func (u *Unit) AddEvents(events []Event) {
+	for _, e := range events {
+		u.Ops = append(u.Ops, e)
+	}
+}
+
+// AddCompletion appends the completion when it is not nil.
+func (u *Unit) AddCompletion(done *IdempotencyCompletion) {
+	if done != nil {
+		u.Ops = append(u.Ops, *done)
+	}
+}
+
+// HasEvents reports whether the unit appends events: after it commits, the
+// store's OnEvents hook is called.
+func (u Unit) HasEvents() bool {
+	for _, op := range u.Ops {
+		if _, ok := op.(Event); ok {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,127 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/paygate/paygate/internal/paygate"
+)
+
+// A unit in one round trip. Commit queues one statement per operation (or
+// per run of operations it can join, below) in a pgx.Batch and sends it
+// with SendBatch: pgx writes every statement's Bind/Execute and then a
+// single Sync, and PostgreSQL runs everything before a Sync as one implicit
+// transaction, committed at the Sync. The unit is one round trip (after a
+// connection has prepared its statements once) and one synchronous commit.
+//
+// Atomicity needs every refusal to be an error: when a statement fails,
+// PostgreSQL rolls the implicit transaction back, with the statements
+// before it, and skips those after it up to the Sync. A conditional write
+// that does not apply is not an error by itself (an UPDATE of no row), so
+// the statement of a transition ends in unit_refused (migration 00011),
+// which raises PG409 when the payment exists in another state and PG404
+// when it does not. Under READ COMMITTED the UPDATE re-checks its WHERE
+// clause on the newest row version, so a lost race is a refusal too.
+//
+// Joining: a transition followed by events and then an idempotency answer
+// is one statement (the transition's, with the events and the answer in
+// its CTEs, all conditioned on the move), and a run of consecutive events
+// is one INSERT. Either way the rows are written in the order of the
+// operations.
+
+// sqlStateConflict and sqlStateNotFound are what unit_refused raises.
+const (
+	sqlStateConflict = "PG409"
+	sqlStateNotFound = "PG404"
+)
+
+// transitionInUnit is transitionPayment failing the statement, and so the
+// unit, when the payment did not move.
+const transitionInUnit = movedPayment + `
+	SELECT CASE WHEN EXISTS (SELECT 1 FROM moved) THEN true ELSE unit_refused(` + paymentExists + `) END`
+
+// insertEventsInUnit inserts the events in their order.
+const insertEventsInUnit = insertEvents + ` ORDER BY e.ord`
+
+// Commit applies the unit's operations in their order, in one round trip
+// and one transaction (see above). The OnEvents hook runs after a commit
+// that wrote events.
+func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
+	if len(u.Ops) == 0 {
+		return nil
+	}
+	b := &pgx.Batch{}
+	refusedBy := "" // the kind of row whose conditional write refused the unit
+	for i := 0; i < len(u.Ops); {
+		switch op := u.Ops[i].(type) {
+		case paygate.PaymentTransition:
+			events, next := eventsFrom(u.Ops, i+1)
+			var done *paygate.IdempotencyCompletion
+			if next < len(u.Ops) {
+				if c, ok := u.Ops[next].(paygate.IdempotencyCompletion); ok {
+					done, next = &c, next+1
+				}
+			}
+			b.Queue(transitionInUnit, transitionArgs(op, events, done)).QueryRow(func(row pgx.Row) error {
+				var moved bool
+				err := row.Scan(&moved)
+				if err != nil {
+					refusedBy = "payment"
+				}
+				return err
+			})
+			i = next
+		case paygate.Event:
+			events, next := eventsFrom(u.Ops, i)
+			args := namedArgs{}
+			addEventArgs(args, events)
+			b.Queue(insertEventsInUnit, args)
+			i = next
+		case paygate.IdempotencyCompletion:
+			args := namedArgs{}
+			addCompletionArgs(args, &op)
+			b.Queue(completeIdempotency, args)
+			i++
+		case paygate.SandboxCharge:
+			b.Queue(insertSandboxCharge, sandboxChargeArgs(op))
+			i++
+		default:
+			return fmt.Errorf("postgres: operation %d of the unit: %T is not an operation", i, op)
+		}
+	}
+	err := s.pool.SendBatch(ctx, b).Close()
+	if err == nil {
+		if u.HasEvents() && s.onEvents != nil {
+			s.onEvents()
+		}
+		return nil
+	}
+	var pgErr *pgconn.PgError
+	if refusedBy != "" && errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case sqlStateConflict:
+			return fmt.Errorf("%w: %s", paygate.ErrStateConflict, refusedBy)
+		case sqlStateNotFound:
+			return notFound(refusedBy)
+		}
+	}
+	return translate(err)
+}
+
+// eventsFrom returns the Event operations of ops from index i up to the
+// first operation that is not one, and the index of that operation.
+func eventsFrom(ops []paygate.Op, i int) ([]paygate.Event, int) {
+	var events []paygate.Event
+	for ; i < len(ops); i++ {
+		e, ok := ops[i].(paygate.Event)
+		if !ok {
+			break
+		}
+		events = append(events, e)
+	}
+	return events, i
+}
