@@ -145,6 +145,8 @@ func (s *stripeMockRun) runAlone(ctx context.Context, f benchFlags, rep *bench.R
 	}
 	amount := paygate.Money{Amount: 2000, Currency: f.currency} // a multiple of 10: valid in every currency at Stripe
 	var machine bench.MachineClock
+	// Read at the end of the warmup, from a timer's goroutine.
+	var cpuMu sync.Mutex
 	var cpuStart time.Duration
 	res, err := bench.RunBaseline(ctx, bench.BaselineConfig{
 		Concurrency: f.concurrency, Duration: f.duration, Requests: f.requests, Warmup: f.warmup, Rate: f.rate,
@@ -154,7 +156,10 @@ func (s *stripeMockRun) runAlone(ctx context.Context, f benchFlags, rep *bench.R
 		},
 		AtMeasure: func() {
 			machine.Mark()
-			cpuStart, _ = s.mock.CPU()
+			cpu, _ := s.mock.CPU()
+			cpuMu.Lock()
+			cpuStart = cpu
+			cpuMu.Unlock()
 		},
 	})
 	if err != nil {
@@ -163,8 +168,11 @@ func (s *stripeMockRun) runAlone(ctx context.Context, f benchFlags, rep *bench.R
 	rep.SetProviderAlone(benchProviderStripeMock, s.mock.URL, stripeCallsPerPayment, res)
 	a := rep.ProviderAlone
 	a.Machine = machine.Since()
-	if cpu, err := s.mock.CPU(); err == nil && cpuStart > 0 {
-		a.CPUSeconds = round3((cpu - cpuStart).Seconds())
+	cpuMu.Lock()
+	start := cpuStart
+	cpuMu.Unlock()
+	if cpu, err := s.mock.CPU(); err == nil && start > 0 {
+		a.CPUSeconds = round3((cpu - start).Seconds())
 	}
 	s.mu.Lock()
 	a.GatewayRunCPUSeconds = round3(s.gatewayCPU.Seconds())
