@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -29,7 +30,7 @@ import (
 // benchSynopsis is the usage line of bench.
 const benchSynopsis = "[--database-url URL | --url URL --key SECRET | --self-test]\n" +
 	"        [--concurrency 32] [--duration 30s | --requests N] [--rate R] [--warmup 2s]\n" +
-	"        [--mix approve=90,decline=5,refund=5] [--baseline] [--json] [--svg FILE]\n" +
+	"        [--mix approve=90,decline=5,refund=5] [--provider sandbox|stripe-mock] [--baseline] [--json] [--svg FILE]\n" +
 	"        [--server-log FILE] [--server-arg ARG]... [--server-cpuprofile FILE] [--server-heapprofile FILE]\n" +
 	"        [--cpuprofile FILE]"
 
@@ -68,8 +69,24 @@ paymentsPerSecond, latency {count, mean, min, p50, p90, p99, p999, max} (ms), ki
 {payment|refund|replay|get|unauthorized: latency}, errors {NAME: count}, expected
 {NAME: count}, transportErrors, transportError, clientCpuSeconds, server {cpuSeconds,
 cpuPerRequestMs, cores, peakRssBytes, rssBytes[]} or null, baseline {transactions,
-elapsedSeconds, txPerSecond, latency, errors, error, missed, ratio} or null, timeline
-[{second, requests, errors, p50, p99}].
+elapsedSeconds, txPerSecond, latency, errors, error, missed, ratio} or null, provider
+(sandbox, stripe-mock, unknown or none), providerAlone {provider, url, callsPerPayment,
+elapsedSeconds, payments, paymentsPerSecond, requestsPerSecond, latency, errors, error,
+missed, ratio, cpuSeconds, gatewayRunCpuSeconds, machine} or null, timeline [{second,
+requests, errors, p50, p99}].
+
+--provider stripe-mock measures live mode through the Stripe connector: bench starts
+stripe-mock (on PATH or in $(go env GOPATH)/bin; ` + bench.StripeMockInstall + `)
+on a free loopback port, gives the child server a configuration file routing live
+--currency payments to a kind: stripe provider whose base_url is that stripe-mock, and
+loads it with the merchant's live secret key. stripe-mock answers every confirmed
+intent with its fixture (status requires_payment_method), which the connector reads as
+a decline: every payment makes both Stripe calls and is stored failed, so the mix
+defaults to decline=1 (CARD_DECLINED expected) and may hold only decline and
+unauthorized. After the gateway, the same calls (payment_methods, then
+payment_intents with confirm=true, through the connector's code) go straight to
+stripe-mock with the same clients, duration and loop: providerAlone, beside the
+gateway's rate.
 
 --self-test measures the tool itself against a trivial in-process server that answers
 every request 201: the most it can drive on this machine.`
@@ -88,11 +105,13 @@ type benchFlags struct {
 	pool        int
 	currency    string
 	baseline    bool
-	asJSON      bool
-	svg         string
-	serverLog   string
-	serverArgs  []string
-	cpuProfile  string
+	// provider is "sandbox" or "stripe-mock" (benchProviderStripeMock).
+	provider   string
+	asJSON     bool
+	svg        string
+	serverLog  string
+	serverArgs []string
+	cpuProfile string
 	// The child server's profiles, through serve --pprof.
 	serverCPUProfile, serverHeapProfile string
 }
@@ -115,6 +134,7 @@ func parseBenchFlags(args []string, c *cli) (benchFlags, error) {
 	fs.IntVar(&f.pool, "pool", 1000, "`N` payments created before the run for replay and get")
 	fs.StringVar(&f.currency, "currency", "EUR", "`CODE` of the payments' currency")
 	fs.BoolVar(&f.baseline, "baseline", false, "also measure the database-only baseline and the ratio")
+	fs.StringVar(&f.provider, "provider", "sandbox", "`NAME` of what the payments go to: sandbox (test mode) or stripe-mock (live mode through the Stripe connector, and stripe-mock measured alone)")
 	fs.BoolVar(&f.asJSON, "json", false, "print the report as one line of JSON")
 	fs.StringVar(&f.svg, "svg", "", "write the latency charts to this SVG `FILE`")
 	fs.StringVar(&f.serverLog, "server-log", "", "write the child server's log to this `FILE` (default: discarded, unless it fails to start)")
@@ -125,9 +145,25 @@ func parseBenchFlags(args []string, c *cli) (benchFlags, error) {
 	if err := fs.parse(args, c.env, c.stdout); err != nil {
 		return f, err
 	}
+	mixGiven := false
+	fs.Visit(func(fl *flag.Flag) { mixGiven = mixGiven || fl.Name == "mix" })
+	switch f.provider {
+	case "sandbox":
+	case benchProviderStripeMock:
+		if !mixGiven {
+			mix = stripeMockMix
+		}
+	default:
+		return f, usageErrorf("--provider must be sandbox or %s", benchProviderStripeMock)
+	}
 	var err error
 	if f.mix, err = bench.ParseMix(mix); err != nil {
 		return f, usageErrorf("--mix: %v", err)
+	}
+	if f.provider == benchProviderStripeMock {
+		if err := checkStripeMockMix(f.mix); err != nil {
+			return f, err
+		}
 	}
 	switch {
 	case f.concurrency < 1 || f.concurrency > 10000:
@@ -165,6 +201,9 @@ func parseBenchFlags(args []string, c *cli) (benchFlags, error) {
 		f.url = strings.TrimRight(f.url, "/")
 	} else if f.key != "" {
 		return f, usageErrorf("--key goes with --url")
+	}
+	if f.provider != "sandbox" && (f.url != "" || f.selfTest) {
+		return f, usageErrorf("--provider %s needs the tool's own server: drop --url and --self-test", f.provider)
 	}
 	if f.baseline && (f.url != "" || f.selfTest) {
 		return f, usageErrorf("--baseline needs the tool's own server: drop --url and --self-test")
@@ -254,10 +293,10 @@ func cmdBench(ctx context.Context, c *cli, args []string) (err error) {
 	var res *bench.Result
 	switch {
 	case f.selfTest:
-		rep.Target = "self-test"
+		rep.Target, rep.Provider = "self-test", "none"
 		res, err = benchSelfTest(ctx, cfg, rep)
 	case f.url != "":
-		rep.Target, rep.URL = "url", f.url
+		rep.Target, rep.URL, rep.Provider = "url", f.url, "unknown"
 		cfg.BaseURL, cfg.SecretKey = f.url, f.key
 		res, err = benchRun(ctx, cfg, rep, nil, nil)
 	default:
@@ -362,6 +401,16 @@ func benchSelfTest(ctx context.Context, cfg bench.Config, rep *bench.Report) (*b
 // benchOwnServer provisions a merchant, starts a child server, runs the
 // load, stops the server and runs the baseline.
 func benchOwnServer(ctx context.Context, c *cli, f benchFlags, cfg bench.Config, rep *bench.Report) (*bench.Result, error) {
+	rep.Provider = f.provider
+	var sm *stripeMockRun
+	if f.provider == benchProviderStripeMock {
+		// First: without stripe-mock, one line and nothing provisioned.
+		var err error
+		if sm, err = startStripeMockRun(ctx, f.currency); err != nil {
+			return nil, err
+		}
+		defer sm.stop()
+	}
 	dbURL := f.databaseURL
 	if dbURL == "" {
 		dir, err := os.MkdirTemp("", "paygate-bench-")
@@ -409,10 +458,16 @@ func benchOwnServer(ctx context.Context, c *cli, f benchFlags, cfg bench.Config,
 		}
 		serveArgs = append(serveArgs, "--pprof", pprofAddr)
 	}
+	if sm != nil {
+		serveArgs = append(serveArgs, sm.serveArgs()...)
+	}
 	serveArgs = append(serveArgs, f.serverArgs...)
 	env, err := serverEnv(os.Environ(), rep.Target == "postgres")
 	if err != nil {
 		return nil, err
+	}
+	if sm != nil {
+		env = append(env, sm.env())
 	}
 	srv, err := bench.StartServer(ctx, bench.ServerConfig{Path: exe, Args: serveArgs, Env: env, Log: logw})
 	if err != nil {
@@ -423,12 +478,22 @@ func benchOwnServer(ctx context.Context, c *cli, f benchFlags, cfg bench.Config,
 	}
 	rep.URL = srv.URL
 	cfg.BaseURL, cfg.SecretKey = srv.URL, m.TestSecretKey
+	if sm != nil {
+		cfg.SecretKey = m.LiveSecretKey // the live route goes to stripe-mock
+	}
 	var prof serverProfile
-	var atMeasure func()
-	if f.serverCPUProfile != "" {
-		atMeasure = func() { prof.start(ctx, pprofAddr, f.duration, f.serverCPUProfile) }
+	atMeasure := func() {
+		if sm != nil {
+			sm.markGateway()
+		}
+		if f.serverCPUProfile != "" {
+			prof.start(ctx, pprofAddr, f.duration, f.serverCPUProfile)
+		}
 	}
 	res, err := benchRun(ctx, cfg, rep, srv, atMeasure)
+	if sm != nil {
+		sm.endGateway()
+	}
 	if perr := prof.wait(); err == nil && perr != nil {
 		err = perr
 	}
@@ -440,6 +505,11 @@ func benchOwnServer(ctx context.Context, c *cli, f benchFlags, cfg bench.Config,
 	}
 	if err != nil {
 		return nil, err
+	}
+	if sm != nil && ctx.Err() == nil {
+		if err := sm.runAlone(ctx, f, rep, srv.URL); err != nil {
+			return nil, err
+		}
 	}
 	if !f.baseline || ctx.Err() != nil {
 		return res, nil

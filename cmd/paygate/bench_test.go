@@ -147,6 +147,10 @@ func TestBenchUsage(t *testing.T) {
 		{"--url", "http://127.0.0.1:1", "--key", "k", "--server-arg=x"}, // not our server
 		{"--self-test", "--server-cpuprofile", "p"},                     // not our server
 		{"--requests", "10", "--server-cpuprofile", "p"},                // a profile needs a duration
+		{"--provider", "paypal"},                                        // unknown provider
+		{"--provider", "stripe-mock", "--self-test"},                    // not our server
+		{"--provider", "stripe-mock", "--mix", "approve=1"},             // stripe-mock declines everything
+		{"--provider", "stripe-mock", "--mix", "decline=1,refund=1"},    // nothing to refund
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(context.Background(), append([]string{"bench"}, args...), func(string) string { return "" }, &stdout, &stderr)
@@ -208,5 +212,89 @@ func TestServerEnv(t *testing.T) {
 	env, _ = serverEnv([]string{"HOME=/h"}, false)
 	if len(env) != 1 {
 		t.Fatalf("serverEnv on SQLite = %v", env)
+	}
+}
+
+// TestBenchStripeMock runs --provider stripe-mock briefly against a real
+// stripe-mock: live payments through the Stripe connector (a CARD_DECLINED
+// in live mode can only come from it: sandboxes serve test mode only, and
+// an unrouted live payment is PROVIDER_ERROR), then stripe-mock alone.
+// Without stripe-mock it skips, or fails when PAYGATE_TEST_REQUIRE_SERVICES=1.
+func TestBenchStripeMock(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts stripe-mock and a server")
+	}
+	if _, err := bench.FindStripeMock(); err != nil {
+		if os.Getenv("PAYGATE_TEST_REQUIRE_SERVICES") == "1" {
+			t.Fatalf("stripe-mock is required (PAYGATE_TEST_REQUIRE_SERVICES=1): %v", err)
+		}
+		t.Skipf("skipping: %v", err)
+	}
+	t.Setenv(benchChildEnv, "1")
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"bench", "--provider", "stripe-mock", "--requests", "50", "--warmup", "0s",
+		"--concurrency", "4", "--json"}, func(string) string { return "" }, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var rep bench.Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("%v: %s", err, stdout.String())
+	}
+	if rep.Provider != "stripe-mock" || rep.Mix["decline"] != 1 || len(rep.Mix) != 1 || rep.Operations != 50 {
+		t.Errorf("provider %q mix %v operations %d", rep.Provider, rep.Mix, rep.Operations)
+	}
+	if rep.Payments != 50 || rep.Expected["CARD_DECLINED"] != 50 || len(rep.Errors) != 0 || rep.TransportErrors != 0 || rep.PaymentsPerSecond <= 0 {
+		t.Errorf("payments %d (%v/s) expected %v errors %v transport %d (%s)", rep.Payments, rep.PaymentsPerSecond, rep.Expected,
+			rep.Errors, rep.TransportErrors, rep.TransportError)
+	}
+	a := rep.ProviderAlone
+	if a == nil {
+		t.Fatalf("no providerAlone: %s", stdout.String())
+	}
+	if a.Provider != "stripe-mock" || !strings.HasPrefix(a.URL, "http://127.0.0.1:") || a.CallsPerPayment != 2 {
+		t.Errorf("providerAlone %+v", a)
+	}
+	if a.Payments != 50 || a.Errors != 0 || a.Error != "" || a.PaymentsPerSecond <= 0 || a.RequestsPerSecond <= 0 || a.Ratio <= 0 {
+		t.Errorf("providerAlone %+v", a)
+	}
+	if l := a.Latency; l.Count != 50 || !(l.Min > 0 && l.Min <= l.P50 && l.P50 <= l.P99 && l.P99 <= l.Max) {
+		t.Errorf("providerAlone latency %+v", l)
+	}
+}
+
+// TestBenchStripeMockMissing: without stripe-mock, one line naming its
+// install command, before anything is provisioned.
+func TestBenchStripeMockMissing(t *testing.T) {
+	empty := t.TempDir()
+	t.Setenv("PATH", empty)
+	t.Setenv("GOBIN", "")
+	t.Setenv("GOPATH", empty)
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"bench", "--provider", "stripe-mock", "--requests", "10"},
+		func(string) string { return "" }, &stdout, &stderr)
+	if code != exitFailure || strings.Count(stderr.String(), "\n") != 1 ||
+		!strings.Contains(stderr.String(), "go install github.com/stripe/stripe-mock@v0.203.0") {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+// TestStripeMockConfig: the mode's configuration file is one serve
+// accepts, with the key's variable set.
+func TestStripeMockConfig(t *testing.T) {
+	got := stripeMockConfig("http://127.0.0.1:4242", "EUR")
+	for _, want := range []string{"kind: stripe", "mode: live", "base_url: http://127.0.0.1:4242", "secret_key: " + stripeMockKeyEnv,
+		"live:\n    EUR: [stripe-mock]"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the configuration lacks %q:\n%s", want, got)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "providers.yaml")
+	if err := os.WriteFile(path, []byte(got), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(stripeMockKeyEnv, stripeMockSecretKey)
+	if _, err := loadRouting(path); err != nil {
+		t.Fatal(err)
 	}
 }

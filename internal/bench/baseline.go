@@ -8,8 +8,10 @@ import (
 	"time"
 )
 
-// BaselineConfig is a database-only run: concurrency goroutines each call
-// Tx in a loop, the way the gateway's clients create payments.
+// BaselineConfig is a run without the gateway: concurrency goroutines each
+// call Tx in a loop, the way the gateway's clients create payments. Tx is a
+// payment's writes to the database alone (--baseline), or the calls a
+// connector makes to its provider alone (--provider stripe-mock).
 type BaselineConfig struct {
 	Concurrency int
 	Duration    time.Duration // of the measurement, after the warmup
@@ -18,8 +20,8 @@ type BaselineConfig struct {
 	// open loop, as Config.Rate) instead of as fast as they end.
 	Rate   float64
 	Warmup time.Duration
-	// Tx performs the writes of one payment in one transaction; n is
-	// unique within the run.
+	// Tx performs one payment's work (the writes of one payment in one
+	// transaction, or a connector's calls); n is unique within the run.
 	Tx func(ctx context.Context, n int64) error
 	// AtMeasure, when set, is called when the warmup ends (Config's).
 	AtMeasure func()

@@ -18,6 +18,11 @@ type Report struct {
 	// server) or "self-test" (a trivial in-process server).
 	Target string `json:"target"`
 	URL    string `json:"url"`
+	// Provider is what the gateway's payments went to: "sandbox" (the
+	// built-in test-mode sandboxes, without latency), "stripe-mock" (live
+	// mode through the Stripe connector to a local stripe-mock), "unknown"
+	// (--url) or "none" (--self-test).
+	Provider string `json:"provider"`
 	// Loop is "closed" (each client sends its next request when one ends)
 	// or "open" (operations start at Rate per second).
 	Loop        string         `json:"loop"`
@@ -66,6 +71,8 @@ type Report struct {
 	Machine *Machine `json:"machine"`
 	// Baseline is null without --baseline.
 	Baseline *Baseline `json:"baseline"`
+	// ProviderAlone is null unless the provider is stripe-mock.
+	ProviderAlone *ProviderAlone `json:"providerAlone"`
 	// Timeline has one entry per second of the measurement.
 	Timeline []Second `json:"timeline"`
 }
@@ -112,6 +119,38 @@ type Baseline struct {
 	Ratio float64 `json:"ratio"`
 	// Machine is what the machine's CPUs did during the baseline's
 	// measurement.
+	Machine *Machine `json:"machine"`
+}
+
+// ProviderAlone is the provider measured alone in the same run: the calls
+// the connector makes for one payment, sent straight to the provider by the
+// same number of clients, for the same duration (or number) and loop, after
+// the gateway's run.
+type ProviderAlone struct {
+	Provider string `json:"provider"` // "stripe-mock"
+	URL      string `json:"url"`
+	// CallsPerPayment is the number of requests of one payment (Stripe:
+	// payment_methods, then payment_intents with confirm=true).
+	CallsPerPayment int     `json:"callsPerPayment"`
+	ElapsedSeconds  float64 `json:"elapsedSeconds"`
+	// Payments is the number of payments whose calls all got an answer;
+	// PaymentsPerSecond their rate, RequestsPerSecond the calls' rate
+	// (CallsPerPayment per payment).
+	Payments          int64   `json:"payments"`
+	PaymentsPerSecond float64 `json:"paymentsPerSecond"`
+	RequestsPerSecond float64 `json:"requestsPerSecond"`
+	// Latency of one payment: its calls, one after the other.
+	Latency Latency `json:"latency"`
+	Errors  int64   `json:"errors"`
+	Error   string  `json:"error,omitempty"`
+	Missed  int64   `json:"missed"`
+	// Ratio is the gateway's paymentsPerSecond / this paymentsPerSecond.
+	Ratio float64 `json:"ratio"`
+	// CPUSeconds is the provider process's CPU during this measurement,
+	// GatewayRunCPUSeconds during the gateway's.
+	CPUSeconds           float64 `json:"cpuSeconds"`
+	GatewayRunCPUSeconds float64 `json:"gatewayRunCpuSeconds"`
+	// Machine is what the machine's CPUs did during this measurement.
 	Machine *Machine `json:"machine"`
 }
 
@@ -188,6 +227,26 @@ func (rep *Report) SetBaseline(res *Result) {
 	rep.Baseline = b
 }
 
+// SetProviderAlone sets the provider-alone run, of calls requests per
+// payment, and the ratio.
+func (rep *Report) SetProviderAlone(provider, url string, calls int, res *Result) {
+	a := &ProviderAlone{
+		Provider: provider, URL: url, CallsPerPayment: calls,
+		ElapsedSeconds: math.Round(res.Elapsed.Seconds()*1000) / 1000,
+		Latency:        summarize(res.Rec.All()),
+		Errors:         res.Rec.ErrorCount(),
+		Error:          res.ErrorSample,
+		Missed:         res.Missed,
+	}
+	a.Payments = res.Rec.Count() - a.Errors
+	a.PaymentsPerSecond = perSecond(a.Payments, res.Elapsed)
+	a.RequestsPerSecond = perSecond(a.Payments*int64(calls), res.Elapsed)
+	if a.PaymentsPerSecond > 0 {
+		a.Ratio = math.Round(rep.PaymentsPerSecond/a.PaymentsPerSecond*1000) / 1000
+	}
+	rep.ProviderAlone = a
+}
+
 // WriteJSON writes the report as one line of JSON.
 func (rep *Report) WriteJSON(w io.Writer) error {
 	b, err := json.Marshal(rep)
@@ -207,6 +266,9 @@ func (rep *Report) WriteText(w io.Writer) error {
 		loop = fmt.Sprintf("open loop at %g operations/s", rep.Rate)
 	}
 	p("Target:\t%s %s", rep.Target, rep.URL)
+	if rep.Provider != "" && rep.Provider != "none" {
+		p("Provider:\t%s", rep.Provider)
+	}
 	p("Load:\t%d clients, %s, mix %s", rep.Concurrency, loop, mixText(rep.Mix))
 	p("Measured:\t%.1fs after %.1fs of warmup%s", rep.ElapsedSeconds, rep.WarmupSeconds, map[bool]string{true: " (interrupted)"}[rep.Interrupted])
 	p("Requests:\t%d (%.1f/s)", rep.Requests, rep.RequestsPerSecond)
@@ -258,6 +320,21 @@ func (rep *Report) WriteText(w io.Writer) error {
 			p("Baseline machine:\t%s", m.text())
 		}
 		p("Ratio:\t%.3f (gateway payments/s ÷ baseline tx/s)", b.Ratio)
+	}
+	if a := rep.ProviderAlone; a != nil {
+		p("%s alone:\t%d payments (%.1f/s; %.1f requests/s, %d per payment), p50 %.3f ms, p99 %.3f ms, %d errors",
+			a.Provider, a.Payments, a.PaymentsPerSecond, a.RequestsPerSecond, a.CallsPerPayment, a.Latency.P50, a.Latency.P99, a.Errors)
+		if a.Missed > 0 {
+			p("%s alone missed:\t%d payments due could not start (every client busy)", a.Provider, a.Missed)
+		}
+		if a.Error != "" {
+			p("%s alone error:\t%s", a.Provider, a.Error)
+		}
+		p("%s CPU:\t%.2fs alone, %.2fs during the gateway's run", a.Provider, a.CPUSeconds, a.GatewayRunCPUSeconds)
+		if m := a.Machine; m != nil {
+			p("%s alone machine:\t%s", a.Provider, m.text())
+		}
+		p("%s ratio:\t%.3f (gateway payments/s ÷ %s alone payments/s)", a.Provider, a.Ratio, a.Provider)
 	}
 	return tw.Flush()
 }

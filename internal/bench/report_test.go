@@ -42,13 +42,13 @@ func TestReportJSONShape(t *testing.T) {
 	for _, k := range []string{"target", "url", "loop", "rate", "concurrency", "mix", "warmupSeconds", "elapsedSeconds",
 		"interrupted", "operations", "missed", "requests", "requestsPerSecond", "payments", "paymentsPerSecond",
 		"latency", "kinds", "errors", "expected", "transportErrors", "transportError", "clientCpuSeconds",
-		"server", "baseline", "timeline"} {
+		"server", "baseline", "provider", "providerAlone", "timeline"} {
 		if _, ok := m[k]; !ok {
 			t.Errorf("the JSON report has no %q", k)
 		}
 	}
-	if m["server"] != nil || m["baseline"] != nil {
-		t.Errorf("server %v baseline %v, want null when unknown", m["server"], m["baseline"])
+	if m["server"] != nil || m["baseline"] != nil || m["providerAlone"] != nil {
+		t.Errorf("server %v baseline %v providerAlone %v, want null when unknown", m["server"], m["baseline"], m["providerAlone"])
 	}
 	var back Report
 	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
@@ -98,6 +98,54 @@ func TestReportText(t *testing.T) {
 		"PROVIDER_ERROR 1", "CARD_DECLINED 1", "connection reset", "Server CPU:", "unknown", "Ratio:"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the text report lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestReportProviderAlone: the provider measured alone, its rates (two
+// calls per payment) and the ratio, in JSON and text.
+func TestReportProviderAlone(t *testing.T) {
+	rep := &Report{Target: "sqlite", Provider: "stripe-mock", Concurrency: 4, Mix: Mix{OpDecline: 1}.Map()}
+	rep.Fill(sampleResult()) // 50.5 payments/s
+	start := time.Now()
+	rec := NewRecorder(start)
+	for range 200 {
+		rec.Record(KindPayment, start, 2*time.Millisecond, Outcome{Status: 201})
+	}
+	rec.Record(KindPayment, start, time.Millisecond, Outcome{Status: 500, Name: "BASELINE_FAILED"})
+	rep.SetProviderAlone("stripe-mock", "http://127.0.0.1:1", 2, &Result{Rec: rec, Elapsed: 2 * time.Second, ErrorSample: "boom"})
+	a := rep.ProviderAlone
+	if a.Payments != 200 || a.PaymentsPerSecond != 100 || a.RequestsPerSecond != 200 || a.Errors != 1 || a.Error != "boom" || a.Ratio != 0.505 {
+		t.Fatalf("providerAlone %+v", a)
+	}
+	var buf bytes.Buffer
+	if err := rep.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Provider      string         `json:"provider"`
+		ProviderAlone map[string]any `json:"providerAlone"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Provider != "stripe-mock" {
+		t.Errorf("provider %q", m.Provider)
+	}
+	for _, k := range []string{"provider", "url", "callsPerPayment", "elapsedSeconds", "payments", "paymentsPerSecond", "requestsPerSecond",
+		"latency", "errors", "missed", "ratio", "cpuSeconds", "gatewayRunCpuSeconds", "machine"} {
+		if _, ok := m.ProviderAlone[k]; !ok {
+			t.Errorf("providerAlone has no %q", k)
+		}
+	}
+	buf.Reset()
+	if err := rep.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Provider:", "stripe-mock alone:", "200 payments (100.0/s; 200.0 requests/s, 2 per payment)",
+		"stripe-mock ratio:", "0.505"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("the text report lacks %q:\n%s", want, buf.String())
 		}
 	}
 }
