@@ -126,15 +126,18 @@ func newCallbackToken() string {
 }
 
 // recordOutcome writes a charge's outcome in one unit: the transition, its
-// events and the request's answer, and a pending_3ds outcome's challenge, so
-// that no payment waits for a challenge that does not exist.
-func (s *Service) recordOutcome(ctx context.Context, t paygate.PaymentTransition, events []paygate.Event, done *paygate.IdempotencyCompletion, challenge *paygate.ThreeDSChallenge) error {
+// events and the request's answer; a pending_3ds outcome's challenge, so
+// that no payment waits for a challenge that does not exist; and the writes
+// the provider asked to commit with the outcome (ChargeResult.Commit: a
+// sandbox's ledger entry), so that a crash keeps both or neither.
+func (s *Service) recordOutcome(ctx context.Context, t paygate.PaymentTransition, events []paygate.Event, done *paygate.IdempotencyCompletion, challenge *paygate.ThreeDSChallenge, commit []paygate.Op) error {
 	u := paygate.Unit{Ops: []paygate.Op{t}}
 	u.AddEvents(events)
 	u.AddCompletion(done)
 	if challenge != nil {
 		u.Add(*challenge)
 	}
+	u.Add(commit...)
 	return s.store.Commit(ctx, u)
 }
 
