@@ -56,6 +56,17 @@ type ChargeResult struct {
 	DeclineCode string // set when declined
 	Message     string // human text of a decline
 	ThreeDS     *ThreeDSAction
+	// Commit lists writes the provider asks the gateway to commit in the
+	// same unit as the payment's outcome (decisions.md section 22), with
+	// whatever outcome is written: a final status, or a created payment
+	// whose answer is unknown. Only a provider whose records live in the
+	// gateway's database sets it (the test-mode sandboxes' ledger entries):
+	// a crash before that commit leaves neither the outcome nor the
+	// provider's record, so the provider never processed the payment as
+	// far as an inquiry can tell. It may come with an error other than
+	// ProviderUnavailable (the result is otherwise empty then); with
+	// ProviderUnavailable nothing was processed and it is ignored.
+	Commit []Op
 }
 
 // PaymentOp names a payment at its provider, for capture and void.

@@ -53,14 +53,6 @@ type ThreeDSFinish struct {
 // Methods follow the rules of Store: one transaction at most, merchant and
 // mode filtered in SQL for merchant data, errors as documented on Store.
 type ThreeDSStore interface {
-	// CreateThreeDSChallenge inserts the challenge, applies t (created →
-	// pending_3ds), inserts the events and stores done (if not nil) as the
-	// answer of its idempotency key, in one transaction: the payment is
-	// never pending_3ds without its challenge. ErrStateConflict when the
-	// payment is in none of t.From; NOT_FOUND when it does not exist for
-	// the merchant and mode; ErrConflict on a duplicate token hash. Nothing
-	// is written on error.
-	CreateThreeDSChallenge(ctx context.Context, c ThreeDSChallenge, t PaymentTransition, events []Event, done *IdempotencyCompletion) error
 	// ThreeDSChallengeByTokenHash returns the challenge of the token hash,
 	// whatever its state, or NOT_FOUND. The token is the credential (as an
 	// API key is): the lookup is not scoped by merchant, and the challenge

@@ -1,5 +1,7 @@
 package paygate
 
+import "fmt"
+
 // Unit is what one atomic step of a use case writes: small operations that a
 // store applies in their order, all of them or none (Store.Commit). The use
 // case says what is written; how many statements, round trips and commits
@@ -22,6 +24,11 @@ type Unit struct {
 //   - SandboxCharge inserts a sandbox ledger entry unless the provider has
 //     one for the payment: the first entry wins and is kept, and the unit
 //     does not fail (as RecordSandboxCharge).
+//   - ThreeDSChallenge inserts a 3-D Secure challenge. It must follow, in
+//     the unit, a PaymentTransition of its payment (ID, MerchantID, Mode)
+//     to pending_3ds, so that a payment is never pending_3ds without its
+//     challenge and a challenge never names another merchant's payment
+//     (Validate). A duplicate token hash fails the unit with ErrConflict.
 type Op interface {
 	unitOp()
 }
@@ -30,6 +37,7 @@ func (PaymentTransition) unitOp()     {}
 func (Event) unitOp()                 {}
 func (IdempotencyCompletion) unitOp() {}
 func (SandboxCharge) unitOp()         {}
+func (ThreeDSChallenge) unitOp()      {}
 
 // Add appends the operations to the unit.
 func (u *Unit) Add(ops ...Op) {
@@ -48,6 +56,29 @@ func (u *Unit) AddCompletion(done *IdempotencyCompletion) {
 	if done != nil {
 		u.Ops = append(u.Ops, *done)
 	}
+}
+
+// Validate checks what the operations require of the unit itself: each
+// ThreeDSChallenge follows a transition of its payment to pending_3ds. An
+// engine refuses an invalid unit before it writes anything.
+func (u Unit) Validate() error {
+	for i, op := range u.Ops {
+		c, ok := op.(ThreeDSChallenge)
+		if !ok {
+			continue
+		}
+		owned := false
+		for _, prev := range u.Ops[:i] {
+			if t, ok := prev.(PaymentTransition); ok && t.To == PaymentPending3DS &&
+				t.ID == c.PaymentID && t.MerchantID == c.MerchantID && t.Mode == c.Mode {
+				owned = true
+			}
+		}
+		if !owned {
+			return fmt.Errorf("operation %d of the unit: the challenge does not follow its payment's transition to pending_3ds", i)
+		}
+	}
+	return nil
 }
 
 // HasEvents reports whether the unit appends events: after it commits, the

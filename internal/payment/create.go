@@ -103,7 +103,9 @@ func (s *Service) Create(ctx context.Context, req Request, in CreateInput) (Resu
 var ErrNotReserved = errors.New("the idempotency key was not reserved")
 
 // charge tries the providers of the route in order. It moves to the next
-// provider only when the previous one provably processed nothing.
+// provider only when the previous one provably processed nothing. With an
+// error, the result holds only the writes the provider asked to commit with
+// the outcome (ChargeResult.Commit), none when nothing was processed.
 func (s *Service) charge(ctx context.Context, p paygate.Payment, in CreateInput, providers []paygate.Provider, token string) (paygate.ChargeResult, string, *paygate.ProviderError) {
 	if len(providers) == 0 {
 		return paygate.ChargeResult{}, "", &paygate.ProviderError{
@@ -113,6 +115,7 @@ func (s *Service) charge(ctx context.Context, p paygate.Payment, in CreateInput,
 	}
 	var last *paygate.ProviderError
 	var lastID string
+	var commit []paygate.Op
 	for _, prov := range providers {
 		pctx, cancel := s.providerContext(ctx)
 		res, err := prov.Charge(pctx, paygate.ChargeRequest{
@@ -130,7 +133,7 @@ func (s *Service) charge(ctx context.Context, p paygate.Payment, in CreateInput,
 		if err == nil {
 			return res, prov.ID(), nil
 		}
-		last, lastID = asProviderError(prov.ID(), err), prov.ID()
+		last, lastID, commit = asProviderError(prov.ID(), err), prov.ID(), res.Commit
 		s.log.LogAttrs(ctx, levelFor(last), "provider call failed",
 			attrPayment(p), strAttr("provider", prov.ID()), strAttr("kind", kindName(last.Kind)), strAttr("error", last.Message))
 		if last.Kind != paygate.ProviderUnavailable {
@@ -144,11 +147,12 @@ func (s *Service) charge(ctx context.Context, p paygate.Payment, in CreateInput,
 			Message: fmt.Sprintf("no provider is available for %s", p.Amount.Currency),
 		}
 	}
-	return paygate.ChargeResult{}, lastID, last
+	return paygate.ChargeResult{Commit: commit}, lastID, last
 }
 
-// finishCharge writes the outcome of a charge: status, event and stored
-// answer in one transaction. token is the callback token minted before the
+// finishCharge writes the outcome of a charge: status, event, stored answer
+// and the writes the provider asked to commit with it (res.Commit, whatever
+// the outcome) in one unit. token is the callback token minted before the
 // charge ("" mints one for a pending_3ds answer).
 func (s *Service) finishCharge(ctx context.Context, p paygate.Payment, res paygate.ChargeResult, providerID string, perr *paygate.ProviderError, token string) (Result, error) {
 	now := s.clock.Now()
@@ -216,7 +220,7 @@ func (s *Service) finishCharge(ctx context.Context, p paygate.Payment, res payga
 	if p.IdempotencyKey != "" {
 		done = Request{MerchantID: p.MerchantID, Mode: p.Mode, IdempotencyKey: p.IdempotencyKey}.completion(out)
 	}
-	err := s.recordOutcome(ctx, t, events, done, challenge)
+	err := s.recordOutcome(ctx, t, events, done, challenge, res.Commit)
 	if errors.Is(err, paygate.ErrStateConflict) {
 		// Recovery finished the payment first; answer what is stored.
 		cur, rerr := s.store.PaymentByID(ctx, p.MerchantID, p.Mode, p.ID)

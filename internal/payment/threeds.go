@@ -125,17 +125,20 @@ func newCallbackToken() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// recordOutcome writes a charge's outcome; a pending_3ds outcome is written
-// together with its challenge, so that no payment waits for a challenge that
-// does not exist.
-func (s *Service) recordOutcome(ctx context.Context, t paygate.PaymentTransition, events []paygate.Event, done *paygate.IdempotencyCompletion, challenge *paygate.ThreeDSChallenge) error {
-	if challenge == nil {
-		u := paygate.Unit{Ops: []paygate.Op{t}}
-		u.AddEvents(events)
-		u.AddCompletion(done)
-		return s.store.Commit(ctx, u)
+// recordOutcome writes a charge's outcome in one unit: the transition, its
+// events and the request's answer; a pending_3ds outcome's challenge, so
+// that no payment waits for a challenge that does not exist; and the writes
+// the provider asked to commit with the outcome (ChargeResult.Commit: a
+// sandbox's ledger entry), so that a crash keeps both or neither.
+func (s *Service) recordOutcome(ctx context.Context, t paygate.PaymentTransition, events []paygate.Event, done *paygate.IdempotencyCompletion, challenge *paygate.ThreeDSChallenge, commit []paygate.Op) error {
+	u := paygate.Unit{Ops: []paygate.Op{t}}
+	u.AddEvents(events)
+	u.AddCompletion(done)
+	if challenge != nil {
+		u.Add(*challenge)
 	}
-	return s.store.CreateThreeDSChallenge(ctx, *challenge, t, events, done)
+	u.Add(commit...)
+	return s.store.Commit(ctx, u)
 }
 
 // ThreeDSChallenge returns the payment of a token whose challenge can still

@@ -54,12 +54,14 @@ func (l *Latency) UnmarshalYAML(n *yaml.Node) error {
 	return (*connector.Duration)(l).Within(n, 0, MaxLatency, fmt.Sprintf("from 0 to %s", MaxLatency))
 }
 
-// ledgerOf is the option keeping the ledger in the gateway's store, if any.
+// ledgerOf is the option keeping the ledger in the gateway's store, if any:
+// the store the payment service commits outcomes to, so the entries commit
+// with them (WithOutcomeLedger).
 func ledgerOf(env connector.Env) []Option {
 	if env.Store == nil {
 		return nil
 	}
-	return []Option{WithLedger(env.Store)}
+	return []Option{WithOutcomeLedger(env.Store)}
 }
 
 // build creates a configured sandbox. It learns which routes it heads with

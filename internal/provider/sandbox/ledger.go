@@ -32,9 +32,32 @@ type Ledger interface {
 	SandboxChargeByPayment(ctx context.Context, providerID, paymentID string) (paygate.SandboxCharge, error)
 }
 
-// WithLedger keeps the sandbox's ledger in l instead of in memory.
+// WithLedger keeps the sandbox's ledger in l instead of in memory. Charge
+// writes each entry to l before it answers.
 func WithLedger(l Ledger) Option {
-	return func(p *Provider) { p.ledger = l }
+	return func(p *Provider) { p.ledger, p.withOutcome = l, false }
+}
+
+// WithOutcomeLedger keeps the sandbox's ledger in the gateway's store s, the
+// store that commits the payments' outcomes, and lets the gateway commit
+// the entry of a charge answered at once with the outcome (decisions.md
+// section 22): Charge writes nothing and hands the entry back in
+// ChargeResult.Commit, so a test-mode payment costs no round trip of its
+// own for the ledger. Until the outcome commits, the sandbox has not
+// received the payment as far as an inquiry can tell; a crash before that
+// commit leaves neither, and recovery fails the payment with nothing
+// charged.
+//
+// A charge that is not answered at once still writes its entry first, as
+// WithLedger does: card 4000000000000705, whose unknown outcome recovery
+// learns from the entry, and every charge of a sandbox with a latency
+// (WithLatency), which simulates a remote provider holding the charge while
+// the gateway waits: a caller that stops waiting, or dies, during the
+// latency leaves a charge the provider received, which recovery finds
+// pending and then answered, as it would at a remote provider. The latency
+// dwarfs that round trip.
+func WithOutcomeLedger(s Ledger) Option {
+	return func(p *Provider) { p.ledger, p.withOutcome = s, true }
 }
 
 // WithFailureRate makes the share rate (0 to 1) of charges fail as a real
@@ -78,13 +101,20 @@ func cardOutcome(err error) error {
 // Charge simulates a remote provider's charge. A context already done, or a
 // simulated outage (WithFailureRate), is ProviderUnavailable with nothing
 // processed. Otherwise the charge is decided from the test-card table (see
-// decide) and, unless the card makes the provider unavailable, written to
-// the ledger before anything is answered: from then on the provider has
-// received it (a ledger that cannot be written leaves that unknown:
-// ProviderUnknownOutcome). The answer comes after the latency. A context
-// that ends before it is ProviderUnknownOutcome; card 4000000000000705 answers
+// decide) and, unless the card makes the provider unavailable, recorded in
+// the ledger: written before anything is answered (from then on the
+// provider has received it; a ledger that cannot be written leaves that
+// unknown: ProviderUnknownOutcome), or, with WithOutcomeLedger and a charge
+// answered at once, handed back in the result's Commit for the gateway to
+// write with the outcome, with a card's error too. The answer comes after the latency. A context that
+// ends before it is ProviderUnknownOutcome; card 4000000000000705 answers
 // ProviderUnknownOutcome after TimeoutAfter on purpose. Errors that a test
 // card chose are *CardOutcomeError; the others are *paygate.ProviderError.
+//
+// The payment id is the provider's idempotency key: a repeated charge of a
+// payment gets the answer of the entry written first. With
+// WithOutcomeLedger, Charge does not read the ledger (the gateway charges a
+// payment once per provider), and the entry committed first is kept.
 func (p *Provider) Charge(ctx context.Context, req paygate.ChargeRequest) (paygate.ChargeResult, error) {
 	if ctx.Err() != nil {
 		return paygate.ChargeResult{}, p.fail(paygate.ProviderUnavailable, msgCancelled)
@@ -116,7 +146,12 @@ func (p *Provider) Charge(ctx context.Context, req paygate.ChargeRequest) (payga
 		entry.DeclineCode, entry.Message = res.DeclineCode, res.Message
 	}
 	stored := entry
-	if req.PaymentID != "" {
+	var commit []paygate.Op // the entry, when the outcome's unit writes it
+	switch {
+	case req.PaymentID == "":
+	case p.withOutcome && !timesOut && p.latency <= 0:
+		commit = []paygate.Op{entry} // answered at once: see WithOutcomeLedger
+	default:
 		if stored, err = p.ledger.RecordSandboxCharge(ctx, entry); err != nil {
 			// The write may have happened all the same: the outcome is
 			// unknown, as a remote provider's would be when it fails
@@ -137,19 +172,21 @@ func (p *Provider) Charge(ctx context.Context, req paygate.ChargeRequest) (payga
 	if err := p.waitUntil(ctx, answerAt); err != nil {
 		// Received, but the caller stopped waiting: the outcome is unknown
 		// to it. Not a card's doing: a real timeout.
-		return paygate.ChargeResult{}, p.fail(paygate.ProviderUnknownOutcome, msgTimeout)
+		return paygate.ChargeResult{Commit: commit}, p.fail(paygate.ProviderUnknownOutcome, msgTimeout)
 	}
 	switch {
 	case timesOut:
 		return paygate.ChargeResult{}, cardOutcome(p.fail(paygate.ProviderUnknownOutcome, msgTimeout))
 	case pe != nil:
-		return paygate.ChargeResult{}, cardOutcome(pe)
+		return paygate.ChargeResult{Commit: commit}, cardOutcome(pe)
 	}
+	res.Commit = commit
 	return res, nil
 }
 
 // Inquire reports what the sandbox's ledger knows of the payment: unknown
-// when it never received it, pending until the charge's processing time has
+// when it never received it (with WithOutcomeLedger: when the payment's
+// outcome, which writes the entry, never committed), pending until the charge's processing time has
 // passed, then its outcome. Errors: ProviderUnavailable when ctx is done or
 // the ledger cannot be read (ask again later).
 func (p *Provider) Inquire(ctx context.Context, paymentID string) (paygate.Inquiry, error) {

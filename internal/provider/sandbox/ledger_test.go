@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -118,7 +119,7 @@ func TestChargeRepeatGetsFirstAnswer(t *testing.T) {
 	again := charge(CardVisa, "EUR")
 	again.PaymentID = first.PaymentID
 	res2, err := p.Charge(context.Background(), again)
-	if err != nil || res2 != res {
+	if err != nil || !reflect.DeepEqual(res2, res) {
 		t.Fatalf("repeat: %+v, %v; want %+v", res2, err, res)
 	}
 }
@@ -200,5 +201,105 @@ func TestLedgerHoldsNoCardData(t *testing.T) {
 				t.Fatalf("ledger entry holds a card number: %s", dump)
 			}
 		}
+	}
+}
+
+// TestOutcomeLedgerWritesNothing: with WithOutcomeLedger a charge answered
+// at once writes no entry; it hands the entry back for the gateway to
+// commit with the payment's outcome (decisions.md section 22), whatever
+// that outcome is, and the entry, once committed, answers inquiries as a
+// written one does. Nothing processed, nothing handed back.
+func TestOutcomeLedgerWritesNothing(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name   string
+		number string
+		want   paygate.SandboxOutcome
+		fails  bool
+		kind   paygate.ProviderErrorKind // when it fails
+	}{
+		{"Captured", CardVisa, paygate.SandboxCaptured, false, 0},
+		{"Declined", CardDeclined, paygate.SandboxDeclined, false, 0},
+		{"ThreeDS", Card3DS, paygate.SandboxPending3DS, false, 0},
+		{"Errored", CardProviderError, paygate.SandboxErrored, true, paygate.ProviderFailed},
+		{"Unavailable", CardFailover, "", true, paygate.ProviderUnavailable},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			l := NewMemoryLedger()
+			p := New("sandbox-eu", nil, WithOutcomeLedger(l), FirstOf("EUR"))
+			req := charge(c.number, "EUR")
+			res, err := p.Charge(context.Background(), req)
+			if !c.fails && err != nil || c.fails && providerErr(t, err).Kind != c.kind {
+				t.Fatalf("charge: %v, want kind %v", err, c.kind)
+			}
+			if len(l.entries) != 0 {
+				t.Fatalf("the charge wrote %d entries itself", len(l.entries))
+			}
+			if got := inquire(t, p, req.PaymentID); got.Status != paygate.InquiryUnknown {
+				t.Fatalf("before the outcome's commit: %+v, want unknown", got)
+			}
+			if c.want == "" {
+				if len(res.Commit) != 0 {
+					t.Fatalf("nothing processed, yet %d writes to commit", len(res.Commit))
+				}
+				return
+			}
+			if len(res.Commit) != 1 {
+				t.Fatalf("%d writes to commit, want the ledger entry", len(res.Commit))
+			}
+			e, ok := res.Commit[0].(paygate.SandboxCharge)
+			if !ok || e.PaymentID != req.PaymentID || e.ProviderID != "sandbox-eu" || e.Outcome != c.want || e.Amount != req.Amount {
+				t.Fatalf("write to commit %+v, want the %s entry of the payment", res.Commit[0], c.want)
+			}
+			if _, err := l.RecordSandboxCharge(context.Background(), e); err != nil { // the outcome's unit
+				t.Fatal(err)
+			}
+			if got := inquire(t, p, req.PaymentID); got.Status != paygate.InquiryAnswered && got.Status != paygate.InquiryErrored {
+				t.Fatalf("after the outcome's commit: %+v", got)
+			}
+		})
+	}
+}
+
+// TestOutcomeLedgerWritesFirstWhenNotAnsweredAtOnce: card 0705 answers an
+// unknown outcome, which recovery learns from its entry, and a sandbox with
+// a latency holds every charge as a remote provider would while its caller
+// waits (and may stop waiting, or die): their charges write the entry
+// themselves before they answer, and hand nothing back.
+func TestOutcomeLedgerWritesFirstWhenNotAnsweredAtOnce(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name    string
+		number  string
+		latency time.Duration
+		later   time.Duration // when an inquiry answers captured
+	}{
+		{"TimeoutCard", CardTimeout, 0, TimeoutAfter + InquiryDelay},
+		{"Latency", CardVisa, time.Hour, time.Hour},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			clk := testenv.NewClock(time.Now())
+			l := NewMemoryLedger()
+			p := New("sandbox-eu", nil, WithOutcomeLedger(l), WithClock(clk), WithLatency(c.latency))
+			req := charge(c.number, "EUR")
+			// The caller stops waiting at once: the entry is written before.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+			defer cancel()
+			res, err := p.Charge(ctx, req)
+			if providerErr(t, err).Kind != paygate.ProviderUnknownOutcome || len(res.Commit) != 0 {
+				t.Fatalf("charge: %+v, %v; want an unknown outcome with nothing to commit", res, err)
+			}
+			if got := inquire(t, p, req.PaymentID); got.Status != paygate.InquiryPending {
+				t.Fatalf("after the charge: %+v, want pending", got)
+			}
+			clk.Add(c.later)
+			if got := inquire(t, p, req.PaymentID); got.Status != paygate.InquiryAnswered || got.Result.Status != paygate.PaymentCaptured {
+				t.Fatalf("later: %+v, want captured", got)
+			}
+		})
 	}
 }

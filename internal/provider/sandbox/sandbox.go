@@ -42,6 +42,7 @@ type Provider struct {
 	latency         time.Duration
 	failureRate     float64
 	ledger          Ledger
+	withOutcome     bool // WithOutcomeLedger: entries commit with the outcome
 	clock           paygate.Clock
 }
 
@@ -113,9 +114,12 @@ func New(id string, currencies []string, opts ...Option) *Provider {
 func (p *Provider) ID() string { return p.id }
 
 // LedgerInGateway is true: a sandbox charges nothing outside the gateway,
-// and what it processed is recorded in its ledger during Charge, after the
-// payment's insert (in the gateway's database, or in memory in unit tests,
-// where a crash forgets the charge with everything else).
+// and what it processed is recorded in its ledger after the payment's
+// insert: in the gateway's database, with the payment's outcome
+// (WithOutcomeLedger) or during Charge (card 4000000000000705, a latency,
+// WithLedger),
+// or in memory in unit tests, where a crash forgets the charge with
+// everything else.
 func (p *Provider) LedgerInGateway() bool { return true }
 
 // Serves reports whether the provider accepts payments in the currency.

@@ -45,9 +45,12 @@ func PaymentList(q paygate.PaymentQuery) ListKey {
 }
 
 // GatewayLedger is the optional capability of a provider that keeps its
-// record of a charge in the gateway's own database, written during Charge
-// (the test-mode sandboxes, decisions.md section 8). It is the connector's
-// own declaration; the engines read it through LazyCreate.
+// record of a charge in the gateway's own database (the test-mode
+// sandboxes, decisions.md sections 8 and 22): written in the unit of the
+// payment's outcome (ChargeResult.Commit), or during Charge for a charge
+// not answered at once (card 4000000000000705, a sandbox with a latency),
+// after the payment's insert either way. It is the connector's own
+// declaration; the engines read it through LazyCreate.
 type GatewayLedger interface {
 	// LedgerInGateway reports whether the provider's charges are recorded
 	// in the gateway's database, after the payment's insert.
@@ -57,10 +60,16 @@ type GatewayLedger interface {
 // LazyCreate reports whether the insert of np may commit without waiting
 // for its own durable flush: when every provider of its route (the
 // providers the charge may be sent to, np.Route) records the charge in this
-// database after the insert. That record is written after the insert into
-// the same log, so no database crash can keep the charge and lose the
-// payment, and the outcome, which is what a client is told, commits durably
-// after both. A remote provider keeps its own records: a payment that may
+// database after the insert. Nothing outside the database then depends on
+// the insert: the provider's record is written after it into the same log
+// (in the outcome's unit, or during the charge), and the outcome, which is
+// what a client is told, commits durably after both; its flush covers the
+// insert. So a database crash that loses the insert loses the record and
+// every answer with it: no row, no ledger entry, no answer, nothing charged
+// (the key's reservation was in the insert: a retry with the key starts
+// afresh). One that keeps the insert and loses the rest leaves a created
+// payment its provider never saw, which recovery fails with nothing charged
+// (section 22). A remote provider keeps its own records: a payment that may
 // be sent to one is inserted durably before the call (decisions.md section
 // 22), and so is a payment with an empty route. The insert is visible to
 // other transactions at commit either way.

@@ -190,8 +190,9 @@ func (s *Store) CreatePayment(ctx context.Context, np paygate.NewPayment) (payga
 	if plan.LazyCreate(np) {
 		// Committed without waiting for its WAL flush (see
 		// plan.LazyCreate): the provider's ledger entry and the
-		// outcome are written after it, and the outcome's synchronous
-		// commit flushes all earlier WAL, this insert included.
+		// outcome are written after it (in one unit, unless the charge
+		// was not answered at once), and the outcome's synchronous commit
+		// flushes all earlier WAL, this insert included.
 		b := &pgx.Batch{}
 		b.Queue(skipFlushWait)
 		b.Queue(createPayment, args).QueryRow(func(row pgx.Row) error { return row.Scan(&p.CustomerID) })

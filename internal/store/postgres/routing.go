@@ -142,7 +142,11 @@ func (s *Store) RecordSandboxCharge(ctx context.Context, c paygate.SandboxCharge
 		// idempotency reservation does (see ReserveIdempotency): the
 		// payment's outcome, the only thing a client is told, commits
 		// synchronously after it and its flush covers this entry; the
-		// payment row it belongs to was flushed before the charge.
+		// payment row it belongs to was committed before the charge, in
+		// the same log (plan.LazyCreate). Only the entries of charges not
+		// answered at once come here (card 4000000000000705, a sandbox
+		// with a latency): the others are SandboxCharge operations of the
+		// outcome's unit.
 		var stored paygate.SandboxCharge
 		var found bool
 		b := &pgx.Batch{}

@@ -40,25 +40,11 @@ func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return translate(tx.Commit(ctx))
 }
 
-// CreateThreeDSChallenge applies t (created → pending_3ds) with its events
-// and idempotency answer, and inserts the challenge, in one transaction.
-// ErrStateConflict or NOT_FOUND from the transition; ErrConflict on a
-// duplicate token hash. Nothing is written on error.
-func (s *Store) CreateThreeDSChallenge(ctx context.Context, c paygate.ThreeDSChallenge, t paygate.PaymentTransition, events []paygate.Event, done *paygate.IdempotencyCompletion) error {
-	if c.PaymentID != t.ID || c.MerchantID != t.MerchantID || c.Mode != t.Mode {
-		return fmt.Errorf("postgres: the challenge does not belong to the payment of the transition")
-	}
-	return s.wrote(s.inTx(ctx, func(tx pgx.Tx) error {
-		if err := transitionPaymentOn(ctx, tx, t, events, done); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, `
-			INSERT INTO threeds_challenges (`+challengeColumns+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-			c.TokenHash, c.PaymentID, c.MerchantID, c.Mode, c.CreatedAt, c.ExpiresAt, c.ClaimedUntil, c.ConsumedAt)
-		return err
-	}), events)
-}
+// insertChallenge is the statement of a ThreeDSChallenge operation of a unit
+// (unit.go), which follows the transition of its payment to pending_3ds.
+const insertChallenge = `
+	INSERT INTO threeds_challenges (` + challengeColumns + `)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`
 
 // ThreeDSChallengeByTokenHash returns the challenge of the token hash in any
 // state, or NOT_FOUND.

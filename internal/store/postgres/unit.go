@@ -54,6 +54,9 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 	if len(u.Ops) == 0 {
 		return nil
 	}
+	if err := u.Validate(); err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
 	b := &pgx.Batch{}
 	refusedBy := "" // the kind of row whose conditional write refused the unit
 	for i := 0; i < len(u.Ops); {
@@ -88,6 +91,10 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 			i++
 		case paygate.SandboxCharge:
 			b.Queue(insertSandboxCharge, sandboxChargeArgs(op))
+			i++
+		case paygate.ThreeDSChallenge:
+			b.Queue(insertChallenge, op.TokenHash, op.PaymentID, op.MerchantID, op.Mode,
+				op.CreatedAt, op.ExpiresAt, op.ClaimedUntil, op.ConsumedAt)
 			i++
 		default:
 			return fmt.Errorf("postgres: operation %d of the unit: %T is not an operation", i, op)

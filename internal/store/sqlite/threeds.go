@@ -28,23 +28,14 @@ func scanChallenge(row scanner) (paygate.ThreeDSChallenge, error) {
 	return c, nil
 }
 
-// CreateThreeDSChallenge applies t (created → pending_3ds) with its events
-// and idempotency answer, and inserts the challenge, in one transaction.
-// ErrStateConflict or NOT_FOUND from the transition; ErrConflict on a
-// duplicate token hash. Nothing is written on error.
-func (s *Store) CreateThreeDSChallenge(ctx context.Context, c paygate.ThreeDSChallenge, t paygate.PaymentTransition, events []paygate.Event, done *paygate.IdempotencyCompletion) error {
-	if c.PaymentID != t.ID || c.MerchantID != t.MerchantID || c.Mode != t.Mode {
-		return fmt.Errorf("sqlite: the challenge does not belong to the payment of the transition")
-	}
-	return s.wrote(s.inTx(ctx, func(tx *sql.Tx) error {
-		if err := transitionPayment(ctx, tx, t, events, done); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO threeds_challenges (`+challengeColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			c.TokenHash, c.PaymentID, c.MerchantID, string(c.Mode), micros(c.CreatedAt), micros(c.ExpiresAt),
-			nullMicros(c.ClaimedUntil), nullMicros(c.ConsumedAt))
-		return err
-	}), events)
+// insertChallenge inserts the challenge of a ThreeDSChallenge operation of a
+// unit (unit.go), which follows the transition of its payment to
+// pending_3ds.
+func insertChallenge(ctx context.Context, tx *sql.Tx, c paygate.ThreeDSChallenge) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO threeds_challenges (`+challengeColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		c.TokenHash, c.PaymentID, c.MerchantID, string(c.Mode), micros(c.CreatedAt), micros(c.ExpiresAt),
+		nullMicros(c.ClaimedUntil), nullMicros(c.ConsumedAt))
+	return err
 }
 
 // ThreeDSChallengeByTokenHash returns the challenge of the token hash in any

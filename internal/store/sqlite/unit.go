@@ -17,6 +17,9 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 	if len(u.Ops) == 0 {
 		return nil
 	}
+	if err := u.Validate(); err != nil {
+		return fmt.Errorf("sqlite: %w", err)
+	}
 	err := s.inTx(ctx, func(tx *sql.Tx) error { return applyUnit(ctx, tx, u) })
 	if err == nil && u.HasEvents() && s.onEvents != nil {
 		s.onEvents()
@@ -38,6 +41,8 @@ func applyUnit(ctx context.Context, tx *sql.Tx, u paygate.Unit) error {
 			err = completeIdempotency(ctx, tx, op)
 		case paygate.SandboxCharge:
 			err = insertSandboxCharge(ctx, tx, op)
+		case paygate.ThreeDSChallenge:
+			err = insertChallenge(ctx, tx, op)
 		default:
 			err = fmt.Errorf("sqlite: operation %d of the unit: %T is not an operation", i, op)
 		}

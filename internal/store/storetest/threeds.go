@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -33,6 +34,17 @@ func toPending3DS(p paygate.Payment, now time.Time) paygate.PaymentTransition {
 	}
 }
 
+// createChallenge commits the unit of a payment's move to pending_3ds, as
+// the payment service writes it: the transition, its events, the answer
+// (when not nil) and the challenge.
+func createChallenge(ctx context.Context, s paygate.Store, c paygate.ThreeDSChallenge, t paygate.PaymentTransition, events []paygate.Event, done *paygate.IdempotencyCompletion) error {
+	u := paygate.Unit{Ops: []paygate.Op{t}}
+	u.AddEvents(events)
+	u.AddCompletion(done)
+	u.Add(c)
+	return s.Commit(ctx, u)
+}
+
 // pendingChallenge creates a payment in mode at created, moves it to
 // pending_3ds with a stored challenge one second later, and returns both as
 // stored.
@@ -41,7 +53,7 @@ func (f fixture) pendingChallenge(t *testing.T, mode paygate.Mode, created time.
 	p := f.newPayment(t, mode, created)
 	now := created.Add(time.Second)
 	c := challengeValue(p, now)
-	must(t, f.s.CreateThreeDSChallenge(ctx(t), c, toPending3DS(p, now), nil, nil))
+	must(t, createChallenge(ctx(t), f.s, c, toPending3DS(p, now), nil, nil))
 	got, err := f.s.PaymentByID(ctx(t), p.MerchantID, p.Mode, p.ID)
 	must(t, err)
 	return got, c
@@ -105,7 +117,7 @@ func threeDSCases() []testCase {
 			now := at(time.Hour + time.Second)
 			c := challengeValue(p, now)
 			answer := []byte(`{"data":{"status":"pending_3ds","threeDsRequired":true}}`)
-			must(t, s.CreateThreeDSChallenge(ctx(t), c, toPending3DS(p, now), nil, &paygate.IdempotencyCompletion{
+			must(t, createChallenge(ctx(t), s, c, toPending3DS(p, now), nil, &paygate.IdempotencyCompletion{
 				MerchantID: p.MerchantID, Mode: p.Mode, Key: p.IdempotencyKey, StatusCode: 201, Body: answer,
 			}))
 			got, err := s.ThreeDSChallengeByTokenHash(ctx(t), c.TokenHash)
@@ -142,7 +154,7 @@ func threeDSCases() []testCase {
 			p := f.newPayment(t, paygate.ModeLive, at(time.Hour))
 			now := at(time.Hour + time.Second)
 			ev := eventValue(p, paygate.EventPaymentAuthorized, "", now)
-			must(t, s.CreateThreeDSChallenge(ctx(t), challengeValue(p, now), toPending3DS(p, now), []paygate.Event{ev}, nil))
+			must(t, createChallenge(ctx(t), s, challengeValue(p, now), toPending3DS(p, now), []paygate.Event{ev}, nil))
 			evs, err := s.EventsByMerchant(ctx(t), p.MerchantID, p.Mode, 0)
 			must(t, err)
 			equal(t, "events", []paygate.Event{ev}, evs)
@@ -152,7 +164,7 @@ func threeDSCases() []testCase {
 			p, _ := f.pendingChallenge(t, paygate.ModeTest, at(time.Hour))
 			// A second challenge for a payment that is no longer created.
 			c := challengeValue(p, at(2*time.Hour))
-			err := s.CreateThreeDSChallenge(ctx(t), c, toPending3DS(p, at(2*time.Hour)),
+			err := createChallenge(ctx(t), s, c, toPending3DS(p, at(2*time.Hour)),
 				[]paygate.Event{eventValue(p, paygate.EventPaymentFailed, "", at(2*time.Hour))}, nil)
 			wantIs(t, err, paygate.ErrStateConflict)
 			_, err = s.ThreeDSChallengeByTokenHash(ctx(t), c.TokenHash)
@@ -163,7 +175,7 @@ func threeDSCases() []testCase {
 			f := newMerchant(t, s, base)
 			p := f.paymentValue(paygate.ModeTest, at(time.Hour)) // never stored
 			c := challengeValue(p, at(time.Hour))
-			wantNotFound(t, s.CreateThreeDSChallenge(ctx(t), c, toPending3DS(p, at(time.Hour)), nil, nil))
+			wantNotFound(t, createChallenge(ctx(t), s, c, toPending3DS(p, at(time.Hour)), nil, nil))
 			_, err := s.ThreeDSChallengeByTokenHash(ctx(t), c.TokenHash)
 			wantNotFound(t, err)
 		}},
@@ -175,7 +187,7 @@ func threeDSCases() []testCase {
 			c.MerchantID = other.merchant.ID
 			tr := toPending3DS(p, at(time.Hour))
 			tr.MerchantID = other.merchant.ID
-			wantNotFound(t, s.CreateThreeDSChallenge(ctx(t), c, tr, nil, nil))
+			wantNotFound(t, createChallenge(ctx(t), s, c, tr, nil, nil))
 			wantStatus(t, s, p, paygate.PaymentCreated)
 		}},
 		{"CreateDuplicateTokenWritesNothing", func(t *testing.T, s paygate.Store) {
@@ -185,7 +197,7 @@ func threeDSCases() []testCase {
 			now := at(time.Hour + time.Second)
 			c := challengeValue(p, now)
 			c.TokenHash = first.TokenHash
-			err := s.CreateThreeDSChallenge(ctx(t), c, toPending3DS(p, now),
+			err := createChallenge(ctx(t), s, c, toPending3DS(p, now),
 				[]paygate.Event{eventValue(p, paygate.EventPaymentAuthorized, "", now)},
 				&paygate.IdempotencyCompletion{MerchantID: p.MerchantID, Mode: p.Mode, Key: p.IdempotencyKey, StatusCode: 201, Body: []byte("{}")})
 			wantIs(t, err, paygate.ErrConflict)
@@ -196,6 +208,27 @@ func threeDSCases() []testCase {
 			got, err := s.ThreeDSChallengeByTokenHash(ctx(t), first.TokenHash)
 			must(t, err)
 			equal(t, "first challenge", first, got)
+		}},
+		{"ChallengeWithoutItsTransitionIsRefused", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			other := newMerchant(t, s, base)
+			p := f.newPayment(t, paygate.ModeTest, at(time.Hour))
+			now := at(time.Hour + time.Second)
+			c := challengeValue(p, now)
+			mine := c
+			mine.MerchantID = other.merchant.ID // names another merchant
+			for name, u := range map[string]paygate.Unit{
+				"alone":          {Ops: []paygate.Op{c}},
+				"before":         {Ops: []paygate.Op{c, toPending3DS(p, now)}},
+				"other merchant": {Ops: []paygate.Op{toPending3DS(p, now), mine}},
+			} {
+				if err := s.Commit(ctx(t), u); err == nil {
+					t.Errorf("%s: a challenge without its payment's transition committed", name)
+				}
+			}
+			wantStatus(t, s, p, paygate.PaymentCreated)
+			_, err := s.ThreeDSChallengeByTokenHash(ctx(t), c.TokenHash)
+			wantNotFound(t, err)
 		}},
 		{"ByUnknownHashIsNotFound", func(t *testing.T, s paygate.Store) {
 			_, err := s.ThreeDSChallengeByTokenHash(ctx(t), randomBytes(32))
