@@ -36,6 +36,12 @@ type Refund struct {
 	UpdatedAt    time.Time
 }
 
+// NewRefund is the unit operation that inserts Refund in status created
+// (whatever its Status), reserving its amount on its payment (Op).
+type NewRefund struct {
+	Refund Refund
+}
+
 // RefundTransition moves a refund from From to To, conditionally (the store
 // returns ErrStateConflict otherwise). Moving to failed gives the amount back
 // to the payment's refundable balance in the same transaction.

@@ -104,8 +104,9 @@ type Store interface {
 	// transaction: all of them, or none when it returns an error. Each
 	// operation sees the writes of those before it. The first operation
 	// that refuses (a PaymentTransition whose payment is in none of From:
-	// ErrStateConflict; missing for its merchant and mode: NOT_FOUND)
-	// fails the unit with its error. An empty unit writes nothing.
+	// ErrStateConflict; missing for its merchant and mode: NOT_FOUND; the
+	// refusals of NewRefund and RefundTransition, see Op) fails the unit
+	// with its error. An empty unit writes nothing.
 	Commit(ctx context.Context, u Unit) error
 	// PaymentByID returns a payment of (merchant, mode), or NOT_FOUND.
 	PaymentByID(ctx context.Context, merchantID string, mode Mode, id string) (Payment, error)
@@ -113,14 +114,6 @@ type Store interface {
 	// (merchant, mode) with the reference, or NOT_FOUND.
 	PaymentByMerchantRef(ctx context.Context, merchantID string, mode Mode, ref string) (Payment, error)
 
-	// CreateRefund inserts a refund in status created with its events and
-	// its idempotency answer, in one transaction, after checking against
-	// the payment: NOT_FOUND when the payment does not exist for (merchant,
-	// mode); INVALID_REQUEST param transactionId when it is not captured,
-	// param currency when the currency differs, param amount when the sum of
-	// the payment's refunds that are not failed would exceed the captured
-	// amount. Concurrent refunds can never overshoot together.
-	CreateRefund(ctx context.Context, r Refund, events []Event, done *IdempotencyCompletion) error
 	// RefundByID returns a refund of (merchant, mode), or NOT_FOUND.
 	RefundByID(ctx context.Context, merchantID string, mode Mode, id string) (Refund, error)
 	// RefundsByPayment lists a payment's refunds, newest first; NOT_FOUND
@@ -131,11 +124,6 @@ type Store interface {
 	// It serves the background refund worker only. A limit <= 0 means no
 	// limit.
 	RefundsToProcess(ctx context.Context, staleBefore time.Time, limit int) ([]Refund, error)
-	// TransitionRefund applies t and inserts the events in one
-	// transaction. ErrStateConflict when the refund is not in t.From;
-	// NOT_FOUND when it does not exist for the merchant and mode. Empty
-	// fields other than To leave the stored values unchanged.
-	TransitionRefund(ctx context.Context, t RefundTransition, events []Event) error
 
 	// EventsByMerchant lists the events of (merchant, mode), oldest first. A
 	// limit <= 0 means no limit.

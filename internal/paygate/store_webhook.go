@@ -10,7 +10,7 @@ import (
 // mode filtered in SQL for merchant data, errors as documented on Store.
 //
 // Deliveries are born in the same transaction as their event: inserting an
-// event (Commit, CreateRefund, TransitionRefund, or any other
+// event (Commit, or any other
 // method that writes events) also inserts one pending delivery when the
 // event's (merchant, mode) has an endpoint that is enabled and subscribed to
 // the event's type. No endpoint means no delivery and no error. Ping events

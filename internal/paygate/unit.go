@@ -29,6 +29,20 @@ type Unit struct {
 //     to pending_3ds, so that a payment is never pending_3ds without its
 //     challenge and a challenge never names another merchant's payment
 //     (Validate). A duplicate token hash fails the unit with ErrConflict.
+//   - NewRefund inserts its refund in status created after reserving its
+//     amount on the payment, in one conditional write of the payment's
+//     refunded total, so that concurrent refunds never overshoot together.
+//     It fails the unit with NOT_FOUND when the payment does not exist for
+//     (merchant, mode); INVALID_REQUEST param transactionId when the
+//     payment is not captured, param currency when the currency differs,
+//     param amount when the amount is not positive (Validate) or the
+//     refunds that are not failed would exceed the captured amount;
+//     ErrConflict on a duplicate refund id.
+//   - RefundTransition moves a refund from From to To (empty fields other
+//     than To leave the stored values unchanged); moving to failed gives
+//     the amount back to the payment's refundable balance. It fails the
+//     unit with ErrStateConflict when the refund is not in From, and with
+//     NOT_FOUND when it does not exist for its merchant and mode.
 type Op interface {
 	unitOp()
 }
@@ -38,6 +52,8 @@ func (Event) unitOp()                 {}
 func (IdempotencyCompletion) unitOp() {}
 func (SandboxCharge) unitOp()         {}
 func (ThreeDSChallenge) unitOp()      {}
+func (NewRefund) unitOp()             {}
+func (RefundTransition) unitOp()      {}
 
 // Add appends the operations to the unit.
 func (u *Unit) Add(ops ...Op) {
@@ -59,10 +75,14 @@ func (u *Unit) AddCompletion(done *IdempotencyCompletion) {
 }
 
 // Validate checks what the operations require of the unit itself: each
-// ThreeDSChallenge follows a transition of its payment to pending_3ds. An
+// ThreeDSChallenge follows a transition of its payment to pending_3ds, and
+// each NewRefund has a positive amount (INVALID_REQUEST param amount). An
 // engine refuses an invalid unit before it writes anything.
 func (u Unit) Validate() error {
 	for i, op := range u.Ops {
+		if r, ok := op.(NewRefund); ok && r.Refund.Amount.Amount <= 0 {
+			return Errorf(CodeInvalidRequest, "amount", "The refund amount must be greater than zero.")
+		}
 		c, ok := op.(ThreeDSChallenge)
 		if !ok {
 			continue

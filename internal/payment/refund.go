@@ -31,7 +31,9 @@ func (s *Service) Refund(ctx context.Context, req Request, in RefundInput) (Resu
 	}
 	res := s.result(Result{Kind: RefundCreated, Refund: &r})
 	ev := webhook.RefundEvent(paygate.EventRefundCreated, r, now)
-	err := s.store.CreateRefund(ctx, r, []paygate.Event{ev}, req.completion(res))
+	u := paygate.Unit{Ops: []paygate.Op{paygate.NewRefund{Refund: r}, ev}}
+	u.AddCompletion(req.completion(res))
+	err := s.store.Commit(ctx, u)
 	if err != nil {
 		if code := paygate.ErrorCode(err); code == paygate.CodeNotFound || code == paygate.CodeInvalidRequest {
 			return Result{}, err

@@ -98,10 +98,10 @@ func (w *RefundWorker) process(ctx context.Context, r paygate.Refund) bool {
 	s := w.svc
 	log := s.log.With("refund", r.ID, "merchant", r.MerchantID, "mode", string(r.Mode))
 	if r.Status == paygate.RefundCreated {
-		err := s.store.TransitionRefund(ctx, paygate.RefundTransition{
+		err := s.store.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.RefundTransition{
 			ID: r.ID, MerchantID: r.MerchantID, Mode: r.Mode,
 			From: paygate.RefundCreated, To: paygate.RefundPending, UpdatedAt: s.clock.Now(),
-		}, nil)
+		}}})
 		if errors.Is(err, paygate.ErrStateConflict) {
 			return false // another node took it
 		}
@@ -148,11 +148,14 @@ func (w *RefundWorker) finish(ctx context.Context, r paygate.Refund, res paygate
 		r.ErrorCode, r.ErrorMessage = string(paygate.CodeProviderError), reason
 	}
 	r.Status, r.UpdatedAt = to, now
-	err := s.store.TransitionRefund(ctx, paygate.RefundTransition{
-		ID: r.ID, MerchantID: r.MerchantID, Mode: r.Mode,
-		From: paygate.RefundPending, To: to, ProviderRef: res.ProviderRef, FailureReason: reason,
-		ErrorCode: r.ErrorCode, ErrorMessage: r.ErrorMessage, UpdatedAt: now,
-	}, []paygate.Event{webhook.RefundEvent(typ, r, now)})
+	err := s.store.Commit(ctx, paygate.Unit{Ops: []paygate.Op{
+		paygate.RefundTransition{
+			ID: r.ID, MerchantID: r.MerchantID, Mode: r.Mode,
+			From: paygate.RefundPending, To: to, ProviderRef: res.ProviderRef, FailureReason: reason,
+			ErrorCode: r.ErrorCode, ErrorMessage: r.ErrorMessage, UpdatedAt: now,
+		},
+		webhook.RefundEvent(typ, r, now),
+	}})
 	if errors.Is(err, paygate.ErrStateConflict) {
 		return false
 	}

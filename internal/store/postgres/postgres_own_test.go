@@ -330,7 +330,7 @@ func TestCreateRefundConcurrentNeverOvershoots(t *testing.T) {
 				ID: uuid(), MerchantID: p.MerchantID, Mode: p.Mode, Type: paygate.EventRefundCreated,
 				PaymentID: p.ID, RefundID: r.ID, Payload: []byte(`{}`), CreatedAt: epoch,
 			}
-			err := s.CreateRefund(t.Context(), r, []paygate.Event{ev}, nil)
+			err := createRefund(t.Context(), s, r, []paygate.Event{ev}, nil)
 			mu.Lock()
 			defer mu.Unlock()
 			var e *paygate.Error
@@ -383,14 +383,14 @@ func TestRefundFailedGivesAmountBack(t *testing.T) {
 		Amount: paygate.Money{Amount: 1000, Currency: "EUR"}, AmountText: "10",
 		CreatedAt: epoch, UpdatedAt: epoch,
 	}
-	if err := s.CreateRefund(t.Context(), r, nil, nil); err != nil {
+	if err := createRefund(t.Context(), s, r, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, step := range []struct{ from, to paygate.RefundStatus }{
 		{paygate.RefundCreated, paygate.RefundPending},
 		{paygate.RefundPending, paygate.RefundFailed},
 	} {
-		if err := s.TransitionRefund(t.Context(), paygate.RefundTransition{
+		if err := transitionRefund(t.Context(), s, paygate.RefundTransition{
 			ID: r.ID, MerchantID: r.MerchantID, Mode: r.Mode, From: step.from, To: step.to,
 			FailureReason: "declined", UpdatedAt: epoch.Add(time.Minute),
 		}, nil); err != nil {
@@ -406,7 +406,7 @@ func TestRefundFailedGivesAmountBack(t *testing.T) {
 	}
 	// The whole amount can be refunded again.
 	r.ID = uuid()
-	if err := s.CreateRefund(t.Context(), r, nil, nil); err != nil {
+	if err := createRefund(t.Context(), s, r, nil, nil); err != nil {
 		t.Fatalf("refund after a failed one: %v", err)
 	}
 }
@@ -610,4 +610,19 @@ func TestKeyAndRequestReadFails(t *testing.T) {
 	if err != nil || key.ID != f.key.ID || data.Err != nil || data.Record != nil || data.Payment == nil || data.Payment.ID != p.ID {
 		t.Errorf("known key, reads beside it: key %q, data %+v, %v; want the payment and no record", key.ID, data, err)
 	}
+}
+
+// createRefund commits the unit of a new refund and its events.
+func createRefund(c context.Context, s *Store, r paygate.Refund, events []paygate.Event, done *paygate.IdempotencyCompletion) error {
+	u := paygate.Unit{Ops: []paygate.Op{paygate.NewRefund{Refund: r}}}
+	u.AddEvents(events)
+	u.AddCompletion(done)
+	return s.Commit(c, u)
+}
+
+// transitionRefund commits the unit of a refund transition and its events.
+func transitionRefund(c context.Context, s *Store, tr paygate.RefundTransition, events []paygate.Event) error {
+	u := paygate.Unit{Ops: []paygate.Op{tr}}
+	u.AddEvents(events)
+	return s.Commit(c, u)
 }

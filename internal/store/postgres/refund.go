@@ -28,15 +28,17 @@ func collectRefunds(rows pgx.Rows) ([]paygate.Refund, error) {
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (paygate.Refund, error) { return scanRefund(r) })
 }
 
-// createRefund reserves the amount on the payment with one conditional
-// UPDATE (captured, same currency, and the running total of refunds that are
-// not failed within the captured amount), then inserts the refund, its
-// events and its idempotency answer only if the reservation succeeded.
-// Concurrent refunds of one payment queue on the payment's row, and each
-// re-checks the limit on the newest amount_refunded, so they can never
-// overshoot together. The last SELECT reads the payment to name the reason
-// when nothing was inserted.
-const createRefund = `
+// insertRefundInUnit reserves the amount on the payment with one
+// conditional UPDATE (captured, same currency, and the running total of
+// refunds that are not failed within the captured amount), then inserts the
+// refund only if the reservation succeeded. Concurrent refunds of one
+// payment queue on the payment's row, and each re-checks the limit on the
+// newest amount_refunded, so they can never overshoot together. When
+// nothing was inserted, the last SELECT reads the payment and fails the
+// statement, and so the unit, with the reason: unit_refused (PG404) when
+// the payment does not exist for the merchant and mode, unit_invalid
+// (PG400, migration 00012) naming the field otherwise.
+const insertRefundInUnit = `
 	WITH charged AS (
 		UPDATE payments SET amount_refunded = amount_refunded + @amount
 		WHERE id = @payment_id AND merchant_id = @merchant_id COLLATE "C" AND mode = @mode COLLATE "C"
@@ -51,54 +53,31 @@ const createRefund = `
 			@created_at, @updated_at
 		FROM charged
 		RETURNING id
-	), events AS (` + insertEvents + ` WHERE EXISTS (SELECT 1 FROM refund) ORDER BY e.ord
-	), done AS (` + completeIdempotency + ` AND EXISTS (SELECT 1 FROM refund)
 	)
-	SELECT EXISTS (SELECT 1 FROM refund), p.status, p.currency
+	SELECT CASE
+		WHEN EXISTS (SELECT 1 FROM refund) THEN true
+		WHEN p.status IS NULL THEN unit_refused(false)
+		WHEN p.status <> 'captured' THEN unit_invalid('transactionId', 'Only a captured payment can be refunded.')
+		WHEN p.currency <> @currency THEN unit_invalid('currency', 'The currency must be the payment''s currency, ' || p.currency || '.')
+		ELSE unit_invalid('amount', 'The refunds of this payment would exceed its captured amount.')
+	END
 	FROM (SELECT 1) AS one
 	LEFT JOIN payments p ON p.id = @payment_id AND p.merchant_id = @merchant_id AND p.mode = @mode`
 
-// CreateRefund inserts a refund in status created with its events and its
-// idempotency answer, in one statement, after checking it against the
-// payment: NOT_FOUND when the payment does not exist for (merchant, mode);
-// INVALID_REQUEST param transactionId when it is not captured, param
-// currency when the currency differs, param amount when the amount is not
-// positive or the refunds that are not failed would exceed the captured
-// amount. ErrConflict on a duplicate refund id.
-func (s *Store) CreateRefund(ctx context.Context, r paygate.Refund, events []paygate.Event, done *paygate.IdempotencyCompletion) error {
-	if r.Amount.Amount <= 0 {
-		return paygate.Errorf(paygate.CodeInvalidRequest, "amount", "The refund amount must be greater than zero.")
-	}
+// newRefundArgs are the arguments of insertRefundInUnit.
+func newRefundArgs(op paygate.NewRefund) namedArgs {
+	r := op.Refund
 	updated := r.UpdatedAt
 	if updated.IsZero() {
 		updated = r.CreatedAt
 	}
-	args := namedArgs{
+	return namedArgs{
 		"id": r.ID, "merchant_id": r.MerchantID, "mode": r.Mode, "payment_id": r.PaymentID,
 		"amount": r.Amount.Amount, "currency": r.Amount.Currency, "amount_text": r.AmountText,
 		"reason": nullText(r.Reason), "provider_id": nullText(r.ProviderID),
 		"provider_ref": nullText(r.ProviderRef), "failure_reason": nullText(r.FailureReason),
 		"error_code": nullText(r.ErrorCode), "error_message": nullText(r.ErrorMessage),
 		"created_at": r.CreatedAt, "updated_at": updated,
-	}
-	addEventArgs(args, events)
-	addCompletionArgs(args, done)
-	var created bool
-	var status, currency pgtype.Text
-	if err := s.pool.QueryRow(ctx, createRefund, args).Scan(&created, &status, &currency); err != nil {
-		return translate(err)
-	}
-	switch {
-	case created:
-		return s.wrote(nil, events)
-	case !status.Valid:
-		return notFound("payment")
-	case paygate.PaymentStatus(status.String) != paygate.PaymentCaptured:
-		return paygate.Errorf(paygate.CodeInvalidRequest, "transactionId", "Only a captured payment can be refunded.")
-	case currency.String != r.Amount.Currency:
-		return paygate.Errorf(paygate.CodeInvalidRequest, "currency", "The currency must be the payment's currency, %s.", currency.String)
-	default:
-		return paygate.Errorf(paygate.CodeInvalidRequest, "amount", "The refunds of this payment would exceed its captured amount.")
 	}
 }
 
@@ -159,12 +138,14 @@ func (s *Store) RefundsToProcess(ctx context.Context, staleBefore time.Time, lim
 	return refunds, translate(err)
 }
 
-// transitionRefund moves a refund conditionally, gives a failed refund's
-// amount back to the payment, and inserts the events, all only when the
-// refund moved. The refund row is locked before the payment row; CreateRefund
-// locks only the payment row and a refund row of its own, so the two never
-// wait on each other in a cycle.
-const transitionRefund = `
+// transitionRefundInUnit moves a refund conditionally and gives a failed
+// refund's amount back to the payment, only when the refund moved; when it
+// did not, unit_refused fails the statement, and so the unit: PG409 when
+// the refund exists in another state, PG404 when it does not exist for the
+// merchant and mode. The refund row is locked before the payment row; an
+// inserted refund locks only the payment row and a refund row of its own,
+// so the two never wait on each other in a cycle.
+const transitionRefundInUnit = `
 	WITH moved AS (
 		UPDATE refunds SET
 			status = @to,
@@ -181,35 +162,17 @@ const transitionRefund = `
 		WHERE p.id = moved.payment_id AND p.merchant_id = @merchant_id COLLATE "C" AND p.mode = @mode COLLATE "C"
 			AND @to::text = 'failed' AND @from::text <> 'failed'
 		RETURNING p.id
-	), events AS (` + insertEvents + ` WHERE EXISTS (SELECT 1 FROM moved) ORDER BY e.ord
 	)
-	SELECT EXISTS (SELECT 1 FROM moved),
-		EXISTS (SELECT 1 FROM refunds WHERE id = @id AND merchant_id = @merchant_id AND mode = @mode)`
+	SELECT CASE WHEN EXISTS (SELECT 1 FROM moved) THEN true
+		ELSE unit_refused(EXISTS (SELECT 1 FROM refunds WHERE id = @id AND merchant_id = @merchant_id AND mode = @mode)) END`
 
-// TransitionRefund moves the refund from t.From to t.To and inserts the
-// events in one statement; moving to failed gives the amount back to the
-// payment's refundable balance in the same statement. ErrStateConflict when
-// the refund is not in t.From; NOT_FOUND when it does not exist for the
-// merchant and mode.
-func (s *Store) TransitionRefund(ctx context.Context, t paygate.RefundTransition, events []paygate.Event) error {
-	args := namedArgs{
+// refundTransitionArgs are the arguments of transitionRefundInUnit.
+func refundTransitionArgs(t paygate.RefundTransition) namedArgs {
+	return namedArgs{
 		"id": t.ID, "merchant_id": t.MerchantID, "mode": t.Mode,
 		"from": string(t.From), "to": string(t.To),
 		"provider_ref": nullText(t.ProviderRef), "failure_reason": nullText(t.FailureReason),
 		"error_code": nullText(t.ErrorCode), "error_message": nullText(t.ErrorMessage),
 		"updated_at": nullTime(t.UpdatedAt),
-	}
-	addEventArgs(args, events)
-	var moved, exists bool
-	err := s.pool.QueryRow(ctx, transitionRefund, args).Scan(&moved, &exists)
-	switch {
-	case err != nil:
-		return translate(err)
-	case moved:
-		return s.wrote(nil, events)
-	case !exists:
-		return notFound("refund")
-	default:
-		return paygate.ErrStateConflict
 	}
 }

@@ -23,8 +23,9 @@ import (
 // before it, and skips those after it up to the Sync. A conditional write
 // that does not apply is not an error by itself (an UPDATE of no row), so
 // the statement of a transition ends in unit_refused (migration 00011),
-// which raises PG409 when the payment exists in another state and PG404
-// when it does not. Under READ COMMITTED the UPDATE re-checks its WHERE
+// which raises PG409 when the payment (or refund) exists in another state
+// and PG404 when it does not; an inserted refund refused by its payment
+// raises PG400 through unit_invalid (migration 00012), naming the field. Under READ COMMITTED the UPDATE re-checks its WHERE
 // clause on the newest row version, so a lost race is a refusal too.
 //
 // Joining: a transition followed by events and then an idempotency answer
@@ -37,6 +38,9 @@ import (
 const (
 	sqlStateConflict = "PG409"
 	sqlStateNotFound = "PG404"
+	// sqlStateInvalid is what unit_invalid (migration 00012) raises, with
+	// the field at fault as the error's column.
+	sqlStateInvalid = "PG400"
 )
 
 // transitionInUnit is transitionPayment failing the statement, and so the
@@ -96,6 +100,26 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 			b.Queue(insertChallenge, op.TokenHash, op.PaymentID, op.MerchantID, op.Mode,
 				op.CreatedAt, op.ExpiresAt, op.ClaimedUntil, op.ConsumedAt)
 			i++
+		case paygate.NewRefund:
+			b.Queue(insertRefundInUnit, newRefundArgs(op)).QueryRow(func(row pgx.Row) error {
+				var created bool
+				err := row.Scan(&created)
+				if err != nil {
+					refusedBy = "payment"
+				}
+				return err
+			})
+			i++
+		case paygate.RefundTransition:
+			b.Queue(transitionRefundInUnit, refundTransitionArgs(op)).QueryRow(func(row pgx.Row) error {
+				var moved bool
+				err := row.Scan(&moved)
+				if err != nil {
+					refusedBy = "refund"
+				}
+				return err
+			})
+			i++
 		default:
 			return fmt.Errorf("postgres: operation %d of the unit: %T is not an operation", i, op)
 		}
@@ -114,6 +138,8 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 			return fmt.Errorf("%w: %s", paygate.ErrStateConflict, refusedBy)
 		case sqlStateNotFound:
 			return notFound(refusedBy)
+		case sqlStateInvalid:
+			return paygate.Errorf(paygate.CodeInvalidRequest, pgErr.ColumnName, "%s", pgErr.Message)
 		}
 	}
 	return translate(err)

@@ -29,49 +29,38 @@ func scanRefund(row scanner) (paygate.Refund, error) {
 	return r, nil
 }
 
-// CreateRefund inserts the refund in status created with its events and its
-// idempotency answer, in one transaction, after checking it against the
-// payment: NOT_FOUND when the payment does not exist for (merchant, mode);
-// INVALID_REQUEST with param transactionId when it is not captured,
-// currency when the currency differs, amount when the refunds that are not
-// failed would exceed the captured amount. The limit is enforced by one
-// conditional UPDATE of the payment's refunded total, so concurrent refunds
-// cannot overshoot together. A duplicate refund id is paygate.ErrConflict.
-func (s *Store) CreateRefund(ctx context.Context, r paygate.Refund, events []paygate.Event, done *paygate.IdempotencyCompletion) error {
-	if r.Amount.Amount <= 0 {
-		return paygate.Errorf(paygate.CodeInvalidRequest, "amount", "the amount must be greater than zero")
-	}
+// insertRefund inserts the refund in status created, in the unit's
+// transaction, after checking it against the payment: NOT_FOUND when the
+// payment does not exist for (merchant, mode); INVALID_REQUEST with param
+// transactionId when it is not captured, currency when the currency
+// differs, amount when the refunds that are not failed would exceed the
+// captured amount. The limit is enforced by one conditional UPDATE of the
+// payment's refunded total, so concurrent refunds cannot overshoot
+// together. A duplicate refund id is paygate.ErrConflict. (Unit.Validate
+// refuses an amount that is not positive.)
+func insertRefund(ctx context.Context, tx *sql.Tx, op paygate.NewRefund) error {
+	r := op.Refund
 	r.Status = paygate.RefundCreated
-	return s.wrote(s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `
-			UPDATE payments SET amount_refunded = amount_refunded + ?1
-			WHERE id = ?2 AND merchant_id = ?3 AND mode = ?4
-				AND status = ?5 AND currency = ?6 AND amount_refunded + ?1 <= amount_captured`,
-			r.Amount.Amount, r.PaymentID, r.MerchantID, string(r.Mode), string(paygate.PaymentCaptured), r.Amount.Currency)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return refundRefusal(ctx, tx, r)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO refunds (`+refundColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			r.ID, r.MerchantID, string(r.Mode), r.PaymentID, r.Amount.Amount, r.Amount.Currency, r.AmountText,
-			r.Reason, string(r.Status), r.ProviderID, r.ProviderRef, r.FailureReason,
-			nullString(r.ErrorCode), nullString(r.ErrorMessage),
-			micros(r.CreatedAt), micros(r.UpdatedAt)); err != nil {
-			return err
-		}
-		if err := insertEvents(ctx, tx, events); err != nil {
-			return err
-		}
-		if done != nil {
-			return completeIdempotency(ctx, tx, *done)
-		}
-		return nil
-	}), events)
+	res, err := tx.ExecContext(ctx, `
+		UPDATE payments SET amount_refunded = amount_refunded + ?1
+		WHERE id = ?2 AND merchant_id = ?3 AND mode = ?4
+			AND status = ?5 AND currency = ?6 AND amount_refunded + ?1 <= amount_captured`,
+		r.Amount.Amount, r.PaymentID, r.MerchantID, string(r.Mode), string(paygate.PaymentCaptured), r.Amount.Currency)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return refundRefusal(ctx, tx, r)
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO refunds (`+refundColumns+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.ID, r.MerchantID, string(r.Mode), r.PaymentID, r.Amount.Amount, r.Amount.Currency, r.AmountText,
+		r.Reason, string(r.Status), r.ProviderID, r.ProviderRef, r.FailureReason,
+		nullString(r.ErrorCode), nullString(r.ErrorMessage),
+		micros(r.CreatedAt), micros(r.UpdatedAt))
+	return err
 }
 
 // refundRefusal explains why the payment's conditional update refused the
@@ -169,46 +158,42 @@ func queryRefunds(ctx context.Context, tx *sql.Tx, query string, args ...any) ([
 	return refunds, rows.Err()
 }
 
-// TransitionRefund moves the refund from t.From to t.To, sets the non-empty
-// fields of t and inserts the events, in one transaction. Moving to failed
-// gives the amount back to the payment's refundable balance.
-// ErrStateConflict when the refund is not in t.From; NOT_FOUND when it does
-// not exist for the merchant and mode.
-func (s *Store) TransitionRefund(ctx context.Context, t paygate.RefundTransition, events []paygate.Event) error {
-	return s.wrote(s.inTx(ctx, func(tx *sql.Tx) error {
-		var (
-			paymentID string
-			amount    int64
-		)
-		err := tx.QueryRowContext(ctx, `
-			UPDATE refunds SET
-				status = ?1,
-				provider_ref = CASE WHEN ?2 = '' THEN provider_ref ELSE ?2 END,
-				failure_reason = CASE WHEN ?3 = '' THEN failure_reason ELSE ?3 END,
-				updated_at = ?4,
-				error_code = coalesce(?9, error_code),
-				error_message = coalesce(?10, error_message)
-			WHERE id = ?5 AND merchant_id = ?6 AND mode = ?7 AND status = ?8
-			RETURNING payment_id, amount`,
-			string(t.To), t.ProviderRef, t.FailureReason, micros(t.UpdatedAt),
-			t.ID, t.MerchantID, string(t.Mode), string(t.From),
-			nullString(t.ErrorCode), nullString(t.ErrorMessage)).Scan(&paymentID, &amount)
-		if errors.Is(err, sql.ErrNoRows) {
-			return missingOrConflict(ctx, tx, "refunds", "refund", t.ID, t.MerchantID, t.Mode)
-		}
-		if err != nil {
-			return err
-		}
-		if t.To == paygate.RefundFailed && t.From != paygate.RefundFailed {
-			if _, err := tx.ExecContext(ctx, `
-				UPDATE payments SET amount_refunded = amount_refunded - ?
-				WHERE id = ? AND merchant_id = ? AND mode = ?`,
-				amount, paymentID, t.MerchantID, string(t.Mode)); err != nil {
-				return err
-			}
-		}
-		return insertEvents(ctx, tx, events)
-	}), events)
+// moveRefund moves the refund from t.From to t.To and sets the non-empty
+// fields of t, in the unit's transaction. Moving to failed gives the amount
+// back to the payment's refundable balance. ErrStateConflict when the
+// refund is not in t.From; NOT_FOUND when it does not exist for the
+// merchant and mode.
+func moveRefund(ctx context.Context, tx *sql.Tx, t paygate.RefundTransition) error {
+	var (
+		paymentID string
+		amount    int64
+	)
+	err := tx.QueryRowContext(ctx, `
+		UPDATE refunds SET
+			status = ?1,
+			provider_ref = CASE WHEN ?2 = '' THEN provider_ref ELSE ?2 END,
+			failure_reason = CASE WHEN ?3 = '' THEN failure_reason ELSE ?3 END,
+			updated_at = ?4,
+			error_code = coalesce(?9, error_code),
+			error_message = coalesce(?10, error_message)
+		WHERE id = ?5 AND merchant_id = ?6 AND mode = ?7 AND status = ?8
+		RETURNING payment_id, amount`,
+		string(t.To), t.ProviderRef, t.FailureReason, micros(t.UpdatedAt),
+		t.ID, t.MerchantID, string(t.Mode), string(t.From),
+		nullString(t.ErrorCode), nullString(t.ErrorMessage)).Scan(&paymentID, &amount)
+	if errors.Is(err, sql.ErrNoRows) {
+		return missingOrConflict(ctx, tx, "refunds", "refund", t.ID, t.MerchantID, t.Mode)
+	}
+	if err != nil {
+		return err
+	}
+	if t.To == paygate.RefundFailed && t.From != paygate.RefundFailed {
+		_, err = tx.ExecContext(ctx, `
+			UPDATE payments SET amount_refunded = amount_refunded - ?
+			WHERE id = ? AND merchant_id = ? AND mode = ?`,
+			amount, paymentID, t.MerchantID, string(t.Mode))
+	}
+	return err
 }
 
 // sqlLimit turns a caller's limit into SQLite's: no limit (-1) when it is

@@ -43,6 +43,10 @@ func applyUnit(ctx context.Context, tx *sql.Tx, u paygate.Unit) error {
 			err = insertSandboxCharge(ctx, tx, op)
 		case paygate.ThreeDSChallenge:
 			err = insertChallenge(ctx, tx, op)
+		case paygate.NewRefund:
+			err = insertRefund(ctx, tx, op)
+		case paygate.RefundTransition:
+			err = moveRefund(ctx, tx, op)
 		default:
 			err = fmt.Errorf("sqlite: operation %d of the unit: %T is not an operation", i, op)
 		}

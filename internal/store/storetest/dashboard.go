@@ -438,17 +438,17 @@ func dashboardCases() []testCase {
 			f := newMerchant(t, s, base)
 			p := f.capturedPayment(t, paygate.ModeTest, 1000, "EUR", 1000)
 			captured := eventValue(p, paygate.EventPaymentCaptured, "", at(2*time.Minute))
-			must(t, s.CreateRefund(ctx(t), refundValue(p, 100, at(3*time.Minute)), nil, nil))
+			must(t, createRefund(ctx(t), s, refundValue(p, 100, at(3*time.Minute)), nil, nil))
 			refund := refundValue(p, 200, at(4*time.Minute))
 			created := eventValue(p, paygate.EventRefundCreated, refund.ID, at(4*time.Minute))
-			must(t, s.CreateRefund(ctx(t), refund, []paygate.Event{created}, nil))
+			must(t, createRefund(ctx(t), s, refund, []paygate.Event{created}, nil))
 			succeeded := eventValue(p, paygate.EventRefundSucceeded, refund.ID, at(4*time.Minute))
-			must(t, s.TransitionRefund(ctx(t), paygate.RefundTransition{
+			must(t, commitRefundTransition(ctx(t), s, paygate.RefundTransition{
 				ID: refund.ID, MerchantID: refund.MerchantID, Mode: refund.Mode,
 				From: paygate.RefundCreated, To: paygate.RefundSucceeded, UpdatedAt: at(4 * time.Minute),
 			}, []paygate.Event{succeeded}))
 			// The capture event is written late, with an earlier time.
-			must(t, s.CreateRefund(ctx(t), refundValue(p, 1, at(5*time.Minute)), []paygate.Event{captured}, nil))
+			must(t, createRefund(ctx(t), s, refundValue(p, 1, at(5*time.Minute)), []paygate.Event{captured}, nil))
 			// Noise: another payment's event and a ping.
 			q := f.newPayment(t, paygate.ModeTest, at(time.Minute))
 			f.capture(t, q, at(2*time.Minute))
@@ -486,7 +486,7 @@ func dashboardCases() []testCase {
 			captured := f.capture(t, p, at(2*time.Minute))
 			refund := refundValue(p, 200, at(3*time.Minute))
 			created := eventValue(p, paygate.EventRefundCreated, refund.ID, at(3*time.Minute))
-			must(t, s.CreateRefund(ctx(t), refund, []paygate.Event{created}, nil))
+			must(t, createRefund(ctx(t), s, refund, []paygate.Event{created}, nil))
 			resent, err := s.ResendMerchantEvent(ctx(t), f.merchant.ID, paygate.ModeTest, captured.ID, newID(), at(5*time.Minute))
 			must(t, err)
 			// Noise: another payment's, the other mode's, another

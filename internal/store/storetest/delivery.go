@@ -32,9 +32,9 @@ func deliveryCases() []testCase {
 			must(t, err)
 			refund := refundValue(p, 100, at(3*time.Minute))
 			created := eventValue(p, paygate.EventRefundCreated, refund.ID, at(3*time.Minute))
-			must(t, s.CreateRefund(ctx(t), refund, []paygate.Event{created}, nil))
+			must(t, createRefund(ctx(t), s, refund, []paygate.Event{created}, nil))
 			failed := eventValue(p, paygate.EventRefundFailed, refund.ID, at(4*time.Minute))
-			must(t, s.TransitionRefund(ctx(t), paygate.RefundTransition{
+			must(t, commitRefundTransition(ctx(t), s, paygate.RefundTransition{
 				ID: refund.ID, MerchantID: refund.MerchantID, Mode: refund.Mode,
 				From: paygate.RefundCreated, To: paygate.RefundFailed, UpdatedAt: at(4 * time.Minute),
 			}, []paygate.Event{failed}))

@@ -32,9 +32,9 @@ func eventCases() []testCase {
 			}
 			refund := refundValue(p, 100, at(4*time.Hour))
 			created := eventValue(p, paygate.EventRefundCreated, refund.ID, at(4*time.Hour))
-			must(t, s.CreateRefund(ctx(t), refund, []paygate.Event{created}, nil))
+			must(t, createRefund(ctx(t), s, refund, []paygate.Event{created}, nil))
 			succeeded := eventValue(p, paygate.EventRefundSucceeded, refund.ID, at(5*time.Hour))
-			must(t, s.TransitionRefund(ctx(t), paygate.RefundTransition{
+			must(t, commitRefundTransition(ctx(t), s, paygate.RefundTransition{
 				ID: refund.ID, MerchantID: refund.MerchantID, Mode: refund.Mode,
 				From: paygate.RefundCreated, To: paygate.RefundSucceeded, UpdatedAt: at(5 * time.Hour),
 			}, []paygate.Event{succeeded}))

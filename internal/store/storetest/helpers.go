@@ -391,3 +391,19 @@ func transitionUnit(tr paygate.PaymentTransition, events []paygate.Event, done *
 	u.AddCompletion(done)
 	return u
 }
+
+// createRefund commits the unit of a new refund: the refund, its events and
+// its idempotency answer.
+func createRefund(c context.Context, s paygate.Store, r paygate.Refund, events []paygate.Event, done *paygate.IdempotencyCompletion) error {
+	u := paygate.Unit{Ops: []paygate.Op{paygate.NewRefund{Refund: r}}}
+	u.AddEvents(events)
+	u.AddCompletion(done)
+	return s.Commit(c, u)
+}
+
+// commitRefundTransition commits the unit of a refund transition and its events.
+func commitRefundTransition(c context.Context, s paygate.Store, tr paygate.RefundTransition, events []paygate.Event) error {
+	u := paygate.Unit{Ops: []paygate.Op{tr}}
+	u.AddEvents(events)
+	return s.Commit(c, u)
+}

@@ -49,14 +49,14 @@ func CheckOnEvents(t *testing.T, open func(t *testing.T, onEvents func()) paygat
 	want("a unit with events around its transition", 2)
 
 	r := refundValue(p, 100, at(4*time.Minute))
-	must(t, s.CreateRefund(ctx(t), r, []paygate.Event{eventValue(p, paygate.EventRefundCreated, r.ID, at(4*time.Minute))}, nil))
+	must(t, createRefund(ctx(t), s, r, []paygate.Event{eventValue(p, paygate.EventRefundCreated, r.ID, at(4*time.Minute))}, nil))
 	want("a refund with an event", 3)
-	must(t, s.TransitionRefund(ctx(t), paygate.RefundTransition{
+	must(t, commitRefundTransition(ctx(t), s, paygate.RefundTransition{
 		ID: r.ID, MerchantID: r.MerchantID, Mode: r.Mode, From: paygate.RefundCreated, To: paygate.RefundPending,
 		UpdatedAt: at(5 * time.Minute),
 	}, nil))
 	want("a refund's transition without events", 3)
-	must(t, s.TransitionRefund(ctx(t), paygate.RefundTransition{
+	must(t, commitRefundTransition(ctx(t), s, paygate.RefundTransition{
 		ID: r.ID, MerchantID: r.MerchantID, Mode: r.Mode, From: paygate.RefundPending, To: paygate.RefundSucceeded,
 		ProviderRef: "re-" + r.ID, UpdatedAt: at(6 * time.Minute),
 	}, []paygate.Event{eventValue(p, paygate.EventRefundSucceeded, r.ID, at(6*time.Minute))}))

@@ -67,9 +67,9 @@ func raceCases() []testCase {
 			f := newMerchant(t, s, base)
 			p := f.capturedPayment(t, paygate.ModeTest, 1000, "EUR", 1000)
 			r := refundValue(p, 400, at(time.Hour))
-			must(t, s.CreateRefund(ctx(t), r, nil, nil))
+			must(t, createRefund(ctx(t), s, r, nil, nil))
 			wins := countSuccesses(t, n, func(int) (bool, error) {
-				err := s.TransitionRefund(ctx(t), paygate.RefundTransition{
+				err := commitRefundTransition(ctx(t), s, paygate.RefundTransition{
 					ID: r.ID, MerchantID: r.MerchantID, Mode: r.Mode, From: paygate.RefundCreated, To: paygate.RefundFailed,
 					UpdatedAt: at(2 * time.Hour),
 				}, nil)

@@ -20,7 +20,7 @@ func refundedAmount(t *testing.T, s paygate.Store, p paygate.Payment) int64 {
 // transitionRefund moves a refund and fails the test on error.
 func transitionRefund(t *testing.T, s paygate.Store, r paygate.Refund, from, to paygate.RefundStatus, when time.Time) {
 	t.Helper()
-	must(t, s.TransitionRefund(ctx(t), paygate.RefundTransition{
+	must(t, commitRefundTransition(ctx(t), s, paygate.RefundTransition{
 		ID: r.ID, MerchantID: r.MerchantID, Mode: r.Mode, From: from, To: to, UpdatedAt: when,
 	}, nil))
 }
@@ -36,7 +36,7 @@ func refundCases() []testCase {
 			r.AmountText = "5.5"
 			ev := eventValue(p, paygate.EventRefundCreated, r.ID, at(time.Hour))
 			body := []byte(`{"data":{"id":"` + r.ID + `","status":"created"}}`)
-			must(t, s.CreateRefund(ctx(t), r, []paygate.Event{ev}, &paygate.IdempotencyCompletion{
+			must(t, createRefund(ctx(t), s, r, []paygate.Event{ev}, &paygate.IdempotencyCompletion{
 				MerchantID: p.MerchantID, Mode: p.Mode, Key: key, StatusCode: 201, Body: body,
 			}))
 			got, err := s.RefundByID(ctx(t), p.MerchantID, p.Mode, r.ID)
@@ -57,10 +57,10 @@ func refundCases() []testCase {
 			f := newMerchant(t, s, base)
 			p := f.capturedPayment(t, paygate.ModeTest, 1000, "EUR", 1000)
 			r := refundValue(p, 300, at(time.Hour))
-			must(t, s.CreateRefund(ctx(t), r, nil, nil))
+			must(t, createRefund(ctx(t), s, r, nil, nil))
 			again := refundValue(p, 200, at(2*time.Hour))
 			again.ID = r.ID
-			wantIs(t, s.CreateRefund(ctx(t), again, nil, nil), paygate.ErrConflict)
+			wantIs(t, createRefund(ctx(t), s, again, nil, nil), paygate.ErrConflict)
 			if n := refundedAmount(t, s, p); n != 300 {
 				t.Errorf("AmountRefunded after a refused duplicate: got %d, want 300", n)
 			}
@@ -73,7 +73,7 @@ func refundCases() []testCase {
 			p := f.capturedPayment(t, paygate.ModeTest, 1000, "EUR", 1000)
 			r := refundValue(p, 100, at(time.Hour))
 			r.Reason = ""
-			must(t, s.CreateRefund(ctx(t), r, nil, nil))
+			must(t, createRefund(ctx(t), s, r, nil, nil))
 			got, err := s.RefundByID(ctx(t), p.MerchantID, p.Mode, r.ID)
 			must(t, err)
 			equal(t, "refund", r, got)
@@ -89,7 +89,7 @@ func refundCases() []testCase {
 			} {
 				r := refundValue(p, 100, at(time.Hour))
 				tweak(&r)
-				wantNotFound(t, s.CreateRefund(ctx(t), r, nil, nil))
+				wantNotFound(t, createRefund(ctx(t), s, r, nil, nil))
 				_, err := s.RefundByID(ctx(t), r.MerchantID, r.Mode, r.ID)
 				wantNotFound(t, err)
 			}
@@ -111,7 +111,7 @@ func refundCases() []testCase {
 			r.Amount.Currency = "USD"
 			key := "refund-key"
 			f.reserve(t, p.Mode, key, at(2*time.Hour))
-			err := s.CreateRefund(ctx(t), r, []paygate.Event{eventValue(p, paygate.EventRefundCreated, r.ID, at(2*time.Hour))},
+			err := createRefund(ctx(t), s, r, []paygate.Event{eventValue(p, paygate.EventRefundCreated, r.ID, at(2*time.Hour))},
 				&paygate.IdempotencyCompletion{MerchantID: p.MerchantID, Mode: p.Mode, Key: key, StatusCode: 201, Body: []byte(`{}`)})
 			wantCode(t, err, paygate.CodeInvalidRequest, "transactionId")
 			assertNoRefundWritten(t, f, p, r, key)
@@ -124,7 +124,7 @@ func refundCases() []testCase {
 			r.Amount.Currency = "GBP"
 			key := "refund-key"
 			f.reserve(t, p.Mode, key, at(time.Hour))
-			err := s.CreateRefund(ctx(t), r, []paygate.Event{eventValue(p, paygate.EventRefundCreated, r.ID, at(time.Hour))},
+			err := createRefund(ctx(t), s, r, []paygate.Event{eventValue(p, paygate.EventRefundCreated, r.ID, at(time.Hour))},
 				&paygate.IdempotencyCompletion{MerchantID: p.MerchantID, Mode: p.Mode, Key: key, StatusCode: 201, Body: []byte(`{}`)})
 			wantCode(t, err, paygate.CodeInvalidRequest, "currency")
 			assertNoRefundWritten(t, f, p, r, key)
@@ -136,11 +136,11 @@ func refundCases() []testCase {
 			r := refundValue(p, 601, at(time.Hour))
 			key := "refund-key"
 			f.reserve(t, p.Mode, key, at(time.Hour))
-			err := s.CreateRefund(ctx(t), r, []paygate.Event{eventValue(p, paygate.EventRefundCreated, r.ID, at(time.Hour))},
+			err := createRefund(ctx(t), s, r, []paygate.Event{eventValue(p, paygate.EventRefundCreated, r.ID, at(time.Hour))},
 				&paygate.IdempotencyCompletion{MerchantID: p.MerchantID, Mode: p.Mode, Key: key, StatusCode: 201, Body: []byte(`{}`)})
 			wantCode(t, err, paygate.CodeInvalidRequest, "amount")
 			assertNoRefundWritten(t, f, p, r, key)
-			must(t, s.CreateRefund(ctx(t), refundValue(p, 600, at(time.Hour)), nil, nil))
+			must(t, createRefund(ctx(t), s, refundValue(p, 600, at(time.Hour)), nil, nil))
 			if n := refundedAmount(t, s, p); n != 600 {
 				t.Errorf("payment's AmountRefunded: got %d, want 600", n)
 			}
@@ -148,12 +148,12 @@ func refundCases() []testCase {
 		{"CumulativeLimit", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			p := f.capturedPayment(t, paygate.ModeTest, 1000, "EUR", 1000)
-			must(t, s.CreateRefund(ctx(t), refundValue(p, 400, at(time.Hour)), nil, nil))
-			must(t, s.CreateRefund(ctx(t), refundValue(p, 500, at(2*time.Hour)), nil, nil))
-			err := s.CreateRefund(ctx(t), refundValue(p, 101, at(3*time.Hour)), nil, nil)
+			must(t, createRefund(ctx(t), s, refundValue(p, 400, at(time.Hour)), nil, nil))
+			must(t, createRefund(ctx(t), s, refundValue(p, 500, at(2*time.Hour)), nil, nil))
+			err := createRefund(ctx(t), s, refundValue(p, 101, at(3*time.Hour)), nil, nil)
 			wantCode(t, err, paygate.CodeInvalidRequest, "amount")
-			must(t, s.CreateRefund(ctx(t), refundValue(p, 100, at(4*time.Hour)), nil, nil))
-			err = s.CreateRefund(ctx(t), refundValue(p, 1, at(5*time.Hour)), nil, nil)
+			must(t, createRefund(ctx(t), s, refundValue(p, 100, at(4*time.Hour)), nil, nil))
+			err = createRefund(ctx(t), s, refundValue(p, 1, at(5*time.Hour)), nil, nil)
 			wantCode(t, err, paygate.CodeInvalidRequest, "amount")
 			if n := refundedAmount(t, s, p); n != 1000 {
 				t.Errorf("payment's AmountRefunded: got %d, want 1000", n)
@@ -163,8 +163,8 @@ func refundCases() []testCase {
 			f := newMerchant(t, s, base)
 			p := f.capturedPayment(t, paygate.ModeTest, 1000, "EUR", 1000)
 			first := refundValue(p, 1000, at(time.Hour))
-			must(t, s.CreateRefund(ctx(t), first, nil, nil))
-			wantCode(t, s.CreateRefund(ctx(t), refundValue(p, 1, at(2*time.Hour)), nil, nil), paygate.CodeInvalidRequest, "amount")
+			must(t, createRefund(ctx(t), s, first, nil, nil))
+			wantCode(t, createRefund(ctx(t), s, refundValue(p, 1, at(2*time.Hour)), nil, nil), paygate.CodeInvalidRequest, "amount")
 			transitionRefund(t, s, first, paygate.RefundCreated, paygate.RefundPending, at(3*time.Hour))
 			if n := refundedAmount(t, s, p); n != 1000 {
 				t.Errorf("AmountRefunded with a pending refund: got %d, want 1000", n)
@@ -174,7 +174,7 @@ func refundCases() []testCase {
 				t.Errorf("AmountRefunded after the refund failed: got %d, want 0", n)
 			}
 			second := refundValue(p, 1000, at(5*time.Hour))
-			must(t, s.CreateRefund(ctx(t), second, nil, nil))
+			must(t, createRefund(ctx(t), s, second, nil, nil))
 			transitionRefund(t, s, second, paygate.RefundCreated, paygate.RefundSucceeded, at(6*time.Hour))
 			if n := refundedAmount(t, s, p); n != 1000 {
 				t.Errorf("AmountRefunded after a succeeded refund: got %d, want 1000", n)
@@ -198,7 +198,7 @@ func refundCases() []testCase {
 			for i := range n {
 				r := refundValue(p, part, at(time.Hour+time.Duration(i)*time.Second))
 				wg.Go(func() {
-					err := s.CreateRefund(ctx(t), r, []paygate.Event{eventValue(p, paygate.EventRefundCreated, r.ID, r.CreatedAt)}, nil)
+					err := createRefund(ctx(t), s, r, []paygate.Event{eventValue(p, paygate.EventRefundCreated, r.ID, r.CreatedAt)}, nil)
 					mu.Lock()
 					defer mu.Unlock()
 					switch {
@@ -240,7 +240,7 @@ func refundCases() []testCase {
 			other := newMerchant(t, s, base)
 			p := f.capturedPayment(t, paygate.ModeTest, 1000, "EUR", 1000)
 			r := refundValue(p, 100, at(time.Hour))
-			must(t, s.CreateRefund(ctx(t), r, nil, nil))
+			must(t, createRefund(ctx(t), s, r, nil, nil))
 			for _, q := range []struct {
 				merchant string
 				mode     paygate.Mode
@@ -252,7 +252,7 @@ func refundCases() []testCase {
 			} {
 				_, err := s.RefundByID(ctx(t), q.merchant, q.mode, q.id)
 				wantNotFound(t, err)
-				err = s.TransitionRefund(ctx(t), paygate.RefundTransition{
+				err = commitRefundTransition(ctx(t), s, paygate.RefundTransition{
 					ID: q.id, MerchantID: q.merchant, Mode: q.mode,
 					From: paygate.RefundCreated, To: paygate.RefundFailed, UpdatedAt: at(2 * time.Hour),
 				}, nil)
@@ -289,10 +289,10 @@ func refundCases() []testCase {
 			r2 := refundValue(p, 200, at(2*time.Hour))
 			r3 := refundValue(p, 300, at(3*time.Hour))
 			for _, r := range []paygate.Refund{r2, r3, r1} {
-				must(t, s.CreateRefund(ctx(t), r, nil, nil))
+				must(t, createRefund(ctx(t), s, r, nil, nil))
 			}
 			other := f.capturedPayment(t, paygate.ModeTest, 1000, "EUR", 1000)
-			must(t, s.CreateRefund(ctx(t), refundValue(other, 100, at(4*time.Hour)), nil, nil))
+			must(t, createRefund(ctx(t), s, refundValue(other, 100, at(4*time.Hour)), nil, nil))
 			got, err := s.RefundsByPayment(ctx(t), p.MerchantID, p.Mode, p.ID)
 			must(t, err)
 			equal(t, "refunds", []paygate.Refund{r3, r2, r1}, got)
@@ -301,13 +301,13 @@ func refundCases() []testCase {
 			f := newMerchant(t, s, base)
 			p := f.capturedPayment(t, paygate.ModeTest, 1000, "EUR", 1000)
 			r := refundValue(p, 100, at(time.Hour))
-			must(t, s.CreateRefund(ctx(t), r, nil, nil))
-			must(t, s.TransitionRefund(ctx(t), paygate.RefundTransition{
+			must(t, createRefund(ctx(t), s, r, nil, nil))
+			must(t, commitRefundTransition(ctx(t), s, paygate.RefundTransition{
 				ID: r.ID, MerchantID: r.MerchantID, Mode: r.Mode, From: paygate.RefundCreated, To: paygate.RefundPending,
 				ProviderRef: "re_123", UpdatedAt: at(2 * time.Hour),
 			}, nil))
 			ev := eventValue(p, paygate.EventRefundFailed, r.ID, at(3*time.Hour))
-			must(t, s.TransitionRefund(ctx(t), paygate.RefundTransition{
+			must(t, commitRefundTransition(ctx(t), s, paygate.RefundTransition{
 				ID: r.ID, MerchantID: r.MerchantID, Mode: r.Mode, From: paygate.RefundPending, To: paygate.RefundFailed,
 				FailureReason: "issuer refused", ErrorCode: "PROVIDER_ERROR", ErrorMessage: "The card issuer refused the refund.",
 				UpdatedAt: at(3 * time.Hour),
@@ -329,8 +329,8 @@ func refundCases() []testCase {
 			f := newMerchant(t, s, base)
 			p := f.capturedPayment(t, paygate.ModeTest, 1000, "EUR", 1000)
 			r := refundValue(p, 1000, at(time.Hour))
-			must(t, s.CreateRefund(ctx(t), r, nil, nil))
-			err := s.TransitionRefund(ctx(t), paygate.RefundTransition{
+			must(t, createRefund(ctx(t), s, r, nil, nil))
+			err := commitRefundTransition(ctx(t), s, paygate.RefundTransition{
 				ID: r.ID, MerchantID: r.MerchantID, Mode: r.Mode, From: paygate.RefundPending, To: paygate.RefundFailed,
 				FailureReason: "x", UpdatedAt: at(2 * time.Hour),
 			}, []paygate.Event{eventValue(p, paygate.EventRefundFailed, r.ID, at(2*time.Hour))})
@@ -359,7 +359,7 @@ func refundCases() []testCase {
 			failed := refundValue(p, 100, at(time.Hour))
 			foreign := refundValue(q, 100, at(time.Hour+12*time.Second))
 			for _, r := range []paygate.Refund{foreign, fresh, succeeded, failed, stale, created} {
-				must(t, s.CreateRefund(ctx(t), r, nil, nil))
+				must(t, createRefund(ctx(t), s, r, nil, nil))
 			}
 			transitionRefund(t, s, stale, paygate.RefundCreated, paygate.RefundPending, at(time.Hour+3*time.Second))
 			transitionRefund(t, s, fresh, paygate.RefundCreated, paygate.RefundPending, at(time.Hour+11*time.Second))
@@ -386,7 +386,7 @@ func asError(err error) *paygate.Error {
 	return &paygate.Error{}
 }
 
-// assertNoRefundWritten checks that a refused CreateRefund left no refund,
+// assertNoRefundWritten checks that a refused refund unit left no refund,
 // no event, no idempotency answer and no refunded amount behind.
 func assertNoRefundWritten(t *testing.T, f fixture, p paygate.Payment, r paygate.Refund, key string) {
 	t.Helper()

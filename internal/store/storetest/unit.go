@@ -229,6 +229,127 @@ func unitCases() []testCase {
 				t.Errorf("delivery %+v, want a pending one of event %s", got[0], captured.ID)
 			}
 		}},
+		{"RefusedRefundWritesNothing", func(t *testing.T, s paygate.Store) {
+			// Each refusal of a new refund, between writes of every kind:
+			// none of them is written, and nothing is reserved.
+			f := newMerchant(t, s, base)
+			other := newMerchant(t, s, base)
+			p := f.capturedPayment(t, paygate.ModeTest, 1000, "EUR", 1000)
+			key := "refund-unit-key"
+			f.reserve(t, p.Mode, key, at(time.Hour))
+			created := f.newPayment(t, paygate.ModeTest, at(time.Minute))
+			for _, c := range []struct {
+				name  string
+				edit  func(r *paygate.Refund)
+				code  paygate.Code
+				param string
+			}{
+				{"over the captured amount", func(r *paygate.Refund) { r.Amount.Amount = 1001 }, paygate.CodeInvalidRequest, "amount"},
+				{"not positive", func(r *paygate.Refund) { r.Amount.Amount = 0 }, paygate.CodeInvalidRequest, "amount"},
+				{"another currency", func(r *paygate.Refund) { r.Amount.Currency = "USD" }, paygate.CodeInvalidRequest, "currency"},
+				{"not captured", func(r *paygate.Refund) { r.PaymentID = created.ID }, paygate.CodeInvalidRequest, "transactionId"},
+				{"missing payment", func(r *paygate.Refund) { r.PaymentID = newID() }, paygate.CodeNotFound, ""},
+				{"another merchant's", func(r *paygate.Refund) { r.MerchantID = other.merchant.ID }, paygate.CodeNotFound, ""},
+				{"another mode's", func(r *paygate.Refund) { r.Mode = otherMode(p.Mode) }, paygate.CodeNotFound, ""},
+			} {
+				r := refundValue(p, 400, at(time.Hour))
+				c.edit(&r)
+				err := s.Commit(ctx(t), paygate.Unit{Ops: []paygate.Op{
+					eventValue(p, paygate.EventRefundCreated, "", at(time.Hour)),
+					sandboxChargeValue("sandbox-eu", p.ID, at(time.Hour)),
+					paygate.NewRefund{Refund: r},
+					eventValue(p, paygate.EventRefundCreated, r.ID, at(time.Hour)),
+					paygate.IdempotencyCompletion{MerchantID: p.MerchantID, Mode: p.Mode, Key: key, StatusCode: 201, Body: []byte(`{}`)},
+				}})
+				if c.code == paygate.CodeNotFound {
+					wantNotFound(t, err)
+				} else {
+					wantCode(t, err, c.code, c.param)
+				}
+				assertNoRefundWritten(t, f, p, r, key)
+				events, err := s.EventsByMerchant(ctx(t), p.MerchantID, p.Mode, 0)
+				must(t, err)
+				if len(events) != 0 {
+					t.Errorf("%s: a refused unit wrote events %+v", c.name, events)
+				}
+				_, err = s.SandboxChargeByPayment(ctx(t), "sandbox-eu", p.ID)
+				wantNotFound(t, err)
+			}
+		}},
+		{"RefusedRefundTransitionWritesNothing", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			other := newMerchant(t, s, base)
+			p := f.capturedPayment(t, paygate.ModeTest, 1000, "EUR", 1000)
+			r := refundValue(p, 1000, at(time.Hour))
+			must(t, createRefund(ctx(t), s, r, nil, nil))
+			later := refundValue(p, 1000, at(2*time.Hour))
+			for _, c := range []struct {
+				tr      paygate.RefundTransition
+				missing bool
+			}{
+				{paygate.RefundTransition{ID: r.ID, MerchantID: r.MerchantID, Mode: r.Mode, From: paygate.RefundPending}, false},
+				{paygate.RefundTransition{ID: newID(), MerchantID: r.MerchantID, Mode: r.Mode, From: paygate.RefundCreated}, true},
+				{paygate.RefundTransition{ID: r.ID, MerchantID: other.merchant.ID, Mode: r.Mode, From: paygate.RefundCreated}, true},
+				{paygate.RefundTransition{ID: r.ID, MerchantID: r.MerchantID, Mode: otherMode(r.Mode), From: paygate.RefundCreated}, true},
+			} {
+				c.tr.To, c.tr.UpdatedAt, c.tr.FailureReason = paygate.RefundFailed, at(2*time.Hour), "declined"
+				// Had the transition applied, it would have given the
+				// amount back and the new refund would have fitted.
+				err := s.Commit(ctx(t), paygate.Unit{Ops: []paygate.Op{
+					eventValue(p, paygate.EventRefundFailed, r.ID, at(2*time.Hour)),
+					c.tr,
+					paygate.NewRefund{Refund: later},
+				}})
+				if c.missing {
+					wantNotFound(t, err)
+				} else {
+					wantIs(t, err, paygate.ErrStateConflict)
+				}
+			}
+			got, err := s.RefundByID(ctx(t), r.MerchantID, r.Mode, r.ID)
+			must(t, err)
+			equal(t, "refund after refused units", r, got)
+			if n := refundedAmount(t, s, p); n != 1000 {
+				t.Errorf("AmountRefunded: got %d, want 1000", n)
+			}
+			_, err = s.RefundByID(ctx(t), later.MerchantID, later.Mode, later.ID)
+			wantNotFound(t, err)
+			events, err := s.EventsByMerchant(ctx(t), p.MerchantID, p.Mode, 0)
+			must(t, err)
+			if len(events) != 0 {
+				t.Errorf("a refused unit wrote events %+v", events)
+			}
+		}},
+		{"RefundOperationsSeeTheOnesBefore", func(t *testing.T, s paygate.Store) {
+			// A capture makes a refund of the same unit possible, and a
+			// failed refund gives back what a later one of the unit takes.
+			w := newUnitWorld(t, s)
+			tr := w.move(paygate.PaymentCaptured, paygate.PaymentCreated)
+			tr.AmountCaptured = ptr(w.p.Amount.Amount)
+			first := refundValue(w.p, w.p.Amount.Amount, at(3*time.Minute))
+			must(t, s.Commit(ctx(t), paygate.Unit{Ops: []paygate.Op{tr, paygate.NewRefund{Refund: first}}}))
+			second := refundValue(w.p, w.p.Amount.Amount, at(4*time.Minute))
+			second.ProviderID = tr.ProviderID
+			ev := eventValue(w.p, paygate.EventRefundFailed, first.ID, at(4*time.Minute))
+			must(t, s.Commit(ctx(t), paygate.Unit{Ops: []paygate.Op{
+				paygate.RefundTransition{ID: first.ID, MerchantID: first.MerchantID, Mode: first.Mode,
+					From: paygate.RefundCreated, To: paygate.RefundFailed, UpdatedAt: at(4 * time.Minute)},
+				ev,
+				paygate.NewRefund{Refund: second},
+			}}))
+			got, err := s.RefundByID(ctx(t), first.MerchantID, first.Mode, first.ID)
+			must(t, err)
+			if got.Status != paygate.RefundFailed {
+				t.Errorf("first refund %s, want failed", got.Status)
+			}
+			got, err = s.RefundByID(ctx(t), second.MerchantID, second.Mode, second.ID)
+			must(t, err)
+			equal(t, "second refund", second, got)
+			if n := refundedAmount(t, s, w.p); n != w.p.Amount.Amount {
+				t.Errorf("AmountRefunded: got %d, want %d", n, w.p.Amount.Amount)
+			}
+			w.wantEvents(t, ev)
+		}},
 		{"RefusesWhatIsNotAnOperation", func(t *testing.T, s paygate.Store) {
 			w := newUnitWorld(t, s)
 			done := w.answer(`{}`)
