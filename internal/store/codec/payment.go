@@ -8,7 +8,7 @@ import (
 
 // PaymentColumns are the columns of a payments row that ScanPayment reads,
 // in its order. Both engines store a payment alike (issue 19): text columns
-// are NOT NULL with ” for "none"; billing is NULL for none; times are as
+// are NOT NULL, with an empty string for none; billing is NULL for none; times are as
 // At describes.
 const PaymentColumns = `id, merchant_id, mode, customer_id, provider_id, provider_ref, status,
 	amount, currency, amount_text, amount_captured, amount_refunded, method, stored_card_id,
