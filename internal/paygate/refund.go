@@ -24,7 +24,7 @@ type Refund struct {
 	AmountText    string // as submitted
 	Reason        string // "" when none
 	Status        RefundStatus
-	ProviderID    string // the provider that captured the payment
+	ProviderID    string // the provider that captured the payment; a NewRefund without one gets the payment's
 	ProviderRef   string
 	FailureReason string
 	// ErrorCode and ErrorMessage say why a failed refund failed (decisions

@@ -65,3 +65,24 @@ func storedTime(src any) (time.Time, bool, error) {
 		return time.Time{}, false, fmt.Errorf("codec: a stored time of type %T", src)
 	}
 }
+
+// OptionalText returns a scan destination for a nullable text column:
+// NULL sets *s to "" (the columns whose NULL means "none", such as a
+// customer's email, which a partial index leaves out when NULL).
+func OptionalText(s *string) interface{ Scan(any) error } { return textDest{s: s} }
+
+type textDest struct{ s *string }
+
+func (d textDest) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		*d.s = ""
+	case string:
+		*d.s = v
+	case []byte:
+		*d.s = string(v)
+	default:
+		return fmt.Errorf("codec: a stored text of type %T", src)
+	}
+	return nil
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/store/codec"
@@ -15,17 +14,11 @@ import (
 
 // --- customers ----------------------------------------------------------------
 
-const customerColumns = `id, merchant_id, mode, external_id, email, metadata, created_at, updated_at`
+// customerColumns are the columns scanCustomer reads (one row mapping for
+// both engines: codec.ScanCustomer).
+const customerColumns = codec.CustomerColumns
 
-func scanCustomer(row pgx.Row) (paygate.Customer, error) {
-	var c paygate.Customer
-	var email pgtype.Text
-	var metadata string
-	err := row.Scan(&c.ID, &c.MerchantID, &c.Mode, &c.ExternalID, &email, &metadata, &c.CreatedAt, &c.UpdatedAt)
-	c.Email = email.String
-	c.Metadata = []byte(metadata)
-	return c, err
-}
+func scanCustomer(row pgx.Row) (paygate.Customer, error) { return codec.ScanCustomer(row) }
 
 // UpsertCustomer creates the customer or updates the one with the same
 // external id in (merchant, mode): email and metadata are replaced when

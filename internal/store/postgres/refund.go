@@ -6,23 +6,16 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/store/codec"
 )
 
-const refundColumns = `id, merchant_id, mode, payment_id, amount, currency, amount_text, reason, status,
-	provider_id, provider_ref, failure_reason, error_code, error_message, created_at, updated_at`
+// refundColumns are the columns scanRefund reads (one row mapping for both
+// engines: codec.ScanRefund).
+const refundColumns = codec.RefundColumns
 
-func scanRefund(row pgx.Row) (paygate.Refund, error) {
-	var r paygate.Refund
-	var reason, providerID, providerRef, failureReason, errorCode, errorMessage pgtype.Text
-	err := row.Scan(&r.ID, &r.MerchantID, &r.Mode, &r.PaymentID, &r.Amount.Amount, &r.Amount.Currency, &r.AmountText,
-		&reason, &r.Status, &providerID, &providerRef, &failureReason, &errorCode, &errorMessage, &r.CreatedAt, &r.UpdatedAt)
-	r.Reason, r.ProviderID, r.ProviderRef, r.FailureReason = reason.String, providerID.String, providerRef.String, failureReason.String
-	r.ErrorCode, r.ErrorMessage = errorCode.String, errorMessage.String
-	return r, err
-}
+func scanRefund(row pgx.Row) (paygate.Refund, error) { return codec.ScanRefund(row) }
 
 func collectRefunds(rows pgx.Rows) ([]paygate.Refund, error) {
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (paygate.Refund, error) { return scanRefund(r) })
@@ -74,9 +67,10 @@ func newRefundArgs(op paygate.NewRefund) namedArgs {
 	return namedArgs{
 		"id": r.ID, "merchant_id": r.MerchantID, "mode": r.Mode, "payment_id": r.PaymentID,
 		"amount": r.Amount.Amount, "currency": r.Amount.Currency, "amount_text": r.AmountText,
-		"reason": nullText(r.Reason), "provider_id": nullText(r.ProviderID),
-		"provider_ref": nullText(r.ProviderRef), "failure_reason": nullText(r.FailureReason),
-		"error_code": nullText(r.ErrorCode), "error_message": nullText(r.ErrorMessage),
+		// An empty provider is the payment's (COALESCE in the statement).
+		"reason": r.Reason, "provider_id": nullText(r.ProviderID),
+		"provider_ref": r.ProviderRef, "failure_reason": r.FailureReason,
+		"error_code": r.ErrorCode, "error_message": r.ErrorMessage,
 		"created_at": r.CreatedAt, "updated_at": updated,
 	}
 }

@@ -55,6 +55,10 @@ func TestUpgradeKeepsEveryPayment(t *testing.T) {
 		VALUES ('p-set', 'm1', 'test', 'c1', 'sandbox', 'ref-1', 'failed', 2500, 'EUR', '25.00', 0, 0, 'stored_card',
 			'card-1', 'order-1', 'CARD_DECLINED', 'Declined.', 'insufficient_funds', 'visa', '4242', 12, 2030, 'Ada',
 			'fp', '{"firstName":"Ada"}', 'https://shop.example/back', 'dev-1', '{"a":"b"}', 'idem-1', $1, $1, $1)`,
+		// A refund with every optional column NULL.
+		`UPDATE payments SET status = 'captured', amount_captured = 1000, amount_refunded = 500, updated_at = $1 WHERE id = 'p-null'`,
+		`INSERT INTO refunds (id, merchant_id, mode, payment_id, amount, currency, amount_text, status, created_at, updated_at)
+		VALUES ('r-null', 'm1', 'test', 'p-null', 500, 'EUR', '5.00', 'created', $1, $1)`,
 	} {
 		if _, err := db.ExecContext(ctx, q, at); err != nil {
 			t.Fatal(err)
@@ -69,6 +73,10 @@ func TestUpgradeKeepsEveryPayment(t *testing.T) {
 	var n int
 	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM payments`).Scan(&n); err != nil || n != 2 {
 		t.Fatalf("%d payments after the upgrade (%v), want 2", n, err)
+	}
+	r, err := s.RefundByID(ctx, "m1", paygate.ModeTest, "r-null")
+	if err != nil || r.Reason != "" || r.ProviderID != "" || r.ErrorCode != "" || r.Amount.Amount != 500 || !r.CreatedAt.Equal(at) {
+		t.Errorf("refund without optional values: %+v, %v", r, err)
 	}
 	empty, err := s.PaymentByID(ctx, "m1", paygate.ModeTest, "p-null")
 	if err != nil {

@@ -12,7 +12,9 @@ import (
 	"github.com/paygate/paygate/internal/store/plan"
 )
 
-const customerColumns = `id, merchant_id, mode, external_id, email, metadata, created_at, updated_at`
+// customerColumns are the columns scanCustomer reads (one row mapping for
+// both engines: codec.ScanCustomer).
+const customerColumns = codec.CustomerColumns
 
 // UpsertCustomer creates the customer of (merchant, mode, external id) or
 // updates it: a given email or metadata replaces the stored one, a nil one
@@ -54,20 +56,7 @@ func (s *Store) CustomerByID(ctx context.Context, merchantID string, mode paygat
 	return c, translate(err)
 }
 
-func scanCustomer(row scanner) (paygate.Customer, error) {
-	var (
-		c                paygate.Customer
-		mode, metadata   string
-		email            sql.NullString
-		created, updated int64
-	)
-	if err := row.Scan(&c.ID, &c.MerchantID, &mode, &c.ExternalID, &email, &metadata, &created, &updated); err != nil {
-		return paygate.Customer{}, err
-	}
-	c.Mode, c.Email, c.Metadata = paygate.Mode(mode), email.String, []byte(metadata)
-	c.CreatedAt, c.UpdatedAt = fromMicros(created), fromMicros(updated)
-	return c, nil
-}
+func scanCustomer(row scanner) (paygate.Customer, error) { return codec.ScanCustomer(row) }
 
 // paymentColumns are the columns scanPayment reads (one row mapping for
 // both engines: codec.ScanPayment).

@@ -7,27 +7,14 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/store/codec"
 )
 
-const refundColumns = `id, merchant_id, mode, payment_id, amount, currency, amount_text, reason, status,
-	provider_id, provider_ref, failure_reason, error_code, error_message, created_at, updated_at`
+// refundColumns are the columns scanRefund reads (one row mapping for both
+// engines: codec.ScanRefund).
+const refundColumns = codec.RefundColumns
 
-func scanRefund(row scanner) (paygate.Refund, error) {
-	var (
-		r                       paygate.Refund
-		mode, status            string
-		errorCode, errorMessage sql.NullString
-		created, updated        int64
-	)
-	if err := row.Scan(&r.ID, &r.MerchantID, &mode, &r.PaymentID, &r.Amount.Amount, &r.Amount.Currency, &r.AmountText,
-		&r.Reason, &status, &r.ProviderID, &r.ProviderRef, &r.FailureReason, &errorCode, &errorMessage, &created, &updated); err != nil {
-		return paygate.Refund{}, err
-	}
-	r.Mode, r.Status = paygate.Mode(mode), paygate.RefundStatus(status)
-	r.ErrorCode, r.ErrorMessage = errorCode.String, errorMessage.String
-	r.CreatedAt, r.UpdatedAt = fromMicros(created), fromMicros(updated)
-	return r, nil
-}
+func scanRefund(row scanner) (paygate.Refund, error) { return codec.ScanRefund(row) }
 
 // insertRefund inserts the refund in status created, in the unit's
 // transaction, after checking it against the payment: NOT_FOUND when the
@@ -41,24 +28,26 @@ func scanRefund(row scanner) (paygate.Refund, error) {
 func insertRefund(ctx context.Context, tx *sql.Tx, op paygate.NewRefund) error {
 	r := op.Refund
 	r.Status = paygate.RefundCreated
-	res, err := tx.ExecContext(ctx, `
+	var chargedBy string
+	err := tx.QueryRowContext(ctx, `
 		UPDATE payments SET amount_refunded = amount_refunded + ?1
 		WHERE id = ?2 AND merchant_id = ?3 AND mode = ?4
-			AND status = ?5 AND currency = ?6 AND amount_refunded + ?1 <= amount_captured`,
-		r.Amount.Amount, r.PaymentID, r.MerchantID, string(r.Mode), string(paygate.PaymentCaptured), r.Amount.Currency)
+			AND status = ?5 AND currency = ?6 AND amount_refunded + ?1 <= amount_captured
+		RETURNING provider_id`,
+		r.Amount.Amount, r.PaymentID, r.MerchantID, string(r.Mode), string(paygate.PaymentCaptured), r.Amount.Currency).Scan(&chargedBy)
+	if errors.Is(err, sql.ErrNoRows) {
+		return refundRefusal(ctx, tx, r)
+	}
 	if err != nil {
 		return err
 	}
-	if n, err := res.RowsAffected(); err != nil {
-		return err
-	} else if n == 0 {
-		return refundRefusal(ctx, tx, r)
+	if r.ProviderID == "" {
+		r.ProviderID = chargedBy
 	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO refunds (`+refundColumns+`)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.ID, r.MerchantID, string(r.Mode), r.PaymentID, r.Amount.Amount, r.Amount.Currency, r.AmountText,
-		r.Reason, string(r.Status), r.ProviderID, r.ProviderRef, r.FailureReason,
-		nullString(r.ErrorCode), nullString(r.ErrorMessage),
+		r.Reason, string(r.Status), r.ProviderID, r.ProviderRef, r.FailureReason, r.ErrorCode, r.ErrorMessage,
 		micros(r.CreatedAt), micros(r.UpdatedAt))
 	return err
 }

@@ -27,6 +27,25 @@ func transitionRefund(t *testing.T, s paygate.Store, r paygate.Refund, from, to 
 
 func refundCases() []testCase {
 	return []testCase{
+		{"EmptyProviderIsThePayments", func(t *testing.T, s paygate.Store) {
+			// A refund inserted without its provider names the
+			// provider that captured its payment.
+			f := newMerchant(t, s, base)
+			p := f.capturedPayment(t, paygate.ModeTest, 1000, "EUR", 1000)
+			stored, err := s.PaymentByID(ctx(t), p.MerchantID, p.Mode, p.ID)
+			must(t, err)
+			if stored.ProviderID == "" {
+				t.Fatal("the captured payment names no provider")
+			}
+			r := refundValue(p, 100, at(time.Hour))
+			r.ProviderID = ""
+			must(t, createRefund(ctx(t), s, r, nil, nil))
+			got, err := s.RefundByID(ctx(t), r.MerchantID, r.Mode, r.ID)
+			must(t, err)
+			if got.ProviderID != stored.ProviderID {
+				t.Errorf("refund provider %q, want the payment's %q", got.ProviderID, stored.ProviderID)
+			}
+		}},
 		{"CreateRoundTrip", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			p := f.capturedPayment(t, paygate.ModeLive, 1050, "EUR", 1050)

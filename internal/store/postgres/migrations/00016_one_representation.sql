@@ -1,5 +1,5 @@
--- One representation for both engines (issue 19): a payment's optional
--- text columns are NOT NULL DEFAULT '' as on SQLite, so that one row
+-- One representation for both engines (issue 19): the optional text
+-- columns of payments and refunds are NOT NULL DEFAULT '' as on SQLite, so that one row
 -- mapping (internal/store/codec) reads both. Existing NULLs become ''.
 -- payments_merchant_ref_idx loses its predicate: "merchant_ref IS NOT
 -- NULL" would now hold for every row, and a predicate on '' could not be
@@ -34,7 +34,31 @@ ALTER TABLE payments
 DROP INDEX payments_merchant_ref_idx;
 CREATE INDEX payments_merchant_ref_idx ON payments (merchant_id, mode, merchant_ref, created_at DESC, id DESC);
 
+UPDATE refunds SET
+    reason = COALESCE(reason, ''),
+    provider_id = COALESCE(provider_id, ''),
+    provider_ref = COALESCE(provider_ref, ''),
+    failure_reason = COALESCE(failure_reason, ''),
+    error_code = COALESCE(error_code, ''),
+    error_message = COALESCE(error_message, '')
+WHERE reason IS NULL OR provider_id IS NULL OR provider_ref IS NULL OR failure_reason IS NULL
+    OR error_code IS NULL OR error_message IS NULL;
+ALTER TABLE refunds
+    ALTER COLUMN reason SET DEFAULT '', ALTER COLUMN reason SET NOT NULL,
+    ALTER COLUMN provider_id SET DEFAULT '', ALTER COLUMN provider_id SET NOT NULL,
+    ALTER COLUMN provider_ref SET DEFAULT '', ALTER COLUMN provider_ref SET NOT NULL,
+    ALTER COLUMN failure_reason SET DEFAULT '', ALTER COLUMN failure_reason SET NOT NULL,
+    ALTER COLUMN error_code SET DEFAULT '', ALTER COLUMN error_code SET NOT NULL,
+    ALTER COLUMN error_message SET DEFAULT '', ALTER COLUMN error_message SET NOT NULL;
+
 -- +goose Down
+ALTER TABLE refunds
+    ALTER COLUMN reason DROP NOT NULL, ALTER COLUMN reason DROP DEFAULT,
+    ALTER COLUMN provider_id DROP NOT NULL, ALTER COLUMN provider_id DROP DEFAULT,
+    ALTER COLUMN provider_ref DROP NOT NULL, ALTER COLUMN provider_ref DROP DEFAULT,
+    ALTER COLUMN failure_reason DROP NOT NULL, ALTER COLUMN failure_reason DROP DEFAULT,
+    ALTER COLUMN error_code DROP NOT NULL, ALTER COLUMN error_code DROP DEFAULT,
+    ALTER COLUMN error_message DROP NOT NULL, ALTER COLUMN error_message DROP DEFAULT;
 DROP INDEX payments_merchant_ref_idx;
 CREATE INDEX payments_merchant_ref_idx ON payments (merchant_id, mode, merchant_ref, created_at DESC, id DESC)
     WHERE merchant_ref IS NOT NULL;
