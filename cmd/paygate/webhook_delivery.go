@@ -115,7 +115,7 @@ func cmdWebhookDeliveries(ctx context.Context, c *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		ds, err := st.DeliveriesByMerchant(ctx, paygate.DeliveryQuery{
+		ds, err := st.Deliveries(ctx, paygate.DeliveryQuery{
 			MerchantID: m.ID, Mode: paygate.Mode(mode), Status: paygate.DeliveryStatus(status), EventID: eventID, Limit: limit,
 		})
 		if err != nil {
@@ -248,7 +248,7 @@ func enqueue(ctx context.Context, c *cli, dbURL string, wait time.Duration, asJS
 				return ctx.Err()
 			case <-time.After(50 * time.Millisecond):
 			}
-			if d, err = st.DeliveryByID(ctx, d.MerchantID, d.Mode, d.ID); err != nil {
+			if d, err = paygate.DeliveryByID(ctx, st, d.MerchantID, d.Mode, d.ID); err != nil {
 				return fmt.Errorf("read delivery %s: %w", d.ID, err)
 			}
 		}

@@ -231,7 +231,7 @@ func TestWebhookPages(t *testing.T) {
 	if p.code != http.StatusSeeOther || woken != 1 {
 		t.Fatalf("send test: %d, woken %d", p.code, woken)
 	}
-	ds, err := s.st.DeliveriesByMerchant(ctx, paygate.DeliveryQuery{MerchantID: s.a.id, Mode: paygate.ModeTest})
+	ds, err := s.st.Deliveries(ctx, paygate.DeliveryQuery{MerchantID: s.a.id, Mode: paygate.ModeTest})
 	if err != nil || len(ds) != 1 || ds[0].EventType != paygate.EventPing {
 		t.Fatalf("deliveries %+v, %v", ds, err)
 	}
@@ -247,7 +247,7 @@ func TestWebhookPages(t *testing.T) {
 	if p.code != http.StatusSeeOther || woken != 2 {
 		t.Fatalf("resend: %d, woken %d", p.code, woken)
 	}
-	ds2, _ := s.st.DeliveriesByMerchant(ctx, paygate.DeliveryQuery{MerchantID: s.a.id, Mode: paygate.ModeTest})
+	ds2, _ := s.st.Deliveries(ctx, paygate.DeliveryQuery{MerchantID: s.a.id, Mode: paygate.ModeTest})
 	if len(ds2) != 2 || ds2[0].EventID != ds[0].EventID || ds2[0].ID == ds[0].ID {
 		t.Errorf("after resend: %+v", ds2)
 	}
@@ -313,7 +313,7 @@ func TestOtherMerchantsIDs(t *testing.T) {
 			t.Errorf("key %s changed: %+v", kid, k)
 		}
 	}
-	ds, err := s.st.DeliveriesByMerchant(ctx, paygate.DeliveryQuery{MerchantID: s.b.id, Mode: paygate.ModeTest})
+	ds, err := s.st.Deliveries(ctx, paygate.DeliveryQuery{MerchantID: s.b.id, Mode: paygate.ModeTest})
 	if err != nil || len(ds) != 1 {
 		t.Errorf("merchant B's deliveries after A's attempts: %d, %v", len(ds), err)
 	}

@@ -70,7 +70,7 @@ func (d *Dashboard) loadWebhook(r *http.Request, v *viewer) (webhookData, error)
 	for _, n := range account.EventNames() {
 		data.Events = append(data.Events, eventChoice{Name: n, Checked: slices.Contains(subscribed, n)})
 	}
-	data.Deliveries, err = d.store.DeliveriesByMerchant(ctx, paygate.DeliveryQuery{
+	data.Deliveries, err = d.store.Deliveries(ctx, paygate.DeliveryQuery{
 		MerchantID: v.User.MerchantID, Mode: v.Mode, Limit: deliveriesShown,
 	})
 	if err != nil {
@@ -267,7 +267,7 @@ func (d *Dashboard) deliveryOf(w http.ResponseWriter, r *http.Request, v *viewer
 		d.fail(w, r, v, paygate.Errorf(paygate.CodeNotFound, "", "no such delivery"))
 		return paygate.Delivery{}, false
 	}
-	dl, err := d.store.DeliveryByID(r.Context(), v.User.MerchantID, v.Mode, did)
+	dl, err := paygate.DeliveryByID(r.Context(), d.store, v.User.MerchantID, v.Mode, did)
 	if err != nil {
 		d.fail(w, r, v, err)
 		return paygate.Delivery{}, false

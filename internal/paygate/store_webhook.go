@@ -16,8 +16,7 @@ import (
 // the event's type. No endpoint means no delivery and no error. Ping events
 // are delivered only through CreatePing.
 type WebhookStore interface {
-	// ConfigureWebhookEndpoint is SetWebhookEndpoint for the operator: it
-	// creates or replaces the endpoint of (merchant, mode), keeping its
+	// ConfigureWebhookEndpoint creates or replaces the endpoint of (merchant, mode), keeping its
 	// secret unless rotateSecret is true, and enables it (again). On a
 	// rotation of an existing endpoint the replaced secret stays valid, and
 	// keeps signing deliveries beside the new one, until previousUntil.
@@ -56,11 +55,10 @@ type WebhookStore interface {
 	// NOT_FOUND when the delivery does not exist.
 	FinishDelivery(ctx context.Context, f DeliveryFinish) error
 
-	// DeliveriesByMerchant lists deliveries of a merchant, newest first,
-	// filtered by q's optional fields. A q.Limit <= 0 means no limit.
-	DeliveriesByMerchant(ctx context.Context, q DeliveryQuery) ([]Delivery, error)
-	// DeliveryByID returns a delivery of (merchant, mode), or NOT_FOUND.
-	DeliveryByID(ctx context.Context, merchantID string, mode Mode, id string) (Delivery, error)
+	// Deliveries lists deliveries of q.MerchantID, newest first (CreatedAt,
+	// then insertion), filtered by q's optional fields. A q.Limit <= 0
+	// means no limit. DeliveryByID reads one by its id.
+	Deliveries(ctx context.Context, q DeliveryQuery) ([]Delivery, error)
 	// DeliveryAttempts lists the recorded attempts of a delivery of
 	// (merchant, mode), first attempt first; NOT_FOUND when the delivery
 	// does not exist for them.
@@ -79,6 +77,12 @@ type WebhookStore interface {
 	// (ev.MerchantID, ev.Mode) has no endpoint; ErrStateConflict when it is
 	// disabled.
 	CreatePing(ctx context.Context, ev Event, deliveryID string) (Delivery, error)
+
+	// Events lists the events of (q.MerchantID, q.Mode), oldest first
+	// (events of one instant in the order they were written), those of one
+	// payment and of its refunds when q.PaymentID is set (an unknown
+	// payment has none). A q.Limit <= 0 means no limit.
+	Events(ctx context.Context, q EventQuery) ([]Event, error)
 
 	// WebhookSecrets lists the stored secrets of up to limit endpoints of
 	// any merchant whose (merchant id, mode) comes after (afterMerchant,
@@ -263,5 +267,33 @@ type DeliveryQuery struct {
 	Mode       Mode
 	Status     DeliveryStatus
 	EventID    string
-	Limit      int
+	// PaymentID selects the deliveries of the events of a payment and of
+	// its refunds; it needs Mode (without it nothing matches).
+	PaymentID string
+	// ID selects one delivery.
+	ID    string
+	Limit int
+}
+
+// DeliveryByID returns the delivery of (merchant, mode) with the id, read
+// with st.Deliveries, or NOT_FOUND.
+func DeliveryByID(ctx context.Context, st WebhookStore, merchantID string, mode Mode, id string) (Delivery, error) {
+	ds, err := st.Deliveries(ctx, DeliveryQuery{MerchantID: merchantID, Mode: mode, ID: id, Limit: 1})
+	if err != nil {
+		return Delivery{}, err
+	}
+	if len(ds) == 0 {
+		return Delivery{}, Errorf(CodeNotFound, "", "No such delivery.")
+	}
+	return ds[0], nil
+}
+
+// EventQuery selects events of one merchant and mode.
+type EventQuery struct {
+	MerchantID string
+	Mode       Mode
+	// PaymentID selects the events of one payment and of its refunds
+	// (which carry the payment's id); "" selects every event.
+	PaymentID string
+	Limit     int
 }

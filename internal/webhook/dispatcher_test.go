@@ -413,7 +413,7 @@ func TestDispatcherLoop(t *testing.T) {
 	d.Wake()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		got, err := st.DeliveryByID(ctx, m.ID, paygate.ModeTest, del.ID)
+		got, err := paygate.DeliveryByID(ctx, st, m.ID, paygate.ModeTest, del.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

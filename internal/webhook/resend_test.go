@@ -98,7 +98,7 @@ func TestResendEndsTheFailingDelivery(t *testing.T) {
 				t.Errorf("the receiver got the event %d times successfully (%d requests in all), want once (2 requests)", got, total)
 			}
 			for _, del := range []paygate.Delivery{original, resent} {
-				after, err := st.DeliveryByID(ctx, m.ID, paygate.ModeTest, del.ID)
+				after, err := paygate.DeliveryByID(ctx, st, m.ID, paygate.ModeTest, del.ID)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/store/codec"
@@ -399,44 +398,6 @@ func customerSearchQuery(q paygate.CustomerQuery) (string, []any) {
 		UNION
 		(SELECT ` + customerColumns + ` FROM customers WHERE ` + scope +
 		` AND email IS NOT NULL AND lower(email) = lower(` + text + `)` + order + `)` + order, b.args
-}
-
-// EventsByPayment lists the events of a payment of (merchant, mode) and of
-// its refunds (which carry the payment's id), oldest first.
-func (s *Store) EventsByPayment(ctx context.Context, merchantID string, mode paygate.Mode, paymentID string) ([]paygate.Event, error) {
-	rows, err := s.pool.Query(ctx, `
-		SELECT id, merchant_id, mode, type, payment_id, refund_id, payload, created_at
-		FROM events
-		WHERE payment_id = $1 AND merchant_id = $2 AND mode = $3
-		ORDER BY created_at, seq`, paymentID, merchantID, mode)
-	if err != nil {
-		return nil, translate(err)
-	}
-	events, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (paygate.Event, error) {
-		var e paygate.Event
-		var pid, rid pgtype.Text
-		err := r.Scan(&e.ID, &e.MerchantID, &e.Mode, &e.Type, &pid, &rid, &e.Payload, &e.CreatedAt)
-		e.PaymentID, e.RefundID = pid.String, rid.String
-		return e, err
-	})
-	if events == nil && err == nil {
-		events = []paygate.Event{}
-	}
-	return events, translate(err)
-}
-
-// deliveriesByPaymentQuery reads the payment's events by events_payment_idx
-// and their deliveries by webhook_deliveries_event_idx, merchant and mode
-// filtered on both.
-const deliveriesByPaymentQuery = `SELECT ` + deliveryColumns + ` FROM webhook_deliveries
-	WHERE event_id IN (SELECT id FROM events WHERE payment_id = $1 AND merchant_id = $2 AND mode = $3)
-		AND merchant_id = $2 AND mode = $3
-	ORDER BY created_at DESC, seq DESC`
-
-// DeliveriesByPayment lists the webhook deliveries of the events of a
-// payment of (merchant, mode) and of its refunds, newest first.
-func (s *Store) DeliveriesByPayment(ctx context.Context, merchantID string, mode paygate.Mode, paymentID string) ([]paygate.Delivery, error) {
-	return s.queryDeliveries(ctx, deliveriesByPaymentQuery, paymentID, merchantID, string(mode))
 }
 
 // paymentStatsQuery groups the payments of the range (a range of

@@ -278,33 +278,44 @@ func (s *Store) FinishDelivery(ctx context.Context, f paygate.DeliveryFinish) er
 	}
 }
 
-// DeliveriesByMerchant lists a merchant's deliveries, newest first.
-func (s *Store) DeliveriesByMerchant(ctx context.Context, q paygate.DeliveryQuery) ([]paygate.Delivery, error) {
+// Deliveries lists a merchant's deliveries, newest first.
+func (s *Store) Deliveries(ctx context.Context, q paygate.DeliveryQuery) ([]paygate.Delivery, error) {
 	query, args := deliveryListQuery(q)
 	return s.queryDeliveries(ctx, query, args...)
 }
 
-// deliveryListQuery returns the SQL and arguments of DeliveriesByMerchant.
-// Only the filters that are set appear in it, every value a parameter, so
-// that each combination gets its own plan: an event is the few rows of
-// webhook_deliveries_event_idx, a mode a range of
+// deliveryListQuery returns the SQL and arguments of Deliveries. Only the
+// filters that are set appear in it, every value a parameter, so that each
+// combination gets its own plan: one delivery is its primary key, a
+// payment's are the deliveries of its events (events_payment_idx, then
+// webhook_deliveries_event_idx, merchant and mode filtered on both), an
+// event is the few rows of webhook_deliveries_event_idx, a mode a range of
 // webhook_deliveries_merchant_idx read newest first and stopped at the
-// limit. Without either, each mode is read as its own range and the two
-// are merged.
+// limit. Without any of them, each mode is read as its own range and the
+// two are merged.
 func deliveryListQuery(q paygate.DeliveryQuery) (string, []any) {
 	var b sqlBuilder
-	where := `merchant_id = ` + b.arg(q.MerchantID)
+	merchant := b.arg(q.MerchantID)
+	where := `merchant_id = ` + merchant
+	if q.PaymentID != "" {
+		mode := b.arg(string(q.Mode))
+		where = `event_id IN (SELECT id FROM events WHERE payment_id = ` + b.arg(q.PaymentID) +
+			` AND merchant_id = ` + merchant + ` AND mode = ` + mode + `) AND ` + where + ` AND mode = ` + mode
+	}
+	if q.ID != "" {
+		where += ` AND id = ` + b.arg(q.ID)
+	}
 	if q.Status != "" {
 		where += ` AND status = ` + b.arg(string(q.Status))
 	}
 	if q.EventID != "" {
 		where += ` AND event_id = ` + b.arg(q.EventID)
 	}
-	if q.Mode != "" {
+	if q.Mode != "" && q.PaymentID == "" {
 		where += ` AND mode = ` + b.arg(string(q.Mode))
 	}
 	order := ` ORDER BY created_at DESC, seq DESC LIMIT ` + b.arg(nullLimit(q.Limit))
-	if q.Mode != "" || q.EventID != "" {
+	if q.Mode != "" || q.EventID != "" || q.PaymentID != "" || q.ID != "" {
 		return `SELECT ` + deliveryColumns + ` FROM webhook_deliveries WHERE ` + where + order, b.args
 	}
 	test := `(SELECT ` + deliveryColumns + `, seq FROM webhook_deliveries WHERE ` + where +
@@ -328,17 +339,6 @@ func (s *Store) queryDeliveries(ctx context.Context, query string, args ...any) 
 		out = []paygate.Delivery{}
 	}
 	return out, nil
-}
-
-// DeliveryByID returns a delivery of (merchant, mode), or NOT_FOUND.
-func (s *Store) DeliveryByID(ctx context.Context, merchantID string, mode paygate.Mode, id string) (paygate.Delivery, error) {
-	d, err := scanDelivery(s.pool.QueryRow(ctx, `
-		SELECT `+deliveryColumns+` FROM webhook_deliveries
-		WHERE id = $1 AND merchant_id = $2 AND mode = $3`, id, merchantID, mode))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return paygate.Delivery{}, notFound("delivery")
-	}
-	return d, translate(err)
 }
 
 // DeliveryAttempts lists a delivery's attempts, first first. The delivery

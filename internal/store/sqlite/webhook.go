@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/paygate/paygate/internal/paygate"
@@ -309,30 +310,44 @@ func (s *Store) FinishDelivery(ctx context.Context, f paygate.DeliveryFinish) er
 // endpoint was disabled.
 const disabledError = "the endpoint was disabled: the receiver answered 410 Gone"
 
-// DeliveriesByMerchant lists a merchant's deliveries, newest first.
-func (s *Store) DeliveriesByMerchant(ctx context.Context, q paygate.DeliveryQuery) ([]paygate.Delivery, error) {
+// Deliveries lists a merchant's deliveries, newest first.
+func (s *Store) Deliveries(ctx context.Context, q paygate.DeliveryQuery) ([]paygate.Delivery, error) {
 	query, args := deliveryListQuery(q)
 	return s.queryDeliveries(ctx, query, args...)
 }
 
-// deliveryListQuery returns the SQL and arguments of DeliveriesByMerchant.
-// Only the filters that are set appear in it, every value a parameter, so
-// that each combination gets its own plan: an event is the few rows of
+// deliveryListQuery returns the SQL and arguments of Deliveries. Only the
+// filters that are set appear in it, every value a parameter, so that each
+// combination gets its own plan: a payment's deliveries are those of its
+// events (deliveriesOfPayment), an event is the few rows of
 // webhook_deliveries_event (named, as SQLite would rather walk the
 // merchant's deliveries in order), a mode a range of
 // webhook_deliveries_merchant read newest first and stopped at the limit.
-// Without either, each mode is read as its own range and the two are
+// Without any of them, each mode is read as its own range and the two are
 // merged.
 func deliveryListQuery(q paygate.DeliveryQuery) (string, []any) {
 	const order = ` ORDER BY created_at DESC, seq DESC LIMIT ?`
 	limit := sqlLimit(q.Limit)
 	where := `merchant_id = ?`
 	args := []any{q.MerchantID}
+	if q.ID != "" {
+		where += ` AND id = ?`
+		args = append(args, q.ID)
+	}
 	if q.Status != "" {
 		where += ` AND status = ?`
 		args = append(args, string(q.Status))
 	}
-	if q.EventID != "" || q.Mode != "" {
+	if q.PaymentID != "" {
+		if q.EventID != "" {
+			where += ` AND event_id = ?`
+			args = append(args, q.EventID)
+		}
+		args = append([]any{q.PaymentID, q.MerchantID, string(q.Mode)}, args[1:]...)
+		return `SELECT ` + deliveryColumns + ` FROM webhook_deliveries WHERE ` + deliveriesOfPayment +
+			strings.TrimPrefix(where, `merchant_id = ?`) + order, append(args, limit)
+	}
+	if q.EventID != "" || q.Mode != "" || q.ID != "" {
 		from := ` FROM webhook_deliveries WHERE `
 		if q.EventID != "" {
 			from = ` FROM webhook_deliveries INDEXED BY webhook_deliveries_event WHERE event_id = ? AND `
@@ -368,11 +383,6 @@ func (s *Store) queryDeliveries(ctx context.Context, query string, args ...any) 
 		out = append(out, d)
 	}
 	return out, translate(rows.Err())
-}
-
-// DeliveryByID returns a delivery of (merchant, mode), or NOT_FOUND.
-func (s *Store) DeliveryByID(ctx context.Context, merchantID string, mode paygate.Mode, id string) (paygate.Delivery, error) {
-	return deliveryByID(ctx, s.read, merchantID, mode, id)
 }
 
 func deliveryByID(ctx context.Context, q deliveryQuerier, merchantID string, mode paygate.Mode, id string) (paygate.Delivery, error) {

@@ -456,7 +456,7 @@ func dashboardCases() []testCase {
 			_, err := s.CreatePing(ctx(t), pingValue(f, paygate.ModeTest, at(2*time.Minute)), newID())
 			must(t, err)
 
-			got, err := s.EventsByPayment(ctx(t), f.merchant.ID, paygate.ModeTest, p.ID)
+			got, err := s.Events(ctx(t), paygate.EventQuery{MerchantID: f.merchant.ID, Mode: paygate.ModeTest, PaymentID: p.ID})
 			must(t, err)
 			equal(t, "events of the payment", []paygate.Event{captured, created, succeeded}, got)
 			for _, probe := range []struct {
@@ -467,9 +467,8 @@ func dashboardCases() []testCase {
 				{newMerchant(t, s, base).merchant.ID, paygate.ModeTest, p.ID},
 				{f.merchant.ID, paygate.ModeLive, p.ID},
 				{f.merchant.ID, paygate.ModeTest, newID()},
-				{f.merchant.ID, paygate.ModeTest, ""},
 			} {
-				got, err := s.EventsByPayment(ctx(t), probe.merchantID, probe.mode, probe.paymentID)
+				got, err := s.Events(ctx(t), paygate.EventQuery{MerchantID: probe.merchantID, Mode: probe.mode, PaymentID: probe.paymentID})
 				must(t, err)
 				if len(got) != 0 {
 					t.Errorf("events of %+v: %d, want none", probe, len(got))
@@ -497,7 +496,7 @@ func dashboardCases() []testCase {
 			_, err = s.CreatePing(ctx(t), pingValue(f, paygate.ModeTest, at(4*time.Minute)), newID())
 			must(t, err)
 
-			got, err := s.DeliveriesByPayment(ctx(t), f.merchant.ID, paygate.ModeTest, p.ID)
+			got, err := s.Deliveries(ctx(t), paygate.DeliveryQuery{MerchantID: f.merchant.ID, Mode: paygate.ModeTest, PaymentID: p.ID})
 			must(t, err)
 			var events []string
 			for _, d := range got {
@@ -520,9 +519,8 @@ func dashboardCases() []testCase {
 				{other.merchant.ID, paygate.ModeTest, p.ID},
 				{f.merchant.ID, paygate.ModeLive, p.ID},
 				{f.merchant.ID, paygate.ModeTest, newID()},
-				{f.merchant.ID, paygate.ModeTest, ""},
 			} {
-				got, err := s.DeliveriesByPayment(ctx(t), probe.merchantID, probe.mode, probe.paymentID)
+				got, err := s.Deliveries(ctx(t), paygate.DeliveryQuery{MerchantID: probe.merchantID, Mode: probe.mode, PaymentID: probe.paymentID})
 				must(t, err)
 				if got == nil || len(got) != 0 {
 					t.Errorf("deliveries of %+v: %v, want none", probe, got)

@@ -51,7 +51,7 @@ func deliveryCases() []testCase {
 					CreatedAt: ev.CreatedAt, UpdatedAt: ev.CreatedAt,
 				}
 				equal(t, "delivery of "+string(ev.Type), want, d)
-				byID, err := s.DeliveryByID(ctx(t), f.merchant.ID, paygate.ModeTest, d.ID)
+				byID, err := paygate.DeliveryByID(ctx(t), s, f.merchant.ID, paygate.ModeTest, d.ID)
 				must(t, err)
 				equal(t, "delivery by id", want, byID)
 			}
@@ -113,7 +113,7 @@ func deliveryCases() []testCase {
 			stored, err := s.WebhookEndpointState(ctx(t), f.merchant.ID, paygate.ModeLive)
 			must(t, err)
 			equal(t, "stored endpoint", want, stored)
-			plain, err := s.WebhookEndpoint(ctx(t), f.merchant.ID, paygate.ModeLive)
+			plain, err := endpointOf(t, s, f.merchant.ID, paygate.ModeLive)
 			must(t, err)
 			equal(t, "endpoint", want.WebhookEndpoint, plain)
 
@@ -181,7 +181,7 @@ func deliveryCases() []testCase {
 				DeliveryID: c.Delivery.ID, Lease: c.Lease, At: T.Add(2 * time.Second), Attempt: &attempt,
 				Status: paygate.DeliveryPending, NextAttemptAt: T.Add(10 * time.Second),
 			}))
-			d, err := s.DeliveryByID(ctx(t), f.merchant.ID, paygate.ModeTest, c.Delivery.ID)
+			d, err := paygate.DeliveryByID(ctx(t), s, f.merchant.ID, paygate.ModeTest, c.Delivery.ID)
 			must(t, err)
 			equal(t, "delivery after a failed attempt", paygate.Delivery{
 				ID: d.ID, EventID: ev.ID, MerchantID: ev.MerchantID, Mode: ev.Mode, EventType: ev.Type,
@@ -212,7 +212,7 @@ func deliveryCases() []testCase {
 			}))
 			// No more than 1 KiB of an answer is kept, whatever is passed.
 			second.Response = second.Response[:paygate.MaxAttemptResponse]
-			d, err = s.DeliveryByID(ctx(t), f.merchant.ID, paygate.ModeTest, d.ID)
+			d, err = paygate.DeliveryByID(ctx(t), s, f.merchant.ID, paygate.ModeTest, d.ID)
 			must(t, err)
 			if d.Status != paygate.DeliverySucceeded || d.Attempts != 2 || d.LastStatusCode != 204 || d.LastError != "" {
 				t.Errorf("delivery after success: %+v", d)
@@ -394,9 +394,9 @@ func deliveryCases() []testCase {
 			wantDeliveries(t, s, paygate.DeliveryQuery{MerchantID: f.merchant.ID, Status: paygate.DeliveryFailed, EventID: events[2].ID}, 0)
 
 			theirs := wantDeliveries(t, s, paygate.DeliveryQuery{MerchantID: other.merchant.ID}, 1)[0]
-			_, err := s.DeliveryByID(ctx(t), f.merchant.ID, paygate.ModeTest, theirs.ID)
+			_, err := paygate.DeliveryByID(ctx(t), s, f.merchant.ID, paygate.ModeTest, theirs.ID)
 			wantNotFound(t, err)
-			_, err = s.DeliveryByID(ctx(t), other.merchant.ID, paygate.ModeLive, theirs.ID)
+			_, err = paygate.DeliveryByID(ctx(t), s, other.merchant.ID, paygate.ModeLive, theirs.ID)
 			wantNotFound(t, err)
 			_, err = s.DeliveryAttempts(ctx(t), f.merchant.ID, paygate.ModeTest, theirs.ID)
 			wantNotFound(t, err)
@@ -465,7 +465,7 @@ func deliveryCases() []testCase {
 				DeliveryID: resent.ID, Lease: got[0].Lease, At: at(2 * time.Hour), Status: paygate.DeliverySucceeded,
 				Attempt: &paygate.DeliveryAttempt{DeliveryID: resent.ID, Number: 1, URL: "http://127.0.0.1:9/", StartedAt: at(2 * time.Hour), StatusCode: 200},
 			}))
-			after, err := s.DeliveryByID(ctx(t), f.merchant.ID, paygate.ModeTest, original.ID)
+			after, err := paygate.DeliveryByID(ctx(t), s, f.merchant.ID, paygate.ModeTest, original.ID)
 			must(t, err)
 			if after.Status != paygate.DeliverySucceeded || after.Attempts != 1 {
 				t.Errorf("the original after a successful resend: %+v, want succeeded after its one attempt", after)
@@ -504,7 +504,7 @@ func deliveryCases() []testCase {
 			if got := claim(t, s, at(2*time.Hour), 0, 10); len(got) != 0 {
 				t.Fatalf("claimed %+v after the original succeeded", got)
 			}
-			r, err := s.DeliveryByID(ctx(t), f.merchant.ID, paygate.ModeTest, resent.ID)
+			r, err := paygate.DeliveryByID(ctx(t), s, f.merchant.ID, paygate.ModeTest, resent.ID)
 			must(t, err)
 			if r.Status != paygate.DeliverySucceeded || r.Attempts != 0 {
 				t.Errorf("the resend after the original succeeded: %+v", r)
@@ -564,7 +564,7 @@ func deliveryCases() []testCase {
 			ping := pingValue(f, paygate.ModeTest, at(time.Hour))
 			_, err := s.CreatePing(ctx(t), ping, newID())
 			wantNotFound(t, err)
-			evs, err := s.EventsByMerchant(ctx(t), f.merchant.ID, paygate.ModeTest, 0)
+			evs, err := s.Events(ctx(t), paygate.EventQuery{MerchantID: f.merchant.ID, Mode: paygate.ModeTest})
 			must(t, err)
 			if len(evs) != 0 {
 				t.Fatalf("a refused ping left %d events", len(evs))
@@ -693,7 +693,7 @@ func claimConcurrently(t *testing.T, s paygate.Store, now time.Time, claimers, l
 // wantDeliveries lists deliveries and fails unless there are n.
 func wantDeliveries(t *testing.T, s paygate.Store, q paygate.DeliveryQuery, n int) []paygate.Delivery {
 	t.Helper()
-	got, err := s.DeliveriesByMerchant(ctx(t), q)
+	got, err := s.Deliveries(ctx(t), q)
 	must(t, err)
 	if len(got) != n {
 		t.Fatalf("deliveries %+v: got %d, want %d: %+v", q, len(got), n, got)

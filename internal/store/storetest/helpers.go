@@ -407,3 +407,18 @@ func commitRefundTransition(c context.Context, s paygate.Store, tr paygate.Refun
 	u.AddEvents(events)
 	return s.Commit(c, u)
 }
+
+// setEndpoint creates or replaces an endpoint as the operator does, and
+// returns its configuration as stored.
+func setEndpoint(t *testing.T, s paygate.Store, e paygate.WebhookEndpoint, rotate bool) (paygate.WebhookEndpoint, error) {
+	t.Helper()
+	got, err := s.ConfigureWebhookEndpoint(ctx(t), e, rotate, e.UpdatedAt.Add(paygate.WebhookSecretOverlap))
+	return got.WebhookEndpoint, err
+}
+
+// endpointOf reads the configuration of the endpoint of (merchant, mode).
+func endpointOf(t *testing.T, s paygate.Store, merchantID string, mode paygate.Mode) (paygate.WebhookEndpoint, error) {
+	t.Helper()
+	got, err := s.WebhookEndpointState(ctx(t), merchantID, mode)
+	return got.WebhookEndpoint, err
+}

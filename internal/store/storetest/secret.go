@@ -36,8 +36,8 @@ func webhookSecretCases() []testCase {
 			if _, err := s.ConfigureWebhookEndpoint(ctx(t), e, false, time.Time{}); err == nil {
 				t.Error("ConfigureWebhookEndpoint stored a plain secret")
 			}
-			if _, err := s.SetWebhookEndpoint(ctx(t), e, false); err == nil {
-				t.Error("SetWebhookEndpoint stored a plain secret")
+			if _, err := setEndpoint(t, s, e, false); err == nil {
+				t.Error("setting an endpoint stored a plain secret")
 			}
 			e.Secret, e.SealedSecret = "", nil
 			if _, err := s.ConfigureWebhookEndpoint(ctx(t), e, false, time.Time{}); err == nil {
@@ -210,10 +210,10 @@ func ExerciseSecretsAtRest(t *testing.T, newStore func(t *testing.T) paygate.Sto
 			t.Fatal("the opened secrets are not the ones set")
 		}
 		// Every read gives the sealed secret only.
-		plain, err := s.WebhookEndpoint(ctx(t), f.merchant.ID, paygate.ModeLive)
+		plain, err := endpointOf(t, s, f.merchant.ID, paygate.ModeLive)
 		must(t, err)
 		if plain.Secret != "" || len(plain.SealedSecret) == 0 {
-			t.Errorf("WebhookEndpoint read a plain secret, or no sealed one")
+			t.Errorf("the endpoint read has a plain secret, or no sealed one")
 		}
 	})
 
