@@ -444,11 +444,11 @@ func TestWebhookPrivateTestGuard(t *testing.T) {
 			t.Fatalf("claim: %v %v", claims, err)
 		}
 		private := true
-		if err := s.st.FinishDelivery(ctx, paygate.DeliveryFinish{
+		if err := s.st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.DeliveryFinish{
 			DeliveryID: d.ID, Lease: claims[0].Lease, At: now, Status: paygate.DeliverySucceeded,
 			Attempt: &paygate.DeliveryAttempt{DeliveryID: d.ID, Number: 1, URL: "http://127.0.0.1:9/hook", StartedAt: now,
 				StatusCode: 200, Response: []byte(answer), PrivateAddress: &private},
-		}); err != nil {
+		}}}); err != nil {
 			t.Fatal(err)
 		}
 		return d

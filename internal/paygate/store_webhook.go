@@ -33,8 +33,8 @@ type WebhookStore interface {
 	// c.Now, of any merchant, soonest due first, for one attempt each: every
 	// claimed delivery has its Attempts incremented (the number of the
 	// attempt about to be made) and is leased with c.Lease until
-	// c.LeaseUntil, when it becomes due again if FinishDelivery has not been
-	// called (the claimer crashed). A delivery that has had no attempt yet
+	// c.LeaseUntil, when it becomes due again if no DeliveryFinish of it
+	// was committed (the claimer crashed). A delivery that has had no attempt yet
 	// is due only once its NextAttemptAt is at or before c.FirstDue as well.
 	// Concurrent claims, from any number of nodes, never claim one delivery
 	// twice within a lease. A delivery is not claimed while another
@@ -42,19 +42,6 @@ type WebhookStore interface {
 	// original and its resend go one at a time). A Limit <= 0 claims
 	// nothing.
 	ClaimDeliveries(ctx context.Context, c DeliveryClaim) ([]ClaimedDelivery, error)
-	// FinishDelivery records the attempt (if any) of a claimed delivery and
-	// moves it to f.Status: pending again until f.NextAttemptAt, succeeded or
-	// failed. With f.DisableEndpoint it also disables the delivery's
-	// endpoint and fails its other pending deliveries that are not leased at
-	// f.At, in the same transaction. When f.Status is succeeded, every other
-	// delivery of the same event that is still pending (leased or not) ends
-	// as succeeded in the same transaction: the endpoint has the event, and
-	// no claim after the commit sends it again (decisions.md section 15: a
-	// successful resend ends the original). ErrStateConflict when the lease f.Lease
-	// is no longer held (it expired and another claim took the delivery);
-	// NOT_FOUND when the delivery does not exist.
-	FinishDelivery(ctx context.Context, f DeliveryFinish) error
-
 	// Deliveries lists deliveries of q.MerchantID, newest first (CreatedAt,
 	// then insertion), filtered by q's optional fields. A q.Limit <= 0
 	// means no limit. DeliveryByID reads one by its id.
@@ -90,13 +77,6 @@ type WebhookStore interface {
 	// at startup and `paygate vault rewrap` only. A limit <= 0 means no
 	// limit.
 	WebhookSecrets(ctx context.Context, afterMerchant string, afterMode Mode, limit int) ([]WebhookSecrets, error)
-	// ReplaceWebhookSecrets replaces the stored secrets of the endpoint of
-	// (from.MerchantID, from.Mode) by to's sealed ones, and empties both
-	// plain columns, if the row still holds exactly from's four values
-	// (compare and set: two nodes converting at once, or a rotation
-	// meanwhile, cannot lose a secret). ErrStateConflict when it changed
-	// or is gone.
-	ReplaceWebhookSecrets(ctx context.Context, from WebhookSecrets, to WebhookSecrets) error
 	// WebhookSecretKeyIDs counts the sealed signing secrets of every
 	// endpoint (current and previous alike) by the id of the vault master
 	// key that sealed them: the hex of bytes 2 to 9 of a seal whose first
@@ -245,7 +225,18 @@ type ClaimedDelivery struct {
 	Endpoint *WebhookEndpointState
 }
 
-// DeliveryFinish is the outcome of a claimed delivery's attempt.
+// DeliveryFinish is the outcome of a claimed delivery's attempt, and the
+// unit operation that records it (and moves the delivery to Status):
+// pending again until NextAttemptAt, succeeded or failed. With
+// DisableEndpoint it also disables the delivery's endpoint and fails its
+// other pending deliveries that are not leased at At. When Status is
+// succeeded, every other delivery of the same event that is still pending
+// (leased or not) ends as succeeded in the same unit: the endpoint has the
+// event, and no claim after the commit sends it again (decisions.md
+// section 15: a successful resend ends the original). It fails the unit
+// with ErrStateConflict when the lease is no longer held (it expired and
+// another claim took the delivery), and with NOT_FOUND when the delivery
+// does not exist.
 type DeliveryFinish struct {
 	DeliveryID string
 	Lease      string
@@ -259,6 +250,21 @@ type DeliveryFinish struct {
 	// DisableEndpoint disables the endpoint (the receiver answered 410).
 	DisableEndpoint bool
 }
+
+func (DeliveryFinish) unitOp() {}
+
+// WebhookSecretsReplacement is the unit operation that replaces the stored
+// secrets of the endpoint of (From.MerchantID, From.Mode) by To's sealed
+// ones, and empties both plain columns, if the row still holds exactly
+// From's four values (compare and set: two nodes converting at once, or a
+// rotation meanwhile, cannot lose a secret). It fails the unit with
+// ErrStateConflict when the row changed or is gone.
+type WebhookSecretsReplacement struct {
+	From WebhookSecrets
+	To   WebhookSecrets
+}
+
+func (WebhookSecretsReplacement) unitOp() {}
 
 // DeliveryQuery selects deliveries of one merchant. Empty fields do not
 // filter.

@@ -43,6 +43,15 @@ type Unit struct {
 //     the amount back to the payment's refundable balance. It fails the
 //     unit with ErrStateConflict when the refund is not in From, and with
 //     NOT_FOUND when it does not exist for its merchant and mode.
+//
+// Webhook operations (store_webhook.go, where each type says what it
+// writes and how it refuses the unit):
+//
+//   - DeliveryFinish records a claimed delivery's attempt and outcome; it
+//     fails the unit with ErrStateConflict when the lease is lost and with
+//     NOT_FOUND when the delivery does not exist.
+//   - WebhookSecretsReplacement compares and sets an endpoint's stored
+//     secrets; it fails the unit with ErrStateConflict when they changed.
 type Op interface {
 	unitOp()
 }

@@ -47,10 +47,12 @@ func (f *fakeStore) ClaimDeliveries(_ context.Context, c paygate.DeliveryClaim) 
 	return out, nil
 }
 
-func (f *fakeStore) FinishDelivery(_ context.Context, fin paygate.DeliveryFinish) error {
+func (f *fakeStore) Commit(_ context.Context, u paygate.Unit) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.finishes = append(f.finishes, fin)
+	for _, op := range u.Ops {
+		f.finishes = append(f.finishes, op.(paygate.DeliveryFinish))
+	}
 	return nil
 }
 

@@ -63,6 +63,19 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 	}
 	b := &pgx.Batch{}
 	refusedBy := "" // the kind of row whose conditional write refused the unit
+	// refusal, when set by the operation that refused the unit, names its
+	// refusal from the error (nil: not one of its own).
+	var refusal func(*pgconn.PgError) error
+	refuses := func(name func(*pgconn.PgError) error) func(pgx.Row) error {
+		return func(row pgx.Row) error {
+			var ok bool
+			err := row.Scan(&ok)
+			if err != nil {
+				refusal = name
+			}
+			return err
+		}
+	}
 	for i := 0; i < len(u.Ops); {
 		switch op := u.Ops[i].(type) {
 		case paygate.PaymentTransition:
@@ -120,6 +133,17 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 				return err
 			})
 			i++
+		// webhook operations
+		case paygate.DeliveryFinish:
+			args, err := finishArgs(op)
+			if err != nil {
+				return err
+			}
+			b.Queue(finishDelivery, args).QueryRow(refuses(finishRefused(op)))
+			i++
+		case paygate.WebhookSecretsReplacement:
+			b.Queue(replaceSecrets, replaceSecretsArgs(op)).QueryRow(refuses(replaceRefused(op)))
+			i++
 		default:
 			return fmt.Errorf("postgres: operation %d of the unit: %T is not an operation", i, op)
 		}
@@ -132,6 +156,11 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 		return nil
 	}
 	var pgErr *pgconn.PgError
+	if refusal != nil && errors.As(err, &pgErr) {
+		if refused := refusal(pgErr); refused != nil {
+			return refused
+		}
+	}
 	if refusedBy != "" && errors.As(err, &pgErr) {
 		switch pgErr.Code {
 		case sqlStateConflict:

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/store/codec"
@@ -122,7 +123,7 @@ func scanDelivery(row pgx.Row) (paygate.Delivery, error) {
 // its endpoint (NULLs when there is none). A delivery is not claimed while
 // another delivery of its event (a resend, or the original) is in flight
 // or is due and older: one event goes out once at a time, and when it
-// succeeds FinishDelivery ends the others (decisions.md section 15).
+// succeeds its DeliveryFinish ends the others (decisions.md section 15).
 const claimDeliveries = `
 	WITH due AS (
 		SELECT id FROM webhook_deliveries d
@@ -239,17 +240,18 @@ const finishDelivery = `
 			AND d.id <> fin.id AND d.status = 'pending'
 			AND NOT (d.lease <> '' AND d.next_attempt_at > @at)
 	)
-	SELECT EXISTS (SELECT 1 FROM fin), EXISTS (SELECT 1 FROM webhook_deliveries WHERE id = @id)`
+	SELECT CASE WHEN EXISTS (SELECT 1 FROM fin) THEN true
+		ELSE unit_refused(EXISTS (SELECT 1 FROM webhook_deliveries WHERE id = @id)) END`
 
 // disabledError is the last error of the deliveries failed when their
 // endpoint was disabled.
 const disabledError = "the endpoint was disabled: the receiver answered 410 Gone"
 
-// FinishDelivery records the attempt and the outcome of a claimed
-// delivery, if its lease is still held.
-func (s *Store) FinishDelivery(ctx context.Context, f paygate.DeliveryFinish) error {
+// finishArgs returns the arguments of finishDelivery, or an error for an
+// outcome no delivery can have.
+func finishArgs(f paygate.DeliveryFinish) (namedArgs, error) {
 	if !f.Status.Valid() {
-		return fmt.Errorf("postgres: finish delivery: invalid status %q", f.Status)
+		return nil, fmt.Errorf("postgres: finish delivery: invalid status %q", f.Status)
 	}
 	args := namedArgs{
 		"id": f.DeliveryID, "lease": f.Lease, "status": f.Status, "next_attempt_at": f.NextAttemptAt, "at": f.At,
@@ -264,17 +266,19 @@ func (s *Store) FinishDelivery(ctx context.Context, f paygate.DeliveryFinish) er
 		args["latency_us"], args["response"], args["attempt_error"] = a.Latency.Microseconds(), codec.AttemptResponse(a.Response), a.Error
 		args["private_address"] = a.PrivateAddress
 	}
-	var finished, exists bool
-	if err := s.pool.QueryRow(ctx, finishDelivery, args).Scan(&finished, &exists); err != nil {
-		return translate(err)
-	}
-	switch {
-	case finished:
+	return args, nil
+}
+
+// finishRefused names why finishDelivery refused the unit.
+func finishRefused(f paygate.DeliveryFinish) func(*pgconn.PgError) error {
+	return func(pgErr *pgconn.PgError) error {
+		switch pgErr.Code {
+		case sqlStateConflict:
+			return fmt.Errorf("%w: the lease of delivery %s is no longer held", paygate.ErrStateConflict, f.DeliveryID)
+		case sqlStateNotFound:
+			return notFound("delivery")
+		}
 		return nil
-	case !exists:
-		return notFound("delivery")
-	default:
-		return fmt.Errorf("%w: the lease of delivery %s is no longer held", paygate.ErrStateConflict, f.DeliveryID)
 	}
 }
 

@@ -145,7 +145,7 @@ const dueCondition = `status = 'pending' AND next_attempt_at <= ?1 AND (attempts
 // delivery and its resend, decisions.md section 15): a due delivery d is
 // claimed only when no other delivery of its event is in flight (pending
 // under a lease that has not ended at ?1) and none that is due too was
-// created before it. One of them goes; when it succeeds, FinishDelivery
+// created before it. One of them goes; when it succeeds, its DeliveryFinish
 // ends the others.
 const noSiblingFirst = `NOT EXISTS (
 	SELECT 1 FROM webhook_deliveries s
@@ -219,9 +219,9 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c paygate.DeliveryClaim) ([
 	return claimed, nil
 }
 
-// FinishDelivery records the attempt and the outcome of a claimed
-// delivery, if its lease is still held.
-func (s *Store) FinishDelivery(ctx context.Context, f paygate.DeliveryFinish) error {
+// finishDelivery records the attempt and the outcome of a claimed delivery
+// in the unit's transaction, if its lease is still held.
+func finishDelivery(ctx context.Context, tx *sql.Tx, f paygate.DeliveryFinish) error {
 	if !f.Status.Valid() {
 		return fmt.Errorf("sqlite: finish delivery: invalid status %q", f.Status)
 	}
@@ -234,76 +234,74 @@ func (s *Store) FinishDelivery(ctx context.Context, f paygate.DeliveryFinish) er
 		lastAt = sql.NullInt64{Int64: micros(f.Attempt.StartedAt), Valid: true}
 		code, errMsg = f.Attempt.StatusCode, f.Attempt.Error
 	}
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		var merchantID, mode, eventID string
-		err := tx.QueryRowContext(ctx, `
-			UPDATE webhook_deliveries SET
-				status = ?1,
-				next_attempt_at = CASE WHEN ?1 = 'pending' THEN ?2 ELSE next_attempt_at END,
-				lease = '',
-				last_attempt_at = coalesce(?3, last_attempt_at),
-				last_status_code = ?4,
-				last_error = ?5,
-				updated_at = ?6
-			WHERE id = ?7 AND lease = ?8 AND lease <> '' AND status = 'pending'
-			RETURNING merchant_id, mode, event_id`,
-			string(f.Status), micros(f.NextAttemptAt), lastAt, code, errMsg, micros(f.At),
-			f.DeliveryID, f.Lease).Scan(&merchantID, &mode, &eventID)
+	var merchantID, mode, eventID string
+	err := tx.QueryRowContext(ctx, `
+		UPDATE webhook_deliveries SET
+			status = ?1,
+			next_attempt_at = CASE WHEN ?1 = 'pending' THEN ?2 ELSE next_attempt_at END,
+			lease = '',
+			last_attempt_at = coalesce(?3, last_attempt_at),
+			last_status_code = ?4,
+			last_error = ?5,
+			updated_at = ?6
+		WHERE id = ?7 AND lease = ?8 AND lease <> '' AND status = 'pending'
+		RETURNING merchant_id, mode, event_id`,
+		string(f.Status), micros(f.NextAttemptAt), lastAt, code, errMsg, micros(f.At),
+		f.DeliveryID, f.Lease).Scan(&merchantID, &mode, &eventID)
+	if errors.Is(err, sql.ErrNoRows) {
+		var one int
+		err := tx.QueryRowContext(ctx, `SELECT 1 FROM webhook_deliveries WHERE id = ?`, f.DeliveryID).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
-			var one int
-			err := tx.QueryRowContext(ctx, `SELECT 1 FROM webhook_deliveries WHERE id = ?`, f.DeliveryID).Scan(&one)
-			if errors.Is(err, sql.ErrNoRows) {
-				return notFound("delivery")
-			}
-			if err != nil {
-				return err
-			}
-			return fmt.Errorf("%w: the lease of delivery %s is no longer held", paygate.ErrStateConflict, f.DeliveryID)
+			return notFound("delivery")
 		}
 		if err != nil {
 			return err
 		}
-		if a := f.Attempt; a != nil {
-			var private sql.NullBool
-			if a.PrivateAddress != nil {
-				private = sql.NullBool{Bool: *a.PrivateAddress, Valid: true}
-			}
-			if _, err := tx.ExecContext(ctx, `
-				INSERT INTO webhook_attempts (delivery_id, number, url, started_at, status_code, latency_us, response, error, private_address)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-				f.DeliveryID, a.Number, a.URL, micros(a.StartedAt), a.StatusCode, a.Latency.Microseconds(),
-				codec.AttemptResponse(a.Response), a.Error, private); err != nil {
-				return err
-			}
-		}
-		if f.Status == paygate.DeliverySucceeded {
-			// The endpoint has the event: every other delivery of it that
-			// is still pending (a retrying original, a queued resend) ends
-			// as succeeded, in this transaction, so that no later claim
-			// sends it again. One in flight loses its lease: its outcome is
-			// not recorded and it is not retried.
-			_, err := tx.ExecContext(ctx, `
-				UPDATE webhook_deliveries SET status = 'succeeded', lease = '', updated_at = ?1
-				WHERE event_id = ?2 AND id <> ?3 AND status = 'pending'`,
-				micros(f.At), eventID, f.DeliveryID)
-			return err
-		}
-		if !f.DisableEndpoint {
-			return nil
+		return fmt.Errorf("%w: the lease of delivery %s is no longer held", paygate.ErrStateConflict, f.DeliveryID)
+	}
+	if err != nil {
+		return err
+	}
+	if a := f.Attempt; a != nil {
+		var private sql.NullBool
+		if a.PrivateAddress != nil {
+			private = sql.NullBool{Bool: *a.PrivateAddress, Valid: true}
 		}
 		if _, err := tx.ExecContext(ctx, `
-			UPDATE webhook_endpoints SET disabled_at = coalesce(disabled_at, ?1)
-			WHERE merchant_id = ?2 AND mode = ?3`,
-			micros(f.At), merchantID, mode); err != nil {
+			INSERT INTO webhook_attempts (delivery_id, number, url, started_at, status_code, latency_us, response, error, private_address)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			f.DeliveryID, a.Number, a.URL, micros(a.StartedAt), a.StatusCode, a.Latency.Microseconds(),
+			codec.AttemptResponse(a.Response), a.Error, private); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `
-			UPDATE webhook_deliveries SET status = 'failed', last_error = ?1, updated_at = ?2
-			WHERE merchant_id = ?3 AND mode = ?4 AND status = 'pending'
-				AND NOT (lease <> '' AND next_attempt_at > ?2)`,
-			disabledError, micros(f.At), merchantID, mode)
+	}
+	if f.Status == paygate.DeliverySucceeded {
+		// The endpoint has the event: every other delivery of it that
+		// is still pending (a retrying original, a queued resend) ends
+		// as succeeded, in this transaction, so that no later claim
+		// sends it again. One in flight loses its lease: its outcome is
+		// not recorded and it is not retried.
+		_, err := tx.ExecContext(ctx, `
+			UPDATE webhook_deliveries SET status = 'succeeded', lease = '', updated_at = ?1
+			WHERE event_id = ?2 AND id <> ?3 AND status = 'pending'`,
+			micros(f.At), eventID, f.DeliveryID)
 		return err
-	})
+	}
+	if !f.DisableEndpoint {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `
+		UPDATE webhook_endpoints SET disabled_at = coalesce(disabled_at, ?1)
+		WHERE merchant_id = ?2 AND mode = ?3`,
+		micros(f.At), merchantID, mode); err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `
+		UPDATE webhook_deliveries SET status = 'failed', last_error = ?1, updated_at = ?2
+		WHERE merchant_id = ?3 AND mode = ?4 AND status = 'pending'
+			AND NOT (lease <> '' AND next_attempt_at > ?2)`,
+		disabledError, micros(f.At), merchantID, mode)
+	return err
 }
 
 // disabledError is the last error of the deliveries failed when their

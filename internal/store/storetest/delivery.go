@@ -170,14 +170,14 @@ func deliveryCases() []testCase {
 				StatusCode: 500, Latency: 1234 * time.Microsecond, Response: []byte("oops"), Error: "HTTP 500",
 				PrivateAddress: ptr(true),
 			}
-			wantIs(t, s.FinishDelivery(ctx(t), paygate.DeliveryFinish{
+			wantIs(t, finishDelivery(ctx(t), s, paygate.DeliveryFinish{
 				DeliveryID: c.Delivery.ID, Lease: "not-the-lease", At: T.Add(2 * time.Second), Attempt: &attempt,
 				Status: paygate.DeliveryPending, NextAttemptAt: T.Add(10 * time.Second),
 			}), paygate.ErrStateConflict)
-			wantNotFound(t, s.FinishDelivery(ctx(t), paygate.DeliveryFinish{
+			wantNotFound(t, finishDelivery(ctx(t), s, paygate.DeliveryFinish{
 				DeliveryID: newID(), Lease: c.Lease, At: T, Status: paygate.DeliveryFailed,
 			}))
-			must(t, s.FinishDelivery(ctx(t), paygate.DeliveryFinish{
+			must(t, finishDelivery(ctx(t), s, paygate.DeliveryFinish{
 				DeliveryID: c.Delivery.ID, Lease: c.Lease, At: T.Add(2 * time.Second), Attempt: &attempt,
 				Status: paygate.DeliveryPending, NextAttemptAt: T.Add(10 * time.Second),
 			}))
@@ -206,7 +206,7 @@ func deliveryCases() []testCase {
 				StatusCode: 204, Latency: 2 * time.Millisecond, Response: []byte(strings.Repeat("é", paygate.MaxAttemptResponse)),
 				PrivateAddress: ptr(false),
 			}
-			must(t, s.FinishDelivery(ctx(t), paygate.DeliveryFinish{
+			must(t, finishDelivery(ctx(t), s, paygate.DeliveryFinish{
 				DeliveryID: d.ID, Lease: got[0].Lease, At: T.Add(11 * time.Second), Attempt: &second,
 				Status: paygate.DeliverySucceeded,
 			}))
@@ -223,7 +223,7 @@ func deliveryCases() []testCase {
 			if got := claim(t, s, T.Add(48*time.Hour), 0, 10); len(got) != 0 {
 				t.Fatalf("claimed a succeeded delivery")
 			}
-			wantIs(t, s.FinishDelivery(ctx(t), paygate.DeliveryFinish{
+			wantIs(t, finishDelivery(ctx(t), s, paygate.DeliveryFinish{
 				DeliveryID: d.ID, Lease: got0Lease(got), At: T.Add(12 * time.Second), Status: paygate.DeliveryFailed,
 			}), paygate.ErrStateConflict)
 		}},
@@ -243,10 +243,10 @@ func deliveryCases() []testCase {
 			if len(second) != 1 || second[0].Delivery.Attempts != 2 || second[0].Lease == first[0].Lease {
 				t.Fatalf("after the lease: claimed %+v, want attempt 2 under a new lease", second)
 			}
-			wantIs(t, s.FinishDelivery(ctx(t), paygate.DeliveryFinish{
+			wantIs(t, finishDelivery(ctx(t), s, paygate.DeliveryFinish{
 				DeliveryID: first[0].Delivery.ID, Lease: first[0].Lease, At: T.Add(31 * time.Second), Status: paygate.DeliverySucceeded,
 			}), paygate.ErrStateConflict)
-			must(t, s.FinishDelivery(ctx(t), paygate.DeliveryFinish{
+			must(t, finishDelivery(ctx(t), s, paygate.DeliveryFinish{
 				DeliveryID: second[0].Delivery.ID, Lease: second[0].Lease, At: T.Add(31 * time.Second), Status: paygate.DeliveryFailed,
 				Error: "gave up",
 			}))
@@ -299,7 +299,7 @@ func deliveryCases() []testCase {
 				t.Fatalf("claims: %+v then %+v", inFlight, gone)
 			}
 			T := at(time.Hour + 3*time.Second)
-			must(t, s.FinishDelivery(ctx(t), paygate.DeliveryFinish{
+			must(t, finishDelivery(ctx(t), s, paygate.DeliveryFinish{
 				DeliveryID: gone[0].Delivery.ID, Lease: gone[0].Lease, At: T, Status: paygate.DeliveryFailed,
 				Attempt: &paygate.DeliveryAttempt{
 					DeliveryID: gone[0].Delivery.ID, Number: 1, URL: ep.URL, StartedAt: T, StatusCode: 410, Error: "HTTP 410",
@@ -330,7 +330,7 @@ func deliveryCases() []testCase {
 			_, err = s.CreatePing(ctx(t), pingValue(f, paygate.ModeTest, at(2*time.Hour)), newID())
 			wantIs(t, err, paygate.ErrStateConflict)
 			// The in-flight claim sees the endpoint disabled when it comes back.
-			must(t, s.FinishDelivery(ctx(t), paygate.DeliveryFinish{
+			must(t, finishDelivery(ctx(t), s, paygate.DeliveryFinish{
 				DeliveryID: inFlight[0].Delivery.ID, Lease: inFlight[0].Lease, At: T, Status: paygate.DeliveryPending,
 				NextAttemptAt: T.Add(time.Second),
 			}))
@@ -449,7 +449,7 @@ func deliveryCases() []testCase {
 			if len(got) != 1 || got[0].Delivery.ID != original.ID {
 				t.Fatalf("claimed %+v, want the original", got)
 			}
-			must(t, s.FinishDelivery(ctx(t), paygate.DeliveryFinish{
+			must(t, finishDelivery(ctx(t), s, paygate.DeliveryFinish{
 				DeliveryID: original.ID, Lease: got[0].Lease, At: at(time.Hour), Status: paygate.DeliveryPending,
 				NextAttemptAt: at(3 * time.Hour), Error: "HTTP 500",
 				Attempt: &paygate.DeliveryAttempt{DeliveryID: original.ID, Number: 1, URL: "http://127.0.0.1:9/", StartedAt: at(time.Hour), StatusCode: 500, Error: "HTTP 500"},
@@ -461,7 +461,7 @@ func deliveryCases() []testCase {
 			if len(got) != 1 || got[0].Delivery.ID != resent.ID {
 				t.Fatalf("claimed %+v, want the resend", got)
 			}
-			must(t, s.FinishDelivery(ctx(t), paygate.DeliveryFinish{
+			must(t, finishDelivery(ctx(t), s, paygate.DeliveryFinish{
 				DeliveryID: resent.ID, Lease: got[0].Lease, At: at(2 * time.Hour), Status: paygate.DeliverySucceeded,
 				Attempt: &paygate.DeliveryAttempt{DeliveryID: resent.ID, Number: 1, URL: "http://127.0.0.1:9/", StartedAt: at(2 * time.Hour), StatusCode: 200},
 			}))
@@ -498,7 +498,7 @@ func deliveryCases() []testCase {
 				t.Fatalf("claimed %+v while the original was in flight", got)
 			}
 			// The original succeeds: the resend ends unsent.
-			must(t, s.FinishDelivery(ctx(t), paygate.DeliveryFinish{
+			must(t, finishDelivery(ctx(t), s, paygate.DeliveryFinish{
 				DeliveryID: original.ID, Lease: lease, At: at(time.Hour + 3*time.Second), Status: paygate.DeliverySucceeded,
 			}))
 			if got := claim(t, s, at(2*time.Hour), 0, 10); len(got) != 0 {
@@ -540,7 +540,7 @@ func deliveryCases() []testCase {
 							mu.Lock()
 							sent++
 							mu.Unlock()
-							if err := s.FinishDelivery(ctx(t), paygate.DeliveryFinish{
+							if err := finishDelivery(ctx(t), s, paygate.DeliveryFinish{
 								DeliveryID: c.Delivery.ID, Lease: c.Lease, At: at(time.Hour), Status: paygate.DeliverySucceeded,
 							}); err != nil && !errors.Is(err, paygate.ErrStateConflict) {
 								t.Error(err)
@@ -585,7 +585,7 @@ func deliveryCases() []testCase {
 				if len(got) != 1 || string(got[0].Payload) != string(ping.Payload) {
 					t.Fatalf("claimed %+v, want the ping", got)
 				}
-				must(t, s.FinishDelivery(ctx(t), paygate.DeliveryFinish{
+				must(t, finishDelivery(ctx(t), s, paygate.DeliveryFinish{
 					DeliveryID: id, Lease: got[0].Lease, At: at(time.Hour), Status: paygate.DeliverySucceeded,
 				}))
 			}

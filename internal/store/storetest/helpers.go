@@ -422,3 +422,8 @@ func endpointOf(t *testing.T, s paygate.Store, merchantID string, mode paygate.M
 	got, err := s.WebhookEndpointState(ctx(t), merchantID, mode)
 	return got.WebhookEndpoint, err
 }
+
+// finishDelivery commits a unit of the one DeliveryFinish.
+func finishDelivery(ctx context.Context, s paygate.Store, f paygate.DeliveryFinish) error {
+	return s.Commit(ctx, paygate.Unit{Ops: []paygate.Op{f}})
+}

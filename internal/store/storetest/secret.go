@@ -73,7 +73,7 @@ func webhookSecretCases() []testCase {
 			w := all[0]
 			to := w
 			to.SealedSecret, to.SealedPreviousSecret = sealed("whsec_bmV3"), sealed("whsec_b2xk")
-			must(t, s.ReplaceWebhookSecrets(ctx(t), w, to))
+			must(t, s.Commit(ctx(t), paygate.Unit{Ops: []paygate.Op{paygate.WebhookSecretsReplacement{From: w, To: to}}}))
 			got, err := s.WebhookEndpointState(ctx(t), w.MerchantID, w.Mode)
 			must(t, err)
 			equal(t, "replaced secret", to.SealedSecret, got.SealedSecret)
@@ -82,13 +82,13 @@ func webhookSecretCases() []testCase {
 			// changes nothing.
 			stale := to
 			stale.SealedSecret = sealed("whsec_c3RhbGU=")
-			wantIs(t, s.ReplaceWebhookSecrets(ctx(t), w, stale), paygate.ErrStateConflict)
+			wantIs(t, s.Commit(ctx(t), paygate.Unit{Ops: []paygate.Op{paygate.WebhookSecretsReplacement{From: w, To: stale}}}), paygate.ErrStateConflict)
 			got, err = s.WebhookEndpointState(ctx(t), w.MerchantID, w.Mode)
 			must(t, err)
 			equal(t, "secret after a stale replace", to.SealedSecret, got.SealedSecret)
 			gone := w
 			gone.MerchantID = newID()
-			wantIs(t, s.ReplaceWebhookSecrets(ctx(t), gone, to), paygate.ErrStateConflict)
+			wantIs(t, s.Commit(ctx(t), paygate.Unit{Ops: []paygate.Op{paygate.WebhookSecretsReplacement{From: gone, To: to}}}), paygate.ErrStateConflict)
 		}},
 		{"KeyIDs", func(t *testing.T, s paygate.Store) {
 			ids, err := s.WebhookSecretKeyIDs(ctx(t))
@@ -373,7 +373,7 @@ func ExerciseSecretsAtRest(t *testing.T, newStore func(t *testing.T) paygate.Sto
 		must(t, err)
 		to := page[0]
 		to.SealedSecret = sl
-		must(t, s.ReplaceWebhookSecrets(ctx(t), page[0], to))
+		must(t, s.Commit(ctx(t), paygate.Unit{Ops: []paygate.Op{paygate.WebhookSecretsReplacement{From: page[0], To: to}}}))
 		ep, err := s.WebhookEndpointState(ctx(t), b.merchant.ID, paygate.ModeTest)
 		must(t, err)
 		if err := webhook.OpenSecrets(v, &ep); !errors.Is(err, vault.ErrTampered) || ep.Secret != "" {
