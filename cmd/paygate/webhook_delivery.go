@@ -224,9 +224,13 @@ func cmdWebhookTest(ctx context.Context, c *cli, args []string) error {
 		// An endpoint the address guard refuses gets its ping queued like
 		// any delivery: serve's dispatcher refuses to connect, and the
 		// refusal is the attempt's error (as for a live endpoint).
-		d, err := st.CreatePing(ctx, webhook.PingEvent(m.ID, paygate.Mode(mode), now()), id.New())
+		ping := paygate.WebhookPing{Event: webhook.PingEvent(m.ID, paygate.Mode(mode), now()), DeliveryID: id.New()}
+		if err := st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{ping}}); err != nil {
+			return paygate.Delivery{}, fmt.Errorf("send a ping to the %s endpoint of merchant %s: %s", mode, m.ID, storeMessage(err))
+		}
+		d, err := paygate.DeliveryByID(ctx, st, m.ID, paygate.Mode(mode), ping.DeliveryID)
 		if err != nil {
-			return d, fmt.Errorf("send a ping to the %s endpoint of merchant %s: %s", mode, m.ID, storeMessage(err))
+			return d, fmt.Errorf("read delivery %s: %w", ping.DeliveryID, err)
 		}
 		return d, nil
 	})

@@ -201,13 +201,13 @@ func (d *Dashboard) rotateSecret(w http.ResponseWriter, r *http.Request, v *view
 // endpoint; the dispatcher sends it at once.
 func (d *Dashboard) testWebhook(w http.ResponseWriter, r *http.Request, v *viewer, _ []string) {
 	ctx := r.Context()
-	dl, err := d.store.CreatePing(ctx, webhook.PingEvent(v.User.MerchantID, v.Mode, d.now()), id.New())
-	if err != nil {
+	ping := paygate.WebhookPing{Event: webhook.PingEvent(v.User.MerchantID, v.Mode, d.now()), DeliveryID: id.New()}
+	if err := d.store.Commit(ctx, paygate.Unit{Ops: []paygate.Op{ping}}); err != nil {
 		d.webhookRefused(w, r, v, err)
 		return
 	}
 	d.wake()
-	d.audit(ctx, r, v, v.Mode, paygate.AuditWebhookTested, dl.ID, "ping event")
+	d.audit(ctx, r, v, v.Mode, paygate.AuditWebhookTested, ping.DeliveryID, "ping event")
 	http.Redirect(w, r, modePath(v, "/webhook")+"?done=tested", http.StatusSeeOther)
 }
 
@@ -308,12 +308,12 @@ func (d *Dashboard) resendDelivery(w http.ResponseWriter, r *http.Request, v *vi
 	if !ok {
 		return
 	}
-	next, err := d.store.ResendMerchantEvent(ctx, v.User.MerchantID, v.Mode, dl.EventID, id.New(), d.now())
-	if err != nil {
+	next := paygate.EventResend{MerchantID: v.User.MerchantID, Mode: v.Mode, EventID: dl.EventID, DeliveryID: id.New(), At: d.now()}
+	if err := d.store.Commit(ctx, paygate.Unit{Ops: []paygate.Op{next}}); err != nil {
 		d.webhookRefused(w, r, v, err)
 		return
 	}
 	d.wake()
-	d.audit(ctx, r, v, v.Mode, paygate.AuditWebhookResent, dl.EventID, "as delivery "+next.ID)
-	http.Redirect(w, r, modePath(v, "/webhook/deliveries/"+next.ID)+"?resent=1", http.StatusSeeOther)
+	d.audit(ctx, r, v, v.Mode, paygate.AuditWebhookResent, dl.EventID, "as delivery "+next.DeliveryID)
+	http.Redirect(w, r, modePath(v, "/webhook/deliveries/"+next.DeliveryID)+"?resent=1", http.StatusSeeOther)
 }

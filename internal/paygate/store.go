@@ -98,8 +98,8 @@ type Store interface {
 	// operation sees the writes of those before it. The first operation
 	// that refuses (a PaymentTransition whose payment is in none of From:
 	// ErrStateConflict; missing for its merchant and mode: NOT_FOUND; the
-	// refusals of NewRefund and RefundTransition, see Op) fails the unit
-	// with its error. An empty unit writes nothing.
+	// refusals of the other operations, see Op) fails the unit with its
+	// error. An empty unit writes nothing.
 	Commit(ctx context.Context, u Unit) error
 	// PaymentByID returns a payment of (merchant, mode), or NOT_FOUND.
 	PaymentByID(ctx context.Context, merchantID string, mode Mode, id string) (Payment, error)

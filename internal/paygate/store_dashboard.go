@@ -69,9 +69,6 @@ type DashboardStore interface {
 	// ordered by period then currency. It reads the payments of the range
 	// by index, not the whole table.
 	PaymentStats(ctx context.Context, merchantID string, mode Mode, from, to time.Time) ([]PaymentStat, error)
-	// ResendMerchantEvent is ResendEvent for a merchant's user: NOT_FOUND
-	// unless the event belongs to (merchant, mode).
-	ResendMerchantEvent(ctx context.Context, merchantID string, mode Mode, eventID, deliveryID string, at time.Time) (Delivery, error)
 }
 
 // User is a dashboard login of one merchant.

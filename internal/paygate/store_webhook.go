@@ -14,17 +14,8 @@ import (
 // method that writes events) also inserts one pending delivery when the
 // event's (merchant, mode) has an endpoint that is enabled and subscribed to
 // the event's type. No endpoint means no delivery and no error. Ping events
-// are delivered only through CreatePing.
+// are delivered only through WebhookPing.
 type WebhookStore interface {
-	// ConfigureWebhookEndpoint creates or replaces the endpoint of (merchant, mode), keeping its
-	// secret unless rotateSecret is true, and enables it (again). On a
-	// rotation of an existing endpoint the replaced secret stays valid, and
-	// keeps signing deliveries beside the new one, until previousUntil.
-	// NOT_FOUND when the merchant does not exist. A rotation never copies a
-	// plain secret: ErrStateConflict (and nothing changed) when the row
-	// still holds its current secret in plain text (written before secrets
-	// were sealed); convert it first (webhook.SealStoredSecrets).
-	ConfigureWebhookEndpoint(ctx context.Context, e WebhookEndpoint, rotateSecret bool, previousUntil time.Time) (WebhookEndpointState, error)
 	// WebhookEndpointState returns the endpoint of (merchant, mode) with its
 	// previous secret and whether it is disabled, or NOT_FOUND.
 	WebhookEndpointState(ctx context.Context, merchantID string, mode Mode) (WebhookEndpointState, error)
@@ -51,20 +42,13 @@ type WebhookStore interface {
 	// does not exist for them.
 	DeliveryAttempts(ctx context.Context, merchantID string, mode Mode, deliveryID string) ([]DeliveryAttempt, error)
 
-	// ResendEvent inserts a new pending delivery, due at at, of the event
-	// eventID (of any merchant: an operator's command) to its (merchant,
-	// mode)'s endpoint, whether or not the endpoint subscribes to the
-	// event's type. The delivery carries the event's id, so the receiver
-	// sees the same webhook-id again. NOT_FOUND when the event or the
-	// endpoint does not exist; ErrStateConflict when the endpoint is
-	// disabled.
+	// ResendEvent is EventResend for the operator, who names an event of
+	// any merchant by its id alone: it inserts a new pending delivery, due
+	// at at, of the event eventID to its (merchant, mode)'s endpoint, and
+	// returns it (the caller learns the event's merchant and mode from it).
+	// NOT_FOUND when the event or the endpoint does not exist;
+	// ErrStateConflict when the endpoint is disabled.
 	ResendEvent(ctx context.Context, eventID, deliveryID string, at time.Time) (Delivery, error)
-	// CreatePing inserts the ping event ev and its pending delivery
-	// deliveryID, due at ev.CreatedAt, in one transaction. NOT_FOUND when
-	// (ev.MerchantID, ev.Mode) has no endpoint; ErrStateConflict when it is
-	// disabled.
-	CreatePing(ctx context.Context, ev Event, deliveryID string) (Delivery, error)
-
 	// Events lists the events of (q.MerchantID, q.Mode), oldest first
 	// (events of one instant in the order they were written), those of one
 	// payment and of its refunds when q.PaymentID is set (an unknown
@@ -265,6 +249,54 @@ type WebhookSecretsReplacement struct {
 }
 
 func (WebhookSecretsReplacement) unitOp() {}
+
+// WebhookEndpointConfig is the unit operation that creates or replaces the
+// endpoint of (Endpoint.MerchantID, Endpoint.Mode), keeping its secret and
+// CreatedAt unless RotateSecret is true (Endpoint.SealedSecret is used when
+// a new secret is needed), and enables it (again). On a rotation of an
+// existing endpoint the replaced secret stays valid, and keeps signing
+// deliveries beside the new one, until PreviousUntil. A secret must be
+// given sealed, never in plain text. It fails the unit with NOT_FOUND when
+// the merchant does not exist. A rotation never copies a plain secret: it
+// fails the unit with ErrStateConflict when the row still holds its current
+// secret in plain text (written before secrets were sealed); convert it
+// first (webhook.SealStoredSecrets). Read the stored endpoint with
+// WebhookEndpointState.
+type WebhookEndpointConfig struct {
+	Endpoint      WebhookEndpoint
+	RotateSecret  bool
+	PreviousUntil time.Time
+}
+
+func (WebhookEndpointConfig) unitOp() {}
+
+// WebhookPing is the unit operation that inserts the ping event Event and
+// its pending delivery DeliveryID, due at Event.CreatedAt. It fails the
+// unit with NOT_FOUND when (Event.MerchantID, Event.Mode) has no endpoint,
+// and with ErrStateConflict when it is disabled.
+type WebhookPing struct {
+	Event      Event
+	DeliveryID string
+}
+
+func (WebhookPing) unitOp() {}
+
+// EventResend is the unit operation that inserts a new pending delivery
+// DeliveryID, due at At, of the event EventID of (MerchantID, Mode) to
+// their endpoint, whether or not the endpoint subscribes to the event's
+// type. The delivery carries the event's id, so the receiver sees the same
+// webhook-id again. It fails the unit with NOT_FOUND when the event does
+// not exist for (MerchantID, Mode) or they have no endpoint, and with
+// ErrStateConflict when the endpoint is disabled.
+type EventResend struct {
+	MerchantID string
+	Mode       Mode
+	EventID    string
+	DeliveryID string
+	At         time.Time
+}
+
+func (EventResend) unitOp() {}
 
 // DeliveryQuery selects deliveries of one merchant. Empty fields do not
 // filter.

@@ -444,27 +444,3 @@ func (s *Store) PaymentStats(ctx context.Context, merchantID string, mode paygat
 	}
 	return out, translate(err)
 }
-
-// ResendMerchantEvent inserts a new delivery of an event of (merchant,
-// mode) to its endpoint: ResendEvent for a merchant's user. NOT_FOUND
-// unless the event belongs to them.
-func (s *Store) ResendMerchantEvent(ctx context.Context, merchantID string, mode paygate.Mode, eventID, deliveryID string, at time.Time) (paygate.Delivery, error) {
-	d, err := scanDelivery(s.pool.QueryRow(ctx, `
-		INSERT INTO webhook_deliveries (id, event_id, merchant_id, mode, event_type, status,
-			next_attempt_at, created_at, updated_at)
-		SELECT @id, e.id, e.merchant_id, e.mode, e.type, 'pending', @at, @at, @at
-		FROM events e
-		JOIN webhook_endpoints w ON w.merchant_id = e.merchant_id AND w.mode = e.mode
-		WHERE e.id = @event_id AND e.merchant_id = @merchant_id AND e.mode = @mode AND w.disabled_at IS NULL
-		RETURNING `+deliveryColumns,
-		namedArgs{"id": deliveryID, "event_id": eventID, "merchant_id": merchantID, "mode": mode, "at": at}))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return paygate.Delivery{}, s.whyNoDelivery(ctx, `
-			SELECT e.id IS NOT NULL, w.merchant_id IS NOT NULL, w.disabled_at
-			FROM (SELECT 1) AS one
-			LEFT JOIN events e ON e.id = $1 AND e.merchant_id = $2 AND e.mode = $3
-			LEFT JOIN webhook_endpoints w ON w.merchant_id = e.merchant_id AND w.mode = e.mode`,
-			eventID, merchantID, mode)
-	}
-	return d, translate(err)
-}

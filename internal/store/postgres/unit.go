@@ -26,7 +26,12 @@ import (
 // which raises PG409 when the payment (or refund) exists in another state
 // and PG404 when it does not; an inserted refund refused by its payment
 // raises PG400 through unit_invalid (migration 00012), naming the field. Under READ COMMITTED the UPDATE re-checks its WHERE
-// clause on the newest row version, so a lost race is a refusal too.
+// clause on the newest row version, so a lost race is a refusal too. The
+// webhook operations refuse through unit_refused too, or through
+// unit_refused_detail (migration 00013) when their caller is told more
+// (which row is missing, since when an endpoint is disabled); each names
+// its refusal itself (refusal, below), with the error the caller has
+// always been given.
 //
 // Joining: a transition followed by events and then an idempotency answer
 // is one statement (the transition's, with the events and the answer in
@@ -143,6 +148,19 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 			i++
 		case paygate.WebhookSecretsReplacement:
 			b.Queue(replaceSecrets, replaceSecretsArgs(op)).QueryRow(refuses(replaceRefused(op)))
+			i++
+		case paygate.WebhookEndpointConfig:
+			args, err := configureArgs(op)
+			if err != nil {
+				return err
+			}
+			b.Queue(configureEndpoint, args).QueryRow(refuses(configureRefused(op)))
+			i++
+		case paygate.WebhookPing:
+			b.Queue(insertPing, pingArgs(op)).QueryRow(refuses(deliveryRefused))
+			i++
+		case paygate.EventResend:
+			b.Queue(resendEvent, resendArgs(op)).QueryRow(refuses(deliveryRefused))
 			i++
 		default:
 			return fmt.Errorf("postgres: operation %d of the unit: %T is not an operation", i, op)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -33,25 +34,15 @@ func scanEndpointState(row pgx.Row) (paygate.WebhookEndpointState, error) {
 	return e, err
 }
 
-// ConfigureWebhookEndpoint creates or replaces the endpoint of (merchant,
-// mode) and enables it. The secret and CreatedAt are kept unless
-// rotateSecret is true; a rotation of an existing endpoint keeps the
-// replaced secret as the previous one until previousUntil. NOT_FOUND when
-// the merchant does not exist.
-func (s *Store) ConfigureWebhookEndpoint(ctx context.Context, e paygate.WebhookEndpoint, rotateSecret bool, previousUntil time.Time) (paygate.WebhookEndpointState, error) {
-	if err := codec.CheckSealedSecret(e); err != nil {
-		return paygate.WebhookEndpointState{}, err
-	}
-	events := e.Events
-	if events == nil {
-		events = []string{}
-	}
-	created := e.CreatedAt
-	if created.IsZero() {
-		created = e.UpdatedAt
-	}
-	// Every right-hand side reads the row as it was before the update.
-	got, err := scanEndpointState(s.pool.QueryRow(ctx, `
+// configureEndpoint creates or replaces the endpoint of a
+// WebhookEndpointConfig and enables it. The secret and CreatedAt are kept
+// unless @rotate; a rotation of an existing endpoint keeps the replaced
+// secret as the previous one until @previous_until. No row written fails
+// the unit: unit_refused raises PG409 when the rotation was refused (the
+// row holds a plain secret) and PG404 when the merchant does not exist.
+// Every right-hand side of the update reads the row as it was before it.
+const configureEndpoint = `
+	WITH configured AS (
 		INSERT INTO webhook_endpoints AS w (merchant_id, mode, url, secret, events, created_at, updated_at, secret_sealed)
 		SELECT @merchant_id, @mode, @url, '', @events, @created_at, @updated_at, @secret_sealed
 		WHERE EXISTS (SELECT 1 FROM merchants WHERE id = @merchant_id)
@@ -69,26 +60,45 @@ func (s *Store) ConfigureWebhookEndpoint(ctx context.Context, e paygate.WebhookE
 		-- A rotation never copies a plain secret (a row not converted yet)
 		-- into previous_secret: refused, the caller converts first.
 		WHERE NOT (@rotate::boolean AND w.secret <> '')
-		RETURNING `+endpointStateColumns,
-		namedArgs{
-			"merchant_id": e.MerchantID, "mode": e.Mode, "url": e.URL, "secret_sealed": e.SealedSecret, "events": events,
-			"created_at": created, "updated_at": e.UpdatedAt, "rotate": rotateSecret, "previous_until": previousUntil,
-		}))
-	if errors.Is(err, pgx.ErrNoRows) {
-		// No row: the merchant does not exist, or the rotation was refused.
-		var plain bool
-		err := s.pool.QueryRow(ctx, `SELECT secret <> '' FROM webhook_endpoints WHERE merchant_id = $1 AND mode = $2`,
-			e.MerchantID, e.Mode).Scan(&plain)
-		if err == nil && plain && rotateSecret {
-			return paygate.WebhookEndpointState{}, fmt.Errorf("%w: the webhook endpoint of merchant %s (%s) still holds a plain secret; convert it before a rotation",
-				paygate.ErrStateConflict, e.MerchantID, e.Mode)
-		}
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return paygate.WebhookEndpointState{}, translate(err)
-		}
-		return paygate.WebhookEndpointState{}, notFound("merchant")
+		RETURNING 1
+	)
+	SELECT CASE WHEN EXISTS (SELECT 1 FROM configured) THEN true
+		ELSE unit_refused(@rotate::boolean AND EXISTS (SELECT 1 FROM webhook_endpoints
+			WHERE merchant_id = @merchant_id AND mode = @mode AND secret <> '')) END`
+
+// configureArgs returns the arguments of configureEndpoint, or an error
+// for an endpoint whose secret is not sealed.
+func configureArgs(c paygate.WebhookEndpointConfig) (namedArgs, error) {
+	e := c.Endpoint
+	if err := codec.CheckSealedSecret(e); err != nil {
+		return nil, err
 	}
-	return got, translate(err)
+	events := e.Events
+	if events == nil {
+		events = []string{}
+	}
+	created := e.CreatedAt
+	if created.IsZero() {
+		created = e.UpdatedAt
+	}
+	return namedArgs{
+		"merchant_id": e.MerchantID, "mode": e.Mode, "url": e.URL, "secret_sealed": e.SealedSecret, "events": events,
+		"created_at": created, "updated_at": e.UpdatedAt, "rotate": c.RotateSecret, "previous_until": c.PreviousUntil,
+	}, nil
+}
+
+// configureRefused names why configureEndpoint refused the unit.
+func configureRefused(c paygate.WebhookEndpointConfig) func(*pgconn.PgError) error {
+	return func(pgErr *pgconn.PgError) error {
+		switch pgErr.Code {
+		case sqlStateConflict:
+			return fmt.Errorf("%w: the webhook endpoint of merchant %s (%s) still holds a plain secret; convert it before a rotation",
+				paygate.ErrStateConflict, c.Endpoint.MerchantID, c.Endpoint.Mode)
+		case sqlStateNotFound:
+			return notFound("merchant")
+		}
+		return nil
+	}
 }
 
 // WebhookEndpointState returns the endpoint of (merchant, mode) with its
@@ -413,31 +423,86 @@ func (s *Store) ResendEvent(ctx context.Context, eventID, deliveryID string, at 
 	return d, translate(err)
 }
 
-// CreatePing inserts a ping event and its delivery in one statement.
-func (s *Store) CreatePing(ctx context.Context, ev paygate.Event, deliveryID string) (paygate.Delivery, error) {
-	d, err := scanDelivery(s.pool.QueryRow(ctx, `
-		WITH ev AS (
-			INSERT INTO events (id, merchant_id, mode, type, payment_id, refund_id, payload, created_at)
-			SELECT @event_id, @merchant_id, @mode, @type, NULLIF(@payment_id, ''), NULLIF(@refund_id, ''), @payload, @at
-			WHERE EXISTS (SELECT 1 FROM webhook_endpoints
-				WHERE merchant_id = @merchant_id AND mode = @mode AND disabled_at IS NULL)
-			RETURNING id
-		)
+// endpointRefusal is the refusal of a statement that adds a delivery to
+// the endpoint of (@merchant_id, @mode) (the CTE endpoint): PG404 "webhook
+// endpoint" when there is none, PG409 with the time it was disabled, in
+// microseconds since the epoch, when it is disabled (deliveryRefused).
+const endpointRefusal = `
+		WHEN NOT EXISTS (SELECT 1 FROM endpoint) THEN unit_refused_detail(false, 'webhook endpoint')
+		ELSE unit_refused_detail(true, (SELECT (extract(epoch FROM disabled_at) * 1000000)::bigint::text FROM endpoint)) END`
+
+// insertPing inserts a WebhookPing's event and its delivery, due at the
+// event's time, when (merchant, mode) has an enabled endpoint; the unit
+// fails otherwise (endpointRefusal).
+const insertPing = `
+	WITH endpoint AS (
+		SELECT disabled_at FROM webhook_endpoints WHERE merchant_id = @merchant_id AND mode = @mode
+	), ev AS (
+		INSERT INTO events (id, merchant_id, mode, type, payment_id, refund_id, payload, created_at)
+		SELECT @event_id, @merchant_id, @mode, @type, NULLIF(@payment_id, ''), NULLIF(@refund_id, ''), @payload, @at
+		WHERE EXISTS (SELECT 1 FROM endpoint WHERE disabled_at IS NULL)
+		RETURNING id
+	), delivered AS (
 		INSERT INTO webhook_deliveries (id, event_id, merchant_id, mode, event_type, status,
 			next_attempt_at, created_at, updated_at)
 		SELECT @id, ev.id, @merchant_id, @mode, @type, 'pending', @at, @at, @at FROM ev
-		RETURNING `+deliveryColumns,
-		namedArgs{
-			"id": deliveryID, "event_id": ev.ID, "merchant_id": ev.MerchantID, "mode": ev.Mode, "type": ev.Type,
-			"payment_id": ev.PaymentID, "refund_id": ev.RefundID, "payload": nonNil(ev.Payload), "at": ev.CreatedAt,
-		}))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return paygate.Delivery{}, s.whyNoDelivery(ctx, `
-			SELECT true, w.merchant_id IS NOT NULL, w.disabled_at
-			FROM (SELECT 1) AS one
-			LEFT JOIN webhook_endpoints w ON w.merchant_id = $1 AND w.mode = $2`, ev.MerchantID, ev.Mode)
+		RETURNING id
+	)
+	SELECT CASE WHEN EXISTS (SELECT 1 FROM delivered) THEN true` + endpointRefusal
+
+// pingArgs returns the arguments of insertPing.
+func pingArgs(p paygate.WebhookPing) namedArgs {
+	ev := p.Event
+	return namedArgs{
+		"id": p.DeliveryID, "event_id": ev.ID, "merchant_id": ev.MerchantID, "mode": ev.Mode, "type": ev.Type,
+		"payment_id": ev.PaymentID, "refund_id": ev.RefundID, "payload": nonNil(ev.Payload), "at": ev.CreatedAt,
 	}
-	return d, translate(err)
+}
+
+// resendEvent inserts an EventResend's delivery of an event of (merchant,
+// mode) when they have an enabled endpoint; the unit fails with PG404
+// "event" when the event is not theirs, and otherwise as endpointRefusal.
+const resendEvent = `
+	WITH endpoint AS (
+		SELECT disabled_at FROM webhook_endpoints WHERE merchant_id = @merchant_id AND mode = @mode
+	), ev AS (
+		SELECT id, type FROM events WHERE id = @event_id AND merchant_id = @merchant_id AND mode = @mode
+	), delivered AS (
+		INSERT INTO webhook_deliveries (id, event_id, merchant_id, mode, event_type, status,
+			next_attempt_at, created_at, updated_at)
+		SELECT @id, ev.id, @merchant_id, @mode, ev.type, 'pending', @at, @at, @at FROM ev
+		WHERE EXISTS (SELECT 1 FROM endpoint WHERE disabled_at IS NULL)
+		RETURNING id
+	)
+	SELECT CASE WHEN EXISTS (SELECT 1 FROM delivered) THEN true
+		WHEN NOT EXISTS (SELECT 1 FROM ev) THEN unit_refused_detail(false, 'event')` + endpointRefusal
+
+// resendArgs returns the arguments of resendEvent.
+func resendArgs(r paygate.EventResend) namedArgs {
+	return namedArgs{"id": r.DeliveryID, "event_id": r.EventID, "merchant_id": r.MerchantID, "mode": r.Mode, "at": r.At}
+}
+
+// deliveryRefused names why insertPing or resendEvent refused the unit, as
+// whyNoDelivery does.
+func deliveryRefused(pgErr *pgconn.PgError) error {
+	switch pgErr.Code {
+	case sqlStateNotFound:
+		return notFound(pgErr.Detail)
+	case sqlStateConflict:
+		us, err := strconv.ParseInt(pgErr.Detail, 10, 64)
+		if err != nil {
+			return fmt.Errorf("%w: the webhook endpoint changed; retry", paygate.ErrStateConflict)
+		}
+		return disabledEndpoint(time.UnixMicro(us))
+	}
+	return nil
+}
+
+// disabledEndpoint is the refusal of a delivery to an endpoint disabled at
+// the time.
+func disabledEndpoint(at time.Time) error {
+	return fmt.Errorf("%w: the webhook endpoint is disabled since %s; set it again to enable it",
+		paygate.ErrStateConflict, at.Format(time.RFC3339))
 }
 
 // whyNoDelivery runs a query of (event exists, endpoint exists, endpoint
@@ -454,8 +519,7 @@ func (s *Store) whyNoDelivery(ctx context.Context, query string, args ...any) er
 	case !endpointExists:
 		return notFound("webhook endpoint")
 	case disabledAt != nil:
-		return fmt.Errorf("%w: the webhook endpoint is disabled since %s; set it again to enable it",
-			paygate.ErrStateConflict, disabledAt.Format(time.RFC3339))
+		return disabledEndpoint(*disabledAt)
 	default:
 		// The endpoint appeared or was enabled between the two statements.
 		return fmt.Errorf("%w: the webhook endpoint changed; retry", paygate.ErrStateConflict)

@@ -493,24 +493,3 @@ func (s *Store) PaymentStats(ctx context.Context, merchantID string, mode paygat
 	}
 	return out, translate(rows.Err())
 }
-
-// ResendMerchantEvent inserts a new delivery of an event of (merchant,
-// mode) to its endpoint: ResendEvent for a merchant's user. NOT_FOUND
-// unless the event belongs to them.
-func (s *Store) ResendMerchantEvent(ctx context.Context, merchantID string, mode paygate.Mode, eventID, deliveryID string, at time.Time) (paygate.Delivery, error) {
-	var d paygate.Delivery
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		var typ string
-		err := tx.QueryRowContext(ctx, `SELECT type FROM events WHERE id = ? AND merchant_id = ? AND mode = ?`,
-			eventID, merchantID, string(mode)).Scan(&typ)
-		if errors.Is(err, sql.ErrNoRows) {
-			return notFound("event")
-		}
-		if err != nil {
-			return err
-		}
-		d, err = insertDelivery(ctx, tx, deliveryID, eventID, merchantID, mode, paygate.EventType(typ), at)
-		return err
-	})
-	return d, err
-}

@@ -52,6 +52,12 @@ func applyUnit(ctx context.Context, tx *sql.Tx, u paygate.Unit) error {
 			err = finishDelivery(ctx, tx, op)
 		case paygate.WebhookSecretsReplacement:
 			err = replaceSecrets(ctx, tx, op)
+		case paygate.WebhookEndpointConfig:
+			err = configureEndpoint(ctx, tx, op)
+		case paygate.WebhookPing:
+			err = insertPing(ctx, tx, op)
+		case paygate.EventResend:
+			err = resendEvent(ctx, tx, op)
 		default:
 			err = fmt.Errorf("sqlite: operation %d of the unit: %T is not an operation", i, op)
 		}

@@ -22,14 +22,16 @@ import (
 const endpointStateColumns = `merchant_id, mode, url, secret, events, created_at, updated_at,
 	previous_secret, previous_secret_expires_at, disabled_at, secret_sealed, previous_secret_sealed`
 
-// ConfigureWebhookEndpoint creates or replaces the endpoint of (merchant,
-// mode) and enables it. The secret and CreatedAt are kept unless
-// rotateSecret is true; a rotation of an existing endpoint keeps the
-// replaced secret as the previous one until previousUntil. NOT_FOUND when
-// the merchant does not exist.
-func (s *Store) ConfigureWebhookEndpoint(ctx context.Context, e paygate.WebhookEndpoint, rotateSecret bool, previousUntil time.Time) (paygate.WebhookEndpointState, error) {
+// configureEndpoint creates or replaces the endpoint of a
+// WebhookEndpointConfig in the unit's transaction and enables it. The
+// secret and CreatedAt are kept unless c.RotateSecret; a rotation of an
+// existing endpoint keeps the replaced secret as the previous one until
+// c.PreviousUntil. NOT_FOUND when the merchant does not exist (its foreign
+// key); ErrStateConflict when a rotation would copy a plain secret.
+func configureEndpoint(ctx context.Context, tx *sql.Tx, c paygate.WebhookEndpointConfig) error {
+	e := c.Endpoint
 	if err := codec.CheckSealedSecret(e); err != nil {
-		return paygate.WebhookEndpointState{}, err
+		return err
 	}
 	events := e.Events
 	if events == nil {
@@ -37,39 +39,35 @@ func (s *Store) ConfigureWebhookEndpoint(ctx context.Context, e paygate.WebhookE
 	}
 	eventsJSON, err := json.Marshal(events)
 	if err != nil {
-		return paygate.WebhookEndpointState{}, fmt.Errorf("sqlite: encode webhook events: %w", err)
+		return fmt.Errorf("sqlite: encode webhook events: %w", err)
 	}
-	var out paygate.WebhookEndpointState
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		var err error
-		// Every right-hand side reads the row as it was before the update.
-		out, err = scanEndpointState(tx.QueryRowContext(ctx, `
-			INSERT INTO webhook_endpoints (`+endpointStateColumns+`)
-			VALUES (?1, ?2, ?3, '', ?5, ?6, ?7, '', NULL, NULL, ?4, NULL)
-			ON CONFLICT (merchant_id, mode) DO UPDATE SET
-				url = excluded.url,
-				events = excluded.events,
-				previous_secret = CASE WHEN ?8 THEN '' ELSE webhook_endpoints.previous_secret END,
-				previous_secret_sealed = CASE WHEN ?8 THEN webhook_endpoints.secret_sealed
-					ELSE webhook_endpoints.previous_secret_sealed END,
-				previous_secret_expires_at = CASE WHEN ?8 THEN ?9 ELSE webhook_endpoints.previous_secret_expires_at END,
-				secret = CASE WHEN ?8 THEN '' ELSE webhook_endpoints.secret END,
-				secret_sealed = CASE WHEN ?8 THEN excluded.secret_sealed ELSE webhook_endpoints.secret_sealed END,
-				disabled_at = NULL,
-				updated_at = excluded.updated_at
-			-- A rotation never copies a plain secret (a row not converted
-			-- yet) into previous_secret: refused, the caller converts first.
-			WHERE NOT (?8 AND webhook_endpoints.secret <> '')
-			RETURNING `+endpointStateColumns,
-			e.MerchantID, string(e.Mode), e.URL, e.SealedSecret, string(eventsJSON),
-			micros(e.CreatedAt), micros(e.UpdatedAt), rotateSecret, micros(previousUntil)))
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%w: the webhook endpoint of merchant %s (%s) still holds a plain secret; convert it before a rotation",
-				paygate.ErrStateConflict, e.MerchantID, e.Mode)
-		}
-		return err
-	})
-	return out, err
+	// Every right-hand side reads the row as it was before the update.
+	var one int
+	err = tx.QueryRowContext(ctx, `
+		INSERT INTO webhook_endpoints (`+endpointStateColumns+`)
+		VALUES (?1, ?2, ?3, '', ?5, ?6, ?7, '', NULL, NULL, ?4, NULL)
+		ON CONFLICT (merchant_id, mode) DO UPDATE SET
+			url = excluded.url,
+			events = excluded.events,
+			previous_secret = CASE WHEN ?8 THEN '' ELSE webhook_endpoints.previous_secret END,
+			previous_secret_sealed = CASE WHEN ?8 THEN webhook_endpoints.secret_sealed
+				ELSE webhook_endpoints.previous_secret_sealed END,
+			previous_secret_expires_at = CASE WHEN ?8 THEN ?9 ELSE webhook_endpoints.previous_secret_expires_at END,
+			secret = CASE WHEN ?8 THEN '' ELSE webhook_endpoints.secret END,
+			secret_sealed = CASE WHEN ?8 THEN excluded.secret_sealed ELSE webhook_endpoints.secret_sealed END,
+			disabled_at = NULL,
+			updated_at = excluded.updated_at
+		-- A rotation never copies a plain secret (a row not converted
+		-- yet) into previous_secret: refused, the caller converts first.
+		WHERE NOT (?8 AND webhook_endpoints.secret <> '')
+		RETURNING 1`,
+		e.MerchantID, string(e.Mode), e.URL, e.SealedSecret, string(eventsJSON),
+		micros(e.CreatedAt), micros(e.UpdatedAt), c.RotateSecret, micros(c.PreviousUntil)).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%w: the webhook endpoint of merchant %s (%s) still holds a plain secret; convert it before a rotation",
+			paygate.ErrStateConflict, e.MerchantID, e.Mode)
+	}
+	return err
 }
 
 // WebhookEndpointState returns the endpoint of (merchant, mode) with its
@@ -447,18 +445,32 @@ func (s *Store) ResendEvent(ctx context.Context, eventID, deliveryID string, at 
 	return d, err
 }
 
-// CreatePing inserts a ping event and its delivery.
-func (s *Store) CreatePing(ctx context.Context, ev paygate.Event, deliveryID string) (paygate.Delivery, error) {
-	var d paygate.Delivery
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		if err := insertEvents(ctx, tx, []paygate.Event{ev}); err != nil {
-			return err
-		}
-		var err error
-		d, err = insertDelivery(ctx, tx, deliveryID, ev.ID, ev.MerchantID, ev.Mode, ev.Type, ev.CreatedAt)
+// resendEvent inserts an EventResend's delivery, in the unit's
+// transaction, of an event of (merchant, mode): NOT_FOUND unless the event
+// is theirs.
+func resendEvent(ctx context.Context, tx *sql.Tx, r paygate.EventResend) error {
+	var typ string
+	err := tx.QueryRowContext(ctx, `SELECT type FROM events WHERE id = ? AND merchant_id = ? AND mode = ?`,
+		r.EventID, r.MerchantID, string(r.Mode)).Scan(&typ)
+	if errors.Is(err, sql.ErrNoRows) {
+		return notFound("event")
+	}
+	if err != nil {
 		return err
-	})
-	return d, err
+	}
+	_, err = insertDelivery(ctx, tx, r.DeliveryID, r.EventID, r.MerchantID, r.Mode, paygate.EventType(typ), r.At)
+	return err
+}
+
+// insertPing inserts a WebhookPing's event and its delivery in the unit's
+// transaction.
+func insertPing(ctx context.Context, tx *sql.Tx, p paygate.WebhookPing) error {
+	if err := insertEvents(ctx, tx, []paygate.Event{p.Event}); err != nil {
+		return err
+	}
+	ev := p.Event
+	_, err := insertDelivery(ctx, tx, p.DeliveryID, ev.ID, ev.MerchantID, ev.Mode, ev.Type, ev.CreatedAt)
+	return err
 }
 
 // insertDelivery inserts a pending delivery due at at, after checking that

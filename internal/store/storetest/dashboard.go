@@ -453,7 +453,7 @@ func dashboardCases() []testCase {
 			q := f.newPayment(t, paygate.ModeTest, at(time.Minute))
 			f.capture(t, q, at(2*time.Minute))
 			f.endpoint(t, paygate.ModeTest)
-			_, err := s.CreatePing(ctx(t), pingValue(f, paygate.ModeTest, at(2*time.Minute)), newID())
+			_, err := createPing(ctx(t), s, pingValue(f, paygate.ModeTest, at(2*time.Minute)), newID())
 			must(t, err)
 
 			got, err := s.Events(ctx(t), paygate.EventQuery{MerchantID: f.merchant.ID, Mode: paygate.ModeTest, PaymentID: p.ID})
@@ -486,14 +486,14 @@ func dashboardCases() []testCase {
 			refund := refundValue(p, 200, at(3*time.Minute))
 			created := eventValue(p, paygate.EventRefundCreated, refund.ID, at(3*time.Minute))
 			must(t, createRefund(ctx(t), s, refund, []paygate.Event{created}, nil))
-			resent, err := s.ResendMerchantEvent(ctx(t), f.merchant.ID, paygate.ModeTest, captured.ID, newID(), at(5*time.Minute))
+			resent, err := resendMerchantEvent(ctx(t), s, f.merchant.ID, paygate.ModeTest, captured.ID, newID(), at(5*time.Minute))
 			must(t, err)
 			// Noise: another payment's, the other mode's, another
 			// merchant's, and a ping.
 			f.capture(t, f.newPayment(t, paygate.ModeTest, at(time.Minute)), at(4*time.Minute))
 			f.capture(t, f.newPayment(t, paygate.ModeLive, at(time.Minute)), at(4*time.Minute))
 			other.capture(t, other.newPayment(t, paygate.ModeTest, at(time.Minute)), at(4*time.Minute))
-			_, err = s.CreatePing(ctx(t), pingValue(f, paygate.ModeTest, at(4*time.Minute)), newID())
+			_, err = createPing(ctx(t), s, pingValue(f, paygate.ModeTest, at(4*time.Minute)), newID())
 			must(t, err)
 
 			got, err := s.Deliveries(ctx(t), paygate.DeliveryQuery{MerchantID: f.merchant.ID, Mode: paygate.ModeTest, PaymentID: p.ID})
@@ -578,18 +578,18 @@ func dashboardCases() []testCase {
 			theirs := other.capture(t, other.newPayment(t, paygate.ModeTest, at(time.Minute)), at(time.Hour))
 
 			id := newID()
-			got, err := s.ResendMerchantEvent(ctx(t), f.merchant.ID, paygate.ModeTest, ev.ID, id, at(2*time.Hour))
+			got, err := resendMerchantEvent(ctx(t), s, f.merchant.ID, paygate.ModeTest, ev.ID, id, at(2*time.Hour))
 			must(t, err)
 			equal(t, "resent delivery", paygate.Delivery{
 				ID: id, EventID: ev.ID, MerchantID: f.merchant.ID, Mode: paygate.ModeTest, EventType: ev.Type,
 				Status: paygate.DeliveryPending, NextAttemptAt: at(2 * time.Hour),
 				CreatedAt: at(2 * time.Hour), UpdatedAt: at(2 * time.Hour),
 			}, got)
-			_, err = s.ResendMerchantEvent(ctx(t), f.merchant.ID, paygate.ModeTest, theirs.ID, newID(), at(2*time.Hour))
+			_, err = resendMerchantEvent(ctx(t), s, f.merchant.ID, paygate.ModeTest, theirs.ID, newID(), at(2*time.Hour))
 			wantNotFound(t, err)
-			_, err = s.ResendMerchantEvent(ctx(t), f.merchant.ID, paygate.ModeLive, ev.ID, newID(), at(2*time.Hour))
+			_, err = resendMerchantEvent(ctx(t), s, f.merchant.ID, paygate.ModeLive, ev.ID, newID(), at(2*time.Hour))
 			wantNotFound(t, err)
-			_, err = s.ResendMerchantEvent(ctx(t), f.merchant.ID, paygate.ModeTest, newID(), newID(), at(2*time.Hour))
+			_, err = resendMerchantEvent(ctx(t), s, f.merchant.ID, paygate.ModeTest, newID(), newID(), at(2*time.Hour))
 			wantNotFound(t, err)
 			wantDeliveries(t, s, paygate.DeliveryQuery{MerchantID: other.merchant.ID, EventID: theirs.ID}, 1)
 		}},

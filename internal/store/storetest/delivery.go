@@ -98,14 +98,14 @@ func deliveryCases() []testCase {
 				SealedSecret: sealed("whsec_Zmlyc3Q="), Events: []string{"payment.captured"}, CreatedAt: at(time.Hour), UpdatedAt: at(time.Hour),
 			}
 			// Creating with rotateSecret has nothing to keep.
-			got, err := s.ConfigureWebhookEndpoint(ctx(t), e, true, at(25*time.Hour))
+			got, err := configureEndpoint(ctx(t), s, e, true, at(25*time.Hour))
 			must(t, err)
 			equal(t, "new endpoint", paygate.WebhookEndpointState{WebhookEndpoint: e}, got)
 
 			second := e
 			second.URL, second.SealedSecret, second.Events = "https://b.example/hooks", sealed("whsec_c2Vjb25k"), nil
 			second.CreatedAt, second.UpdatedAt = at(2*time.Hour), at(2*time.Hour)
-			got, err = s.ConfigureWebhookEndpoint(ctx(t), second, true, at(26*time.Hour))
+			got, err = configureEndpoint(ctx(t), s, second, true, at(26*time.Hour))
 			must(t, err)
 			want := paygate.WebhookEndpointState{WebhookEndpoint: second, SealedPreviousSecret: e.SealedSecret, PreviousSecretExpiresAt: ptr(at(26 * time.Hour))}
 			want.CreatedAt = e.CreatedAt
@@ -120,12 +120,12 @@ func deliveryCases() []testCase {
 			// Setting again without rotation keeps both secrets.
 			third := second
 			third.SealedSecret, third.UpdatedAt = sealed("whsec_dGhpcmQ="), at(3*time.Hour)
-			got, err = s.ConfigureWebhookEndpoint(ctx(t), third, false, at(27*time.Hour))
+			got, err = configureEndpoint(ctx(t), s, third, false, at(27*time.Hour))
 			must(t, err)
 			want.UpdatedAt = at(3 * time.Hour)
 			equal(t, "endpoint set again", want, got)
 
-			_, err = s.ConfigureWebhookEndpoint(ctx(t), paygate.WebhookEndpoint{
+			_, err = configureEndpoint(ctx(t), s, paygate.WebhookEndpoint{
 				MerchantID: newID(), Mode: paygate.ModeTest, URL: "https://a.example", SealedSecret: sealed("whsec_eA=="),
 				CreatedAt: base, UpdatedAt: base,
 			}, false, at(time.Hour))
@@ -327,7 +327,7 @@ func deliveryCases() []testCase {
 			wantDeliveries(t, s, paygate.DeliveryQuery{MerchantID: f.merchant.ID, EventID: ev4.ID}, 0)
 			_, err = s.ResendEvent(ctx(t), ev4.ID, newID(), at(2*time.Hour))
 			wantIs(t, err, paygate.ErrStateConflict)
-			_, err = s.CreatePing(ctx(t), pingValue(f, paygate.ModeTest, at(2*time.Hour)), newID())
+			_, err = createPing(ctx(t), s, pingValue(f, paygate.ModeTest, at(2*time.Hour)), newID())
 			wantIs(t, err, paygate.ErrStateConflict)
 			// The in-flight claim sees the endpoint disabled when it comes back.
 			must(t, finishDelivery(ctx(t), s, paygate.DeliveryFinish{
@@ -340,7 +340,7 @@ func deliveryCases() []testCase {
 			}
 
 			// Setting the endpoint again enables it.
-			state, err = s.ConfigureWebhookEndpoint(ctx(t), ep.WebhookEndpoint, false, time.Time{})
+			state, err = configureEndpoint(ctx(t), s, ep.WebhookEndpoint, false, time.Time{})
 			must(t, err)
 			if state.DisabledAt != nil {
 				t.Fatalf("endpoint still disabled after being set again")
@@ -562,7 +562,7 @@ func deliveryCases() []testCase {
 		{"CreatePing", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			ping := pingValue(f, paygate.ModeTest, at(time.Hour))
-			_, err := s.CreatePing(ctx(t), ping, newID())
+			_, err := createPing(ctx(t), s, ping, newID())
 			wantNotFound(t, err)
 			evs, err := s.Events(ctx(t), paygate.EventQuery{MerchantID: f.merchant.ID, Mode: paygate.ModeTest})
 			must(t, err)
@@ -574,7 +574,7 @@ func deliveryCases() []testCase {
 				f.endpoint(t, paygate.ModeTest, events...)
 				ping := pingValue(f, paygate.ModeTest, at(time.Hour))
 				id := newID()
-				d, err := s.CreatePing(ctx(t), ping, id)
+				d, err := createPing(ctx(t), s, ping, id)
 				must(t, err)
 				equal(t, "ping delivery", paygate.Delivery{
 					ID: id, EventID: ping.ID, MerchantID: f.merchant.ID, Mode: paygate.ModeTest, EventType: paygate.EventPing,
@@ -597,7 +597,7 @@ func deliveryCases() []testCase {
 // events (all when none), and returns it.
 func (f fixture) endpoint(t *testing.T, mode paygate.Mode, events ...string) paygate.WebhookEndpointState {
 	t.Helper()
-	e, err := f.s.ConfigureWebhookEndpoint(ctx(t), paygate.WebhookEndpoint{
+	e, err := configureEndpoint(ctx(t), f.s, paygate.WebhookEndpoint{
 		MerchantID: f.merchant.ID, Mode: mode, URL: "https://hooks.example/" + newID()[:8],
 		SealedSecret: sealed("whsec_c2VjcmV0IG9mIHRoZSB0ZXN0"), Events: events, CreatedAt: base, UpdatedAt: base,
 	}, false, time.Time{})
