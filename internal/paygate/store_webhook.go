@@ -58,17 +58,10 @@ type WebhookStore interface {
 	// WebhookSecrets lists the stored secrets of up to limit endpoints of
 	// any merchant whose (merchant id, mode) comes after (afterMerchant,
 	// afterMode), in that order. It serves the conversion of plain secrets
-	// at startup and `paygate vault rewrap` only. A limit <= 0 means no
+	// at startup, `paygate vault rewrap` and the count of the keys that
+	// seal them (webhook.SecretKeyIDs) only. A limit <= 0 means no
 	// limit.
 	WebhookSecrets(ctx context.Context, afterMerchant string, afterMode Mode, limit int) ([]WebhookSecrets, error)
-	// WebhookSecretKeyIDs counts the sealed signing secrets of every
-	// endpoint (current and previous alike) by the id of the vault master
-	// key that sealed them: the hex of bytes 2 to 9 of a seal whose first
-	// byte is 1 (the vault's sealed-secret layout). Plain secrets of rows
-	// not converted yet are not counted. It serves the operator's commands,
-	// which refuse to seal under a key the database shows is not the one in
-	// use.
-	WebhookSecretKeyIDs(ctx context.Context) (map[string]int, error)
 }
 
 // WebhookSecrets are the stored secrets of one endpoint: the sealed ones,

@@ -179,6 +179,36 @@ func eachSecrets(ctx context.Context, st paygate.Store, f func(paygate.WebhookSe
 	}
 }
 
+// SecretKeyIDs counts the sealed signing secrets of every endpoint
+// (current and previous alike) by the id of the vault master key that
+// sealed them (vault.SecretKeyID: the hex of bytes 2 to 9 of a seal whose
+// first byte is 1). Plain secrets of rows not converted yet are not
+// counted. It reads every endpoint's secrets, a page at a time. It serves
+// the operator's commands, which refuse to seal under a key the database
+// shows is not the one in use.
+func SecretKeyIDs(ctx context.Context, st paygate.WebhookStore) (map[string]int, error) {
+	ids := map[string]int{}
+	afterMerchant, afterMode := "", paygate.Mode("")
+	for {
+		page, err := st.WebhookSecrets(ctx, afterMerchant, afterMode, secretsPage)
+		if err != nil {
+			return nil, fmt.Errorf("read webhook secrets: %w", err)
+		}
+		for _, w := range page {
+			for _, sealed := range [][]byte{w.SealedSecret, w.SealedPreviousSecret} {
+				if id, err := vault.SecretKeyID(sealed); err == nil {
+					ids[id]++
+				}
+			}
+		}
+		if len(page) < secretsPage {
+			return ids, nil
+		}
+		last := page[len(page)-1]
+		afterMerchant, afterMode = last.MerchantID, last.Mode
+	}
+}
+
 // replaceTries bounds how often one endpoint is read again after a
 // conflict.
 const replaceTries = 5

@@ -69,19 +69,6 @@ func replaceRefused(r paygate.WebhookSecretsReplacement) func(*pgconn.PgError) e
 	}
 }
 
-// WebhookSecretKeyIDs counts the sealed secrets, current and previous, by
-// the key id in their seal.
-func (s *Store) WebhookSecretKeyIDs(ctx context.Context) (map[string]int, error) {
-	return s.countsByKeyID(ctx, `
-		SELECT encode(substring(sealed FROM 2 FOR 8), 'hex'), count(*) FROM (
-			SELECT secret_sealed AS sealed FROM webhook_endpoints
-			UNION ALL
-			SELECT previous_secret_sealed FROM webhook_endpoints
-		) s
-		WHERE length(sealed) >= 9 AND substring(sealed FROM 1 FOR 1) = '\x01'::bytea
-		GROUP BY 1`)
-}
-
 // nullBytes is NULL for an empty value, so that an absent seal compares as
 // NULL.
 func nullBytes(b []byte) []byte {

@@ -62,19 +62,6 @@ func replaceSecrets(ctx context.Context, tx *sql.Tx, r paygate.WebhookSecretsRep
 	return nil
 }
 
-// WebhookSecretKeyIDs counts the sealed secrets, current and previous, by
-// the key id in their seal.
-func (s *Store) WebhookSecretKeyIDs(ctx context.Context) (map[string]int, error) {
-	return s.countsByKeyID(ctx, `
-		SELECT lower(hex(substr(sealed, 2, 8))), count(*) FROM (
-			SELECT secret_sealed AS sealed FROM webhook_endpoints
-			UNION ALL
-			SELECT previous_secret_sealed FROM webhook_endpoints
-		)
-		WHERE length(sealed) >= 9 AND substr(sealed, 1, 1) = x'01'
-		GROUP BY 1`)
-}
-
 // nullBytes is NULL for an empty value, so that an absent seal compares
 // with IS as NULL.
 func nullBytes(b []byte) any {

@@ -91,7 +91,7 @@ func webhookSecretCases() []testCase {
 			wantIs(t, s.Commit(ctx(t), paygate.Unit{Ops: []paygate.Op{paygate.WebhookSecretsReplacement{From: gone, To: to}}}), paygate.ErrStateConflict)
 		}},
 		{"KeyIDs", func(t *testing.T, s paygate.Store) {
-			ids, err := s.WebhookSecretKeyIDs(ctx(t))
+			ids, err := webhook.SecretKeyIDs(ctx(t), s)
 			must(t, err)
 			equal(t, "key ids of an empty store", map[string]int{}, ids)
 			k1, err := vault.New(randomBytes(vault.KeySize))
@@ -113,13 +113,13 @@ func webhookSecretCases() []testCase {
 			set(a, paygate.ModeLive, k1, false)
 			set(b, paygate.ModeTest, k1, false)
 			set(b, paygate.ModeTest, k2, true) // current under k2, previous under k1
-			ids, err = s.WebhookSecretKeyIDs(ctx(t))
+			ids, err = webhook.SecretKeyIDs(ctx(t), s)
 			must(t, err)
 			equal(t, "key ids", map[string]int{k1.PrimaryKeyID(): 3, k2.PrimaryKeyID(): 1}, ids)
 			// What is not a sealed secret (the stand-in of other cases) is
 			// not counted.
 			newMerchant(t, s, base).endpoint(t, paygate.ModeTest)
-			ids, err = s.WebhookSecretKeyIDs(ctx(t))
+			ids, err = webhook.SecretKeyIDs(ctx(t), s)
 			must(t, err)
 			equal(t, "key ids beside a foreign seal", map[string]int{k1.PrimaryKeyID(): 3, k2.PrimaryKeyID(): 1}, ids)
 		}},
