@@ -140,7 +140,7 @@ func TestDashboardListUsesIndexes(t *testing.T) {
 			}
 		})
 	}
-	t.Run("DeliveriesByPayment", func(t *testing.T) {
+	t.Run("DeliveriesOfPayment", func(t *testing.T) {
 		q := paygate.DeliveryQuery{MerchantID: f.merchant.ID, Mode: paygate.ModeTest, PaymentID: "p-0000017"}
 		ds, err := s.Deliveries(ctx, q)
 		if err != nil {
@@ -154,7 +154,7 @@ func TestDashboardListUsesIndexes(t *testing.T) {
 			plan := explainPlan(t, s, mode, query, args)
 			if strings.Contains(plan, "Seq Scan") || !strings.Contains(plan, "events_payment_idx") ||
 				!strings.Contains(plan, "webhook_deliveries_event_idx") {
-				t.Errorf("DeliveriesByPayment plan (%s):\n%s", mode, plan)
+				t.Errorf("DeliveriesOfPayment plan (%s):\n%s", mode, plan)
 			}
 		}
 	})

@@ -434,7 +434,7 @@ func dashboardCases() []testCase {
 				}
 			}
 		}},
-		{"EventsByPayment", func(t *testing.T, s paygate.Store) {
+		{"EventsOfPayment", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			p := f.capturedPayment(t, paygate.ModeTest, 1000, "EUR", 1000)
 			captured := eventValue(p, paygate.EventPaymentCaptured, "", at(2*time.Minute))
@@ -475,7 +475,7 @@ func dashboardCases() []testCase {
 				}
 			}
 		}},
-		{"DeliveriesByPayment", func(t *testing.T, s paygate.Store) {
+		{"DeliveriesOfPayment", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			other := newMerchant(t, s, base)
 			f.endpoint(t, paygate.ModeTest)
@@ -568,7 +568,7 @@ func dashboardCases() []testCase {
 				t.Errorf("stats of an empty range: %+v", none)
 			}
 		}},
-		{"ResendMerchantEvent", func(t *testing.T, s paygate.Store) {
+		{"EventResend", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			other := newMerchant(t, s, base)
 			f.endpoint(t, paygate.ModeTest)

@@ -559,7 +559,7 @@ func deliveryCases() []testCase {
 				}
 			}
 		}},
-		{"CreatePing", func(t *testing.T, s paygate.Store) {
+		{"WebhookPing", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			ping := pingValue(f, paygate.ModeTest, at(time.Hour))
 			_, err := createPing(ctx(t), s, ping, newID())

@@ -34,14 +34,14 @@ func webhookSecretCases() []testCase {
 				Secret: "whsec_cGxhaW4=", SealedSecret: sealed("whsec_cGxhaW4="), CreatedAt: base, UpdatedAt: base,
 			}
 			if _, err := configureEndpoint(ctx(t), s, e, false, time.Time{}); err == nil {
-				t.Error("ConfigureWebhookEndpoint stored a plain secret")
+				t.Error("WebhookEndpointConfig stored a plain secret")
 			}
 			if _, err := setEndpoint(t, s, e, false); err == nil {
 				t.Error("setting an endpoint stored a plain secret")
 			}
 			e.Secret, e.SealedSecret = "", nil
 			if _, err := configureEndpoint(ctx(t), s, e, false, time.Time{}); err == nil {
-				t.Error("ConfigureWebhookEndpoint stored an endpoint without a secret")
+				t.Error("WebhookEndpointConfig stored an endpoint without a secret")
 			}
 			_, err := s.WebhookEndpointState(ctx(t), f.merchant.ID, paygate.ModeTest)
 			wantNotFound(t, err)
