@@ -20,7 +20,7 @@ func events(t *testing.T, dbURL, merchantID string, mode paygate.Mode) []paygate
 		t.Fatalf("open store: %v", err)
 	}
 	defer st.Close()
-	evs, err := st.EventsByMerchant(ctx, merchantID, mode, 10000)
+	evs, err := st.Events(ctx, paygate.EventQuery{MerchantID: merchantID, Mode: mode, Limit: 10000})
 	if err != nil {
 		t.Fatalf("events: %v", err)
 	}

@@ -104,7 +104,7 @@ func TestNoCardDataWithStoredCards(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		evs, err := st.EventsByMerchant(ctx, m.MerchantID, paygate.ModeTest, 0)
+		evs, err := st.Events(ctx, paygate.EventQuery{MerchantID: m.MerchantID, Mode: paygate.ModeTest})
 		st.Close()
 		if err != nil {
 			t.Fatal(err)

@@ -537,7 +537,7 @@ func TestWebhookLiveGuard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = st.ConfigureWebhookEndpoint(ctx, paygate.WebhookEndpoint{
+	_, err = configureEndpoint(ctx, st, paygate.WebhookEndpoint{
 		MerchantID: m.MerchantID, Mode: paygate.ModeLive, URL: "https://localhost:" + port + "/hooks",
 		SealedSecret: sealed, CreatedAt: now, UpdatedAt: now,
 	}, false, time.Time{})

@@ -95,7 +95,7 @@ func commandVault(ctx context.Context, st paygate.Store, databaseURL string, con
 	if err != nil {
 		return nil, fmt.Errorf("read the key ids of stored cards: %w", err)
 	}
-	secrets, err := st.WebhookSecretKeyIDs(ctx)
+	secrets, err := webhook.SecretKeyIDs(ctx, st)
 	if err != nil {
 		return nil, fmt.Errorf("read the key ids of webhook signing secrets: %w", err)
 	}
@@ -200,7 +200,7 @@ func logVault(ctx context.Context, log *slog.Logger, st paygate.Store, v *vault.
 	if older > 0 {
 		log.Info("stored cards are sealed under an older master key; run 'paygate vault rewrap' to move them to the first key", "cards", older)
 	}
-	secrets, err := st.WebhookSecretKeyIDs(ctx)
+	secrets, err := webhook.SecretKeyIDs(ctx, st)
 	if err != nil {
 		return fmt.Errorf("count webhook secrets: %w", err)
 	}

@@ -115,7 +115,7 @@ func cmdWebhookDeliveries(ctx context.Context, c *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		ds, err := st.DeliveriesByMerchant(ctx, paygate.DeliveryQuery{
+		ds, err := st.Deliveries(ctx, paygate.DeliveryQuery{
 			MerchantID: m.ID, Mode: paygate.Mode(mode), Status: paygate.DeliveryStatus(status), EventID: eventID, Limit: limit,
 		})
 		if err != nil {
@@ -224,9 +224,13 @@ func cmdWebhookTest(ctx context.Context, c *cli, args []string) error {
 		// An endpoint the address guard refuses gets its ping queued like
 		// any delivery: serve's dispatcher refuses to connect, and the
 		// refusal is the attempt's error (as for a live endpoint).
-		d, err := st.CreatePing(ctx, webhook.PingEvent(m.ID, paygate.Mode(mode), now()), id.New())
+		ping := paygate.WebhookPing{Event: webhook.PingEvent(m.ID, paygate.Mode(mode), now()), DeliveryID: id.New()}
+		if err := st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{ping}}); err != nil {
+			return paygate.Delivery{}, fmt.Errorf("send a ping to the %s endpoint of merchant %s: %s", mode, m.ID, storeMessage(err))
+		}
+		d, err := paygate.DeliveryByID(ctx, st, m.ID, paygate.Mode(mode), ping.DeliveryID)
 		if err != nil {
-			return d, fmt.Errorf("send a ping to the %s endpoint of merchant %s: %s", mode, m.ID, storeMessage(err))
+			return d, fmt.Errorf("read delivery %s: %w", ping.DeliveryID, err)
 		}
 		return d, nil
 	})
@@ -248,7 +252,7 @@ func enqueue(ctx context.Context, c *cli, dbURL string, wait time.Duration, asJS
 				return ctx.Err()
 			case <-time.After(50 * time.Millisecond):
 			}
-			if d, err = st.DeliveryByID(ctx, d.MerchantID, d.Mode, d.ID); err != nil {
+			if d, err = paygate.DeliveryByID(ctx, st, d.MerchantID, d.Mode, d.ID); err != nil {
 				return fmt.Errorf("read delivery %s: %w", d.ID, err)
 			}
 		}

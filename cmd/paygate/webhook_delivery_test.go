@@ -179,13 +179,13 @@ func TestWebhookPrivateTestGuard(t *testing.T) {
 			t.Fatalf("claim: %d, %v", len(claims), err)
 		}
 		private := true
-		if err := st.FinishDelivery(ctx, paygate.DeliveryFinish{
+		if err := st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.DeliveryFinish{
 			DeliveryID: claims[0].Delivery.ID, Lease: claims[0].Lease, At: at, Status: paygate.DeliverySucceeded,
 			Attempt: &paygate.DeliveryAttempt{
 				DeliveryID: claims[0].Delivery.ID, Number: 1, URL: "http://127.0.0.1:9/hook", StartedAt: at, StatusCode: 200,
 				Response: []byte(strings.Repeat("secret-ish internal page ", 120)), PrivateAddress: &private,
 			},
-		}); err != nil {
+		}}}); err != nil {
 			t.Fatal(err)
 		}
 		shown := func(env map[string]string, args ...string) string {

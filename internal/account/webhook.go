@@ -123,15 +123,22 @@ func SetWebhook(ctx context.Context, st paygate.Store, v *vault.Vault, merchantI
 		CreatedAt:    now,
 		UpdatedAt:    now,
 	}
-	ep, err := st.ConfigureWebhookEndpoint(ctx, e, rotateSecret, now.Add(paygate.WebhookSecretOverlap))
+	set := paygate.Unit{Ops: []paygate.Op{paygate.WebhookEndpointConfig{
+		Endpoint: e, RotateSecret: rotateSecret, PreviousUntil: now.Add(paygate.WebhookSecretOverlap),
+	}}}
+	err = st.Commit(ctx, set)
 	if rotateSecret && errors.Is(err, paygate.ErrStateConflict) {
 		// The row still holds a plain secret (written before secrets were
 		// sealed), which a rotation would copy: seal it, then rotate.
 		if _, err := webhook.SealStoredSecrets(ctx, st, v); err != nil {
 			return paygate.WebhookEndpointState{}, fmt.Errorf("set webhook endpoint: %w", err)
 		}
-		ep, err = st.ConfigureWebhookEndpoint(ctx, e, rotateSecret, now.Add(paygate.WebhookSecretOverlap))
+		err = st.Commit(ctx, set)
 	}
+	if err != nil {
+		return paygate.WebhookEndpointState{}, fmt.Errorf("set webhook endpoint: %w", err)
+	}
+	ep, err := st.WebhookEndpointState(ctx, merchantID, mode)
 	if err != nil {
 		return ep, fmt.Errorf("set webhook endpoint: %w", err)
 	}

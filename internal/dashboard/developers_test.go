@@ -231,7 +231,7 @@ func TestWebhookPages(t *testing.T) {
 	if p.code != http.StatusSeeOther || woken != 1 {
 		t.Fatalf("send test: %d, woken %d", p.code, woken)
 	}
-	ds, err := s.st.DeliveriesByMerchant(ctx, paygate.DeliveryQuery{MerchantID: s.a.id, Mode: paygate.ModeTest})
+	ds, err := s.st.Deliveries(ctx, paygate.DeliveryQuery{MerchantID: s.a.id, Mode: paygate.ModeTest})
 	if err != nil || len(ds) != 1 || ds[0].EventType != paygate.EventPing {
 		t.Fatalf("deliveries %+v, %v", ds, err)
 	}
@@ -247,7 +247,7 @@ func TestWebhookPages(t *testing.T) {
 	if p.code != http.StatusSeeOther || woken != 2 {
 		t.Fatalf("resend: %d, woken %d", p.code, woken)
 	}
-	ds2, _ := s.st.DeliveriesByMerchant(ctx, paygate.DeliveryQuery{MerchantID: s.a.id, Mode: paygate.ModeTest})
+	ds2, _ := s.st.Deliveries(ctx, paygate.DeliveryQuery{MerchantID: s.a.id, Mode: paygate.ModeTest})
 	if len(ds2) != 2 || ds2[0].EventID != ds[0].EventID || ds2[0].ID == ds[0].ID {
 		t.Errorf("after resend: %+v", ds2)
 	}
@@ -271,13 +271,13 @@ func TestOtherMerchantsIDs(t *testing.T) {
 	s := newSite(t)
 	ctx := context.Background()
 	// B has a test endpoint and a delivery.
-	if _, err := s.st.ConfigureWebhookEndpoint(ctx, paygate.WebhookEndpoint{
+	if _, err := configureEndpoint(ctx, s.st, paygate.WebhookEndpoint{
 		MerchantID: s.b.id, Mode: paygate.ModeTest, URL: "http://127.0.0.1:9/b", SealedSecret: sealedSecret(t, s.b.id, paygate.ModeTest),
 		CreatedAt: s.clock.Now(), UpdatedAt: s.clock.Now(),
 	}, false, s.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
-	bd, err := s.st.CreatePing(ctx, webhook.PingEvent(s.b.id, paygate.ModeTest, s.clock.Now()), id.New())
+	bd, err := createPing(ctx, s.st, webhook.PingEvent(s.b.id, paygate.ModeTest, s.clock.Now()), id.New())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +313,7 @@ func TestOtherMerchantsIDs(t *testing.T) {
 			t.Errorf("key %s changed: %+v", kid, k)
 		}
 	}
-	ds, err := s.st.DeliveriesByMerchant(ctx, paygate.DeliveryQuery{MerchantID: s.b.id, Mode: paygate.ModeTest})
+	ds, err := s.st.Deliveries(ctx, paygate.DeliveryQuery{MerchantID: s.b.id, Mode: paygate.ModeTest})
 	if err != nil || len(ds) != 1 {
 		t.Errorf("merchant B's deliveries after A's attempts: %d, %v", len(ds), err)
 	}
@@ -428,13 +428,13 @@ func TestWebhookPrivateTestGuard(t *testing.T) {
 	// A delivery with one recorded attempt from a loopback address.
 	delivered := func(s *site) paygate.Delivery {
 		t.Helper()
-		if _, err := s.st.ConfigureWebhookEndpoint(ctx, paygate.WebhookEndpoint{
+		if _, err := configureEndpoint(ctx, s.st, paygate.WebhookEndpoint{
 			MerchantID: s.a.id, Mode: paygate.ModeTest, URL: "http://127.0.0.1:9/hook", SealedSecret: sealedSecret(t, s.a.id, paygate.ModeTest),
 			CreatedAt: s.clock.Now(), UpdatedAt: s.clock.Now(),
 		}, false, s.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
-		d, err := s.st.CreatePing(ctx, webhook.PingEvent(s.a.id, paygate.ModeTest, s.clock.Now()), id.New())
+		d, err := createPing(ctx, s.st, webhook.PingEvent(s.a.id, paygate.ModeTest, s.clock.Now()), id.New())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -444,11 +444,11 @@ func TestWebhookPrivateTestGuard(t *testing.T) {
 			t.Fatalf("claim: %v %v", claims, err)
 		}
 		private := true
-		if err := s.st.FinishDelivery(ctx, paygate.DeliveryFinish{
+		if err := s.st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.DeliveryFinish{
 			DeliveryID: d.ID, Lease: claims[0].Lease, At: now, Status: paygate.DeliverySucceeded,
 			Attempt: &paygate.DeliveryAttempt{DeliveryID: d.ID, Number: 1, URL: "http://127.0.0.1:9/hook", StartedAt: now,
 				StatusCode: 200, Response: []byte(answer), PrivateAddress: &private},
-		}); err != nil {
+		}}}); err != nil {
 			t.Fatal(err)
 		}
 		return d

@@ -332,11 +332,11 @@ func (d *Dashboard) loadPayment(ctx context.Context, v *viewer, paymentID string
 	if data.Refunds, err = d.store.RefundsByPayment(ctx, mid, mode, p.ID); err != nil {
 		return paymentData{}, fmt.Errorf("read refunds: %w", err)
 	}
-	events, err := d.store.EventsByPayment(ctx, mid, mode, p.ID)
+	events, err := d.store.Events(ctx, paygate.EventQuery{MerchantID: mid, Mode: mode, PaymentID: p.ID})
 	if err != nil {
 		return paymentData{}, fmt.Errorf("read events: %w", err)
 	}
-	deliveries, err := d.store.DeliveriesByPayment(ctx, mid, mode, p.ID)
+	deliveries, err := d.store.Deliveries(ctx, paygate.DeliveryQuery{MerchantID: mid, Mode: mode, PaymentID: p.ID})
 	if err != nil {
 		return paymentData{}, fmt.Errorf("read deliveries: %w", err)
 	}

@@ -245,7 +245,7 @@ func TestPaymentDetail(t *testing.T) {
 	}
 	// An endpoint, so that the payment's events have deliveries.
 	now := f.clock.Now()
-	if _, err := f.st.ConfigureWebhookEndpoint(context.Background(), paygate.WebhookEndpoint{
+	if _, err := configureEndpoint(context.Background(), f.st, paygate.WebhookEndpoint{
 		MerchantID: f.a.merchantID, Mode: paygate.ModeTest, URL: "http://127.0.0.1:9/hooks", SealedSecret: sealedSecret(t, f.a.merchantID, paygate.ModeTest),
 		CreatedAt: now, UpdatedAt: now,
 	}, false, now); err != nil {
@@ -269,7 +269,7 @@ func TestPaymentDetail(t *testing.T) {
 			t.Errorf("detail does not show %q", want)
 		}
 	}
-	ds, err := f.st.DeliveriesByMerchant(context.Background(), paygate.DeliveryQuery{MerchantID: f.a.merchantID, Mode: paygate.ModeTest})
+	ds, err := f.st.Deliveries(context.Background(), paygate.DeliveryQuery{MerchantID: f.a.merchantID, Mode: paygate.ModeTest})
 	if err != nil || len(ds) != 2 { // payment.captured and refund.created
 		t.Fatalf("deliveries %v %v", ds, err)
 	}
@@ -327,14 +327,13 @@ type deliveryReads struct {
 	byPayment, byMerchant atomic.Int64
 }
 
-func (s *deliveryReads) DeliveriesByPayment(ctx context.Context, merchantID string, mode paygate.Mode, paymentID string) ([]paygate.Delivery, error) {
-	s.byPayment.Add(1)
-	return s.Store.DeliveriesByPayment(ctx, merchantID, mode, paymentID)
-}
-
-func (s *deliveryReads) DeliveriesByMerchant(ctx context.Context, q paygate.DeliveryQuery) ([]paygate.Delivery, error) {
-	s.byMerchant.Add(1)
-	return s.Store.DeliveriesByMerchant(ctx, q)
+func (s *deliveryReads) Deliveries(ctx context.Context, q paygate.DeliveryQuery) ([]paygate.Delivery, error) {
+	if q.PaymentID != "" {
+		s.byPayment.Add(1)
+	} else {
+		s.byMerchant.Add(1)
+	}
+	return s.Store.Deliveries(ctx, q)
 }
 
 // TestPaymentDetailFailedRefund: a refund of card 4000000000005126 fails

@@ -70,7 +70,7 @@ func (d *Dashboard) loadWebhook(r *http.Request, v *viewer) (webhookData, error)
 	for _, n := range account.EventNames() {
 		data.Events = append(data.Events, eventChoice{Name: n, Checked: slices.Contains(subscribed, n)})
 	}
-	data.Deliveries, err = d.store.DeliveriesByMerchant(ctx, paygate.DeliveryQuery{
+	data.Deliveries, err = d.store.Deliveries(ctx, paygate.DeliveryQuery{
 		MerchantID: v.User.MerchantID, Mode: v.Mode, Limit: deliveriesShown,
 	})
 	if err != nil {
@@ -201,13 +201,13 @@ func (d *Dashboard) rotateSecret(w http.ResponseWriter, r *http.Request, v *view
 // endpoint; the dispatcher sends it at once.
 func (d *Dashboard) testWebhook(w http.ResponseWriter, r *http.Request, v *viewer, _ []string) {
 	ctx := r.Context()
-	dl, err := d.store.CreatePing(ctx, webhook.PingEvent(v.User.MerchantID, v.Mode, d.now()), id.New())
-	if err != nil {
+	ping := paygate.WebhookPing{Event: webhook.PingEvent(v.User.MerchantID, v.Mode, d.now()), DeliveryID: id.New()}
+	if err := d.store.Commit(ctx, paygate.Unit{Ops: []paygate.Op{ping}}); err != nil {
 		d.webhookRefused(w, r, v, err)
 		return
 	}
 	d.wake()
-	d.audit(ctx, r, v, v.Mode, paygate.AuditWebhookTested, dl.ID, "ping event")
+	d.audit(ctx, r, v, v.Mode, paygate.AuditWebhookTested, ping.DeliveryID, "ping event")
 	http.Redirect(w, r, modePath(v, "/webhook")+"?done=tested", http.StatusSeeOther)
 }
 
@@ -267,7 +267,7 @@ func (d *Dashboard) deliveryOf(w http.ResponseWriter, r *http.Request, v *viewer
 		d.fail(w, r, v, paygate.Errorf(paygate.CodeNotFound, "", "no such delivery"))
 		return paygate.Delivery{}, false
 	}
-	dl, err := d.store.DeliveryByID(r.Context(), v.User.MerchantID, v.Mode, did)
+	dl, err := paygate.DeliveryByID(r.Context(), d.store, v.User.MerchantID, v.Mode, did)
 	if err != nil {
 		d.fail(w, r, v, err)
 		return paygate.Delivery{}, false
@@ -308,12 +308,12 @@ func (d *Dashboard) resendDelivery(w http.ResponseWriter, r *http.Request, v *vi
 	if !ok {
 		return
 	}
-	next, err := d.store.ResendMerchantEvent(ctx, v.User.MerchantID, v.Mode, dl.EventID, id.New(), d.now())
-	if err != nil {
+	next := paygate.EventResend{MerchantID: v.User.MerchantID, Mode: v.Mode, EventID: dl.EventID, DeliveryID: id.New(), At: d.now()}
+	if err := d.store.Commit(ctx, paygate.Unit{Ops: []paygate.Op{next}}); err != nil {
 		d.webhookRefused(w, r, v, err)
 		return
 	}
 	d.wake()
-	d.audit(ctx, r, v, v.Mode, paygate.AuditWebhookResent, dl.EventID, "as delivery "+next.ID)
-	http.Redirect(w, r, modePath(v, "/webhook/deliveries/"+next.ID)+"?resent=1", http.StatusSeeOther)
+	d.audit(ctx, r, v, v.Mode, paygate.AuditWebhookResent, dl.EventID, "as delivery "+next.DeliveryID)
+	http.Redirect(w, r, modePath(v, "/webhook/deliveries/"+next.DeliveryID)+"?resent=1", http.StatusSeeOther)
 }

@@ -59,13 +59,6 @@ type Store interface {
 	// keeps the first revocation time. NOT_FOUND if it does not exist.
 	RevokeAPIKey(ctx context.Context, id string, at time.Time) (APIKey, error)
 
-	// SetWebhookEndpoint creates or replaces the endpoint of (merchant,
-	// mode). An existing secret is kept unless rotateSecret is true; e.Secret
-	// is used when a new secret is needed. Returns the stored endpoint.
-	SetWebhookEndpoint(ctx context.Context, e WebhookEndpoint, rotateSecret bool) (WebhookEndpoint, error)
-	// WebhookEndpoint returns the endpoint of (merchant, mode), or NOT_FOUND.
-	WebhookEndpoint(ctx context.Context, merchantID string, mode Mode) (WebhookEndpoint, error)
-
 	// ReserveIdempotency reserves r.Key for a new request, in a transaction
 	// that first re-checks that the API key r.APIKeyID is still active at
 	// r.Now (UNAUTHORIZED otherwise; no check when it is ""). If a live
@@ -105,8 +98,8 @@ type Store interface {
 	// operation sees the writes of those before it. The first operation
 	// that refuses (a PaymentTransition whose payment is in none of From:
 	// ErrStateConflict; missing for its merchant and mode: NOT_FOUND; the
-	// refusals of NewRefund and RefundTransition, see Op) fails the unit
-	// with its error. An empty unit writes nothing.
+	// refusals of the other operations, see Op) fails the unit with its
+	// error. An empty unit writes nothing.
 	Commit(ctx context.Context, u Unit) error
 	// PaymentByID returns a payment of (merchant, mode), or NOT_FOUND.
 	PaymentByID(ctx context.Context, merchantID string, mode Mode, id string) (Payment, error)
@@ -124,8 +117,4 @@ type Store interface {
 	// It serves the background refund worker only. A limit <= 0 means no
 	// limit.
 	RefundsToProcess(ctx context.Context, staleBefore time.Time, limit int) ([]Refund, error)
-
-	// EventsByMerchant lists the events of (merchant, mode), oldest first. A
-	// limit <= 0 means no limit.
-	EventsByMerchant(ctx context.Context, merchantID string, mode Mode, limit int) ([]Event, error)
 }

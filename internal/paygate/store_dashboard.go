@@ -64,22 +64,11 @@ type DashboardStore interface {
 	// q.Text (case-insensitive); every customer when q.Text is "". Newest
 	// first, strictly after q.After, at most q.Limit (as ListPayments).
 	SearchCustomers(ctx context.Context, q CustomerQuery) ([]Customer, error)
-	// EventsByPayment lists the events of a payment of (merchant, mode) and
-	// of its refunds, oldest first. An unknown payment has no events.
-	EventsByPayment(ctx context.Context, merchantID string, mode Mode, paymentID string) ([]Event, error)
-	// DeliveriesByPayment lists the webhook deliveries, of (merchant, mode),
-	// of the events EventsByPayment lists (the payment's and its refunds'),
-	// newest first (CreatedAt, then insertion). An unknown payment, or one
-	// of another merchant or mode, has none. One read, however many events.
-	DeliveriesByPayment(ctx context.Context, merchantID string, mode Mode, paymentID string) ([]Delivery, error)
 	// PaymentStats returns, for payments of (merchant, mode) created in
 	// [from, to), one row per StatPeriod and currency that has payments,
 	// ordered by period then currency. It reads the payments of the range
 	// by index, not the whole table.
 	PaymentStats(ctx context.Context, merchantID string, mode Mode, from, to time.Time) ([]PaymentStat, error)
-	// ResendMerchantEvent is ResendEvent for a merchant's user: NOT_FOUND
-	// unless the event belongs to (merchant, mode).
-	ResendMerchantEvent(ctx context.Context, merchantID string, mode Mode, eventID, deliveryID string, at time.Time) (Delivery, error)
 }
 
 // User is a dashboard login of one merchant.

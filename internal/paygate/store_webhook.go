@@ -14,18 +14,8 @@ import (
 // method that writes events) also inserts one pending delivery when the
 // event's (merchant, mode) has an endpoint that is enabled and subscribed to
 // the event's type. No endpoint means no delivery and no error. Ping events
-// are delivered only through CreatePing.
+// are delivered only through WebhookPing.
 type WebhookStore interface {
-	// ConfigureWebhookEndpoint is SetWebhookEndpoint for the operator: it
-	// creates or replaces the endpoint of (merchant, mode), keeping its
-	// secret unless rotateSecret is true, and enables it (again). On a
-	// rotation of an existing endpoint the replaced secret stays valid, and
-	// keeps signing deliveries beside the new one, until previousUntil.
-	// NOT_FOUND when the merchant does not exist. A rotation never copies a
-	// plain secret: ErrStateConflict (and nothing changed) when the row
-	// still holds its current secret in plain text (written before secrets
-	// were sealed); convert it first (webhook.SealStoredSecrets).
-	ConfigureWebhookEndpoint(ctx context.Context, e WebhookEndpoint, rotateSecret bool, previousUntil time.Time) (WebhookEndpointState, error)
 	// WebhookEndpointState returns the endpoint of (merchant, mode) with its
 	// previous secret and whether it is disabled, or NOT_FOUND.
 	WebhookEndpointState(ctx context.Context, merchantID string, mode Mode) (WebhookEndpointState, error)
@@ -34,8 +24,8 @@ type WebhookStore interface {
 	// c.Now, of any merchant, soonest due first, for one attempt each: every
 	// claimed delivery has its Attempts incremented (the number of the
 	// attempt about to be made) and is leased with c.Lease until
-	// c.LeaseUntil, when it becomes due again if FinishDelivery has not been
-	// called (the claimer crashed). A delivery that has had no attempt yet
+	// c.LeaseUntil, when it becomes due again if no DeliveryFinish of it
+	// was committed (the claimer crashed). A delivery that has had no attempt yet
 	// is due only once its NextAttemptAt is at or before c.FirstDue as well.
 	// Concurrent claims, from any number of nodes, never claim one delivery
 	// twice within a lease. A delivery is not claimed while another
@@ -43,64 +33,35 @@ type WebhookStore interface {
 	// original and its resend go one at a time). A Limit <= 0 claims
 	// nothing.
 	ClaimDeliveries(ctx context.Context, c DeliveryClaim) ([]ClaimedDelivery, error)
-	// FinishDelivery records the attempt (if any) of a claimed delivery and
-	// moves it to f.Status: pending again until f.NextAttemptAt, succeeded or
-	// failed. With f.DisableEndpoint it also disables the delivery's
-	// endpoint and fails its other pending deliveries that are not leased at
-	// f.At, in the same transaction. When f.Status is succeeded, every other
-	// delivery of the same event that is still pending (leased or not) ends
-	// as succeeded in the same transaction: the endpoint has the event, and
-	// no claim after the commit sends it again (decisions.md section 15: a
-	// successful resend ends the original). ErrStateConflict when the lease f.Lease
-	// is no longer held (it expired and another claim took the delivery);
-	// NOT_FOUND when the delivery does not exist.
-	FinishDelivery(ctx context.Context, f DeliveryFinish) error
-
-	// DeliveriesByMerchant lists deliveries of a merchant, newest first,
-	// filtered by q's optional fields. A q.Limit <= 0 means no limit.
-	DeliveriesByMerchant(ctx context.Context, q DeliveryQuery) ([]Delivery, error)
-	// DeliveryByID returns a delivery of (merchant, mode), or NOT_FOUND.
-	DeliveryByID(ctx context.Context, merchantID string, mode Mode, id string) (Delivery, error)
+	// Deliveries lists deliveries of q.MerchantID, newest first (CreatedAt,
+	// then insertion), filtered by q's optional fields. A q.Limit <= 0
+	// means no limit. DeliveryByID reads one by its id.
+	Deliveries(ctx context.Context, q DeliveryQuery) ([]Delivery, error)
 	// DeliveryAttempts lists the recorded attempts of a delivery of
 	// (merchant, mode), first attempt first; NOT_FOUND when the delivery
 	// does not exist for them.
 	DeliveryAttempts(ctx context.Context, merchantID string, mode Mode, deliveryID string) ([]DeliveryAttempt, error)
 
-	// ResendEvent inserts a new pending delivery, due at at, of the event
-	// eventID (of any merchant: an operator's command) to its (merchant,
-	// mode)'s endpoint, whether or not the endpoint subscribes to the
-	// event's type. The delivery carries the event's id, so the receiver
-	// sees the same webhook-id again. NOT_FOUND when the event or the
-	// endpoint does not exist; ErrStateConflict when the endpoint is
-	// disabled.
+	// ResendEvent is EventResend for the operator, who names an event of
+	// any merchant by its id alone: it inserts a new pending delivery, due
+	// at at, of the event eventID to its (merchant, mode)'s endpoint, and
+	// returns it (the caller learns the event's merchant and mode from it).
+	// NOT_FOUND when the event or the endpoint does not exist;
+	// ErrStateConflict when the endpoint is disabled.
 	ResendEvent(ctx context.Context, eventID, deliveryID string, at time.Time) (Delivery, error)
-	// CreatePing inserts the ping event ev and its pending delivery
-	// deliveryID, due at ev.CreatedAt, in one transaction. NOT_FOUND when
-	// (ev.MerchantID, ev.Mode) has no endpoint; ErrStateConflict when it is
-	// disabled.
-	CreatePing(ctx context.Context, ev Event, deliveryID string) (Delivery, error)
+	// Events lists the events of (q.MerchantID, q.Mode), oldest first
+	// (events of one instant in the order they were written), those of one
+	// payment and of its refunds when q.PaymentID is set (an unknown
+	// payment has none). A q.Limit <= 0 means no limit.
+	Events(ctx context.Context, q EventQuery) ([]Event, error)
 
 	// WebhookSecrets lists the stored secrets of up to limit endpoints of
 	// any merchant whose (merchant id, mode) comes after (afterMerchant,
 	// afterMode), in that order. It serves the conversion of plain secrets
-	// at startup and `paygate vault rewrap` only. A limit <= 0 means no
+	// at startup, `paygate vault rewrap` and the count of the keys that
+	// seal them (webhook.SecretKeyIDs) only. A limit <= 0 means no
 	// limit.
 	WebhookSecrets(ctx context.Context, afterMerchant string, afterMode Mode, limit int) ([]WebhookSecrets, error)
-	// ReplaceWebhookSecrets replaces the stored secrets of the endpoint of
-	// (from.MerchantID, from.Mode) by to's sealed ones, and empties both
-	// plain columns, if the row still holds exactly from's four values
-	// (compare and set: two nodes converting at once, or a rotation
-	// meanwhile, cannot lose a secret). ErrStateConflict when it changed
-	// or is gone.
-	ReplaceWebhookSecrets(ctx context.Context, from WebhookSecrets, to WebhookSecrets) error
-	// WebhookSecretKeyIDs counts the sealed signing secrets of every
-	// endpoint (current and previous alike) by the id of the vault master
-	// key that sealed them: the hex of bytes 2 to 9 of a seal whose first
-	// byte is 1 (the vault's sealed-secret layout). Plain secrets of rows
-	// not converted yet are not counted. It serves the operator's commands,
-	// which refuse to seal under a key the database shows is not the one in
-	// use.
-	WebhookSecretKeyIDs(ctx context.Context) (map[string]int, error)
 }
 
 // WebhookSecrets are the stored secrets of one endpoint: the sealed ones,
@@ -241,7 +202,18 @@ type ClaimedDelivery struct {
 	Endpoint *WebhookEndpointState
 }
 
-// DeliveryFinish is the outcome of a claimed delivery's attempt.
+// DeliveryFinish is the outcome of a claimed delivery's attempt, and the
+// unit operation that records it (and moves the delivery to Status):
+// pending again until NextAttemptAt, succeeded or failed. With
+// DisableEndpoint it also disables the delivery's endpoint and fails its
+// other pending deliveries that are not leased at At. When Status is
+// succeeded, every other delivery of the same event that is still pending
+// (leased or not) ends as succeeded in the same unit: the endpoint has the
+// event, and no claim after the commit sends it again (decisions.md
+// section 15: a successful resend ends the original). It fails the unit
+// with ErrStateConflict when the lease is no longer held (it expired and
+// another claim took the delivery), and with NOT_FOUND when the delivery
+// does not exist.
 type DeliveryFinish struct {
 	DeliveryID string
 	Lease      string
@@ -256,6 +228,69 @@ type DeliveryFinish struct {
 	DisableEndpoint bool
 }
 
+func (DeliveryFinish) unitOp() {}
+
+// WebhookSecretsReplacement is the unit operation that replaces the stored
+// secrets of the endpoint of (From.MerchantID, From.Mode) by To's sealed
+// ones, and empties both plain columns, if the row still holds exactly
+// From's four values (compare and set: two nodes converting at once, or a
+// rotation meanwhile, cannot lose a secret). It fails the unit with
+// ErrStateConflict when the row changed or is gone.
+type WebhookSecretsReplacement struct {
+	From WebhookSecrets
+	To   WebhookSecrets
+}
+
+func (WebhookSecretsReplacement) unitOp() {}
+
+// WebhookEndpointConfig is the unit operation that creates or replaces the
+// endpoint of (Endpoint.MerchantID, Endpoint.Mode), keeping its secret and
+// CreatedAt unless RotateSecret is true (Endpoint.SealedSecret is used when
+// a new secret is needed), and enables it (again). On a rotation of an
+// existing endpoint the replaced secret stays valid, and keeps signing
+// deliveries beside the new one, until PreviousUntil. A secret must be
+// given sealed, never in plain text. It fails the unit with NOT_FOUND when
+// the merchant does not exist. A rotation never copies a plain secret: it
+// fails the unit with ErrStateConflict when the row still holds its current
+// secret in plain text (written before secrets were sealed); convert it
+// first (webhook.SealStoredSecrets). Read the stored endpoint with
+// WebhookEndpointState.
+type WebhookEndpointConfig struct {
+	Endpoint      WebhookEndpoint
+	RotateSecret  bool
+	PreviousUntil time.Time
+}
+
+func (WebhookEndpointConfig) unitOp() {}
+
+// WebhookPing is the unit operation that inserts the ping event Event and
+// its pending delivery DeliveryID, due at Event.CreatedAt. It fails the
+// unit with NOT_FOUND when (Event.MerchantID, Event.Mode) has no endpoint,
+// and with ErrStateConflict when it is disabled.
+type WebhookPing struct {
+	Event      Event
+	DeliveryID string
+}
+
+func (WebhookPing) unitOp() {}
+
+// EventResend is the unit operation that inserts a new pending delivery
+// DeliveryID, due at At, of the event EventID of (MerchantID, Mode) to
+// their endpoint, whether or not the endpoint subscribes to the event's
+// type. The delivery carries the event's id, so the receiver sees the same
+// webhook-id again. It fails the unit with NOT_FOUND when the event does
+// not exist for (MerchantID, Mode) or they have no endpoint, and with
+// ErrStateConflict when the endpoint is disabled.
+type EventResend struct {
+	MerchantID string
+	Mode       Mode
+	EventID    string
+	DeliveryID string
+	At         time.Time
+}
+
+func (EventResend) unitOp() {}
+
 // DeliveryQuery selects deliveries of one merchant. Empty fields do not
 // filter.
 type DeliveryQuery struct {
@@ -263,5 +298,33 @@ type DeliveryQuery struct {
 	Mode       Mode
 	Status     DeliveryStatus
 	EventID    string
-	Limit      int
+	// PaymentID selects the deliveries of the events of a payment and of
+	// its refunds; it needs Mode (without it nothing matches).
+	PaymentID string
+	// ID selects one delivery.
+	ID    string
+	Limit int
+}
+
+// DeliveryByID returns the delivery of (merchant, mode) with the id, read
+// with st.Deliveries, or NOT_FOUND.
+func DeliveryByID(ctx context.Context, st WebhookStore, merchantID string, mode Mode, id string) (Delivery, error) {
+	ds, err := st.Deliveries(ctx, DeliveryQuery{MerchantID: merchantID, Mode: mode, ID: id, Limit: 1})
+	if err != nil {
+		return Delivery{}, err
+	}
+	if len(ds) == 0 {
+		return Delivery{}, Errorf(CodeNotFound, "", "No such delivery.")
+	}
+	return ds[0], nil
+}
+
+// EventQuery selects events of one merchant and mode.
+type EventQuery struct {
+	MerchantID string
+	Mode       Mode
+	// PaymentID selects the events of one payment and of its refunds
+	// (which carry the payment's id); "" selects every event.
+	PaymentID string
+	Limit     int
 }

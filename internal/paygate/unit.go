@@ -43,6 +43,22 @@ type Unit struct {
 //     the amount back to the payment's refundable balance. It fails the
 //     unit with ErrStateConflict when the refund is not in From, and with
 //     NOT_FOUND when it does not exist for its merchant and mode.
+//
+// Webhook operations (store_webhook.go, where each type says what it
+// writes and how it refuses the unit):
+//
+//   - DeliveryFinish records a claimed delivery's attempt and outcome; it
+//     fails the unit with ErrStateConflict when the lease is lost and with
+//     NOT_FOUND when the delivery does not exist.
+//   - WebhookSecretsReplacement compares and sets an endpoint's stored
+//     secrets; it fails the unit with ErrStateConflict when they changed.
+//   - WebhookEndpointConfig creates or replaces an endpoint; it fails the
+//     unit with NOT_FOUND when the merchant does not exist and with
+//     ErrStateConflict when a rotation would copy a plain secret.
+//   - WebhookPing inserts a ping event and its delivery, and EventResend a
+//     new delivery of an event; each fails the unit with NOT_FOUND when
+//     there is no endpoint (or no such event) and with ErrStateConflict
+//     when the endpoint is disabled.
 type Op interface {
 	unitOp()
 }

@@ -141,7 +141,7 @@ func TestAdyenRefundNotification(t *testing.T) {
 	if code, _ := post(refundIDs[1], true, ""); code != http.StatusOK || status(refundIDs[1]) != paygate.RefundFailed {
 		t.Fatalf("repeated notification: HTTP %d, status %s", code, status(refundIDs[1]))
 	}
-	events, err := f.st.EventsByMerchant(ctx, "m1", paygate.ModeTest, 0)
+	events, err := f.st.Events(ctx, paygate.EventQuery{MerchantID: "m1", Mode: paygate.ModeTest})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,7 +72,7 @@ func (f fixture) stored(t *testing.T, p paygate.Payment) (paygate.Payment, []pay
 	if err != nil {
 		t.Fatal(err)
 	}
-	all, err := f.st.EventsByMerchant(ctx, p.MerchantID, p.Mode, 0)
+	all, err := f.st.Events(ctx, paygate.EventQuery{MerchantID: p.MerchantID, Mode: p.Mode})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func TestFailedRefundSaysWhy(t *testing.T) {
 		if r.Status != paygate.RefundFailed || r.ErrorCode != "PROVIDER_ERROR" || r.ErrorMessage != want {
 			t.Fatalf("refund %+v; want failed, PROVIDER_ERROR, %q", r, want)
 		}
-		evs, err := fx.st.EventsByMerchant(ctx, "m1", paygate.ModeTest, 0)
+		evs, err := fx.st.Events(ctx, paygate.EventQuery{MerchantID: "m1", Mode: paygate.ModeTest})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -153,7 +153,7 @@ func challenge(t *testing.T, fx *threeDSFixture, tds map[string]any) (string, ma
 
 func events(t *testing.T, st paygate.Store, paymentID string) []paygate.EventType {
 	t.Helper()
-	evs, err := st.EventsByMerchant(t.Context(), "m1", paygate.ModeTest, 0)
+	evs, err := st.Events(t.Context(), paygate.EventQuery{MerchantID: "m1", Mode: paygate.ModeTest})
 	if err != nil {
 		t.Fatal(err)
 	}

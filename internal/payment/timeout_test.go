@@ -51,7 +51,7 @@ func TestUnknownOutcomeReplays202(t *testing.T) {
 		if err != nil || p.Status != paygate.PaymentCaptured || p.ProviderID != "sandbox-eu" || p.AmountCaptured != 1050 {
 			t.Fatalf("payment after recovery: %+v %v", p, err)
 		}
-		evs, err := fx.st.EventsByMerchant(ctx, "m1", paygate.ModeTest, 0)
+		evs, err := fx.st.Events(ctx, paygate.EventQuery{MerchantID: "m1", Mode: paygate.ModeTest})
 		if err != nil || len(evs) != 1 || evs[0].Type != paygate.EventPaymentCaptured || evs[0].PaymentID != p.ID {
 			t.Fatalf("events after recovery: %+v %v", evs, err)
 		}

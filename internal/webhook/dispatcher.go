@@ -49,7 +49,8 @@ const (
 // DeliveryStore is what the dispatcher needs of the store.
 type DeliveryStore interface {
 	ClaimDeliveries(ctx context.Context, c paygate.DeliveryClaim) ([]paygate.ClaimedDelivery, error)
-	FinishDelivery(ctx context.Context, f paygate.DeliveryFinish) error
+	// Commit applies units; the dispatcher's are one DeliveryFinish each.
+	Commit(ctx context.Context, u paygate.Unit) error
 }
 
 // Config configures a Dispatcher. Zero fields take the defaults.
@@ -335,7 +336,7 @@ func (d *Dispatcher) finish(ctx context.Context, fin paygate.DeliveryFinish) {
 	var err error
 	for try := range finishTries {
 		fctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
-		err = d.cfg.Store.FinishDelivery(fctx, fin)
+		err = d.cfg.Store.Commit(fctx, paygate.Unit{Ops: []paygate.Op{fin}})
 		cancel()
 		if err == nil || errors.Is(err, paygate.ErrStateConflict) || paygate.IsNotFound(err) {
 			break

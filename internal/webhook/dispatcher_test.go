@@ -47,10 +47,12 @@ func (f *fakeStore) ClaimDeliveries(_ context.Context, c paygate.DeliveryClaim) 
 	return out, nil
 }
 
-func (f *fakeStore) FinishDelivery(_ context.Context, fin paygate.DeliveryFinish) error {
+func (f *fakeStore) Commit(_ context.Context, u paygate.Unit) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.finishes = append(f.finishes, fin)
+	for _, op := range u.Ops {
+		f.finishes = append(f.finishes, op.(paygate.DeliveryFinish))
+	}
 	return nil
 }
 
@@ -395,7 +397,7 @@ func TestDispatcherLoop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.ConfigureWebhookEndpoint(ctx, paygate.WebhookEndpoint{
+	if _, err := configureEndpoint(ctx, st, paygate.WebhookEndpoint{
 		MerchantID: m.ID, Mode: paygate.ModeTest, URL: rcv.srv.URL, SealedSecret: sealed, CreatedAt: now, UpdatedAt: now,
 	}, false, time.Time{}); err != nil {
 		t.Fatal(err)
@@ -406,14 +408,14 @@ func TestDispatcherLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	ping := PingEvent(m.ID, paygate.ModeTest, paygate.SystemClock{}.Now())
-	del, err := st.CreatePing(ctx, ping, id.New())
+	del, err := createPing(ctx, st, ping, id.New())
 	if err != nil {
 		t.Fatal(err)
 	}
 	d.Wake()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		got, err := st.DeliveryByID(ctx, m.ID, paygate.ModeTest, del.ID)
+		got, err := paygate.DeliveryByID(ctx, st, m.ID, paygate.ModeTest, del.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

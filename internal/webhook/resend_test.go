@@ -57,7 +57,7 @@ func TestResendEndsTheFailingDelivery(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := st.ConfigureWebhookEndpoint(ctx, paygate.WebhookEndpoint{
+			if _, err := configureEndpoint(ctx, st, paygate.WebhookEndpoint{
 				MerchantID: m.ID, Mode: paygate.ModeTest, URL: rcv.srv.URL, SealedSecret: sealed, CreatedAt: clock.Now(), UpdatedAt: clock.Now(),
 			}, false, time.Time{}); err != nil {
 				t.Fatal(err)
@@ -66,7 +66,7 @@ func TestResendEndsTheFailingDelivery(t *testing.T) {
 				Jitter: func(w time.Duration) time.Duration { return w }})
 
 			ping := PingEvent(m.ID, paygate.ModeTest, clock.Now())
-			original, err := st.CreatePing(ctx, ping, id.New())
+			original, err := createPing(ctx, st, ping, id.New())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,7 +98,7 @@ func TestResendEndsTheFailingDelivery(t *testing.T) {
 				t.Errorf("the receiver got the event %d times successfully (%d requests in all), want once (2 requests)", got, total)
 			}
 			for _, del := range []paygate.Delivery{original, resent} {
-				after, err := st.DeliveryByID(ctx, m.ID, paygate.ModeTest, del.ID)
+				after, err := paygate.DeliveryByID(ctx, st, m.ID, paygate.ModeTest, del.ID)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -94,7 +94,7 @@ const secretsPage = 200
 // replaced only if it is unchanged since it was read, and a row another node
 // converted (or rotated) meanwhile is left as it is. It returns the number
 // of endpoints it converted.
-func SealStoredSecrets(ctx context.Context, st paygate.WebhookStore, v *vault.Vault) (int, error) {
+func SealStoredSecrets(ctx context.Context, st paygate.Store, v *vault.Vault) (int, error) {
 	return eachSecrets(ctx, st, func(w paygate.WebhookSecrets) (paygate.WebhookSecrets, bool, error) {
 		if w.Secret == "" && w.PreviousSecret == "" {
 			return w, false, nil
@@ -120,7 +120,7 @@ func SealStoredSecrets(ctx context.Context, st paygate.WebhookStore, v *vault.Va
 // guarantees as SealStoredSecrets. It returns the number of endpoints it
 // changed, and stops at the first secret it cannot open (sealed under a key
 // that is not configured, or altered).
-func RewrapSecrets(ctx context.Context, st paygate.WebhookStore, v *vault.Vault) (int, error) {
+func RewrapSecrets(ctx context.Context, st paygate.Store, v *vault.Vault) (int, error) {
 	return eachSecrets(ctx, st, func(w paygate.WebhookSecrets) (paygate.WebhookSecrets, bool, error) {
 		to, changed := w, false
 		sc := secretContext(w.MerchantID, w.Mode)
@@ -154,7 +154,7 @@ func RewrapSecrets(ctx context.Context, st paygate.WebhookStore, v *vault.Vault)
 // eachSecrets applies f to every endpoint's stored secrets, and stores what
 // f changed with a compare and set. A conflict (the row changed since it was
 // read) is read again, a few times: another node converted or rotated it.
-func eachSecrets(ctx context.Context, st paygate.WebhookStore, f func(paygate.WebhookSecrets) (paygate.WebhookSecrets, bool, error)) (int, error) {
+func eachSecrets(ctx context.Context, st paygate.Store, f func(paygate.WebhookSecrets) (paygate.WebhookSecrets, bool, error)) (int, error) {
 	done := 0
 	afterMerchant, afterMode := "", paygate.Mode("")
 	for {
@@ -179,17 +179,47 @@ func eachSecrets(ctx context.Context, st paygate.WebhookStore, f func(paygate.We
 	}
 }
 
+// SecretKeyIDs counts the sealed signing secrets of every endpoint
+// (current and previous alike) by the id of the vault master key that
+// sealed them (vault.SecretKeyID: the hex of bytes 2 to 9 of a seal whose
+// first byte is 1). Plain secrets of rows not converted yet are not
+// counted. It reads every endpoint's secrets, a page at a time. It serves
+// the operator's commands, which refuse to seal under a key the database
+// shows is not the one in use.
+func SecretKeyIDs(ctx context.Context, st paygate.WebhookStore) (map[string]int, error) {
+	ids := map[string]int{}
+	afterMerchant, afterMode := "", paygate.Mode("")
+	for {
+		page, err := st.WebhookSecrets(ctx, afterMerchant, afterMode, secretsPage)
+		if err != nil {
+			return nil, fmt.Errorf("read webhook secrets: %w", err)
+		}
+		for _, w := range page {
+			for _, sealed := range [][]byte{w.SealedSecret, w.SealedPreviousSecret} {
+				if id, err := vault.SecretKeyID(sealed); err == nil {
+					ids[id]++
+				}
+			}
+		}
+		if len(page) < secretsPage {
+			return ids, nil
+		}
+		last := page[len(page)-1]
+		afterMerchant, afterMode = last.MerchantID, last.Mode
+	}
+}
+
 // replaceTries bounds how often one endpoint is read again after a
 // conflict.
 const replaceTries = 5
 
-func replaceSecrets(ctx context.Context, st paygate.WebhookStore, w paygate.WebhookSecrets, f func(paygate.WebhookSecrets) (paygate.WebhookSecrets, bool, error)) (bool, error) {
+func replaceSecrets(ctx context.Context, st paygate.Store, w paygate.WebhookSecrets, f func(paygate.WebhookSecrets) (paygate.WebhookSecrets, bool, error)) (bool, error) {
 	for range replaceTries {
 		to, change, err := f(w)
 		if err != nil || !change {
 			return false, err
 		}
-		err = st.ReplaceWebhookSecrets(ctx, w, to)
+		err = st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.WebhookSecretsReplacement{From: w, To: to}}})
 		if err == nil {
 			return true, nil
 		}

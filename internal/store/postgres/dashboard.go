@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/store/codec"
@@ -401,44 +400,6 @@ func customerSearchQuery(q paygate.CustomerQuery) (string, []any) {
 		` AND email IS NOT NULL AND lower(email) = lower(` + text + `)` + order + `)` + order, b.args
 }
 
-// EventsByPayment lists the events of a payment of (merchant, mode) and of
-// its refunds (which carry the payment's id), oldest first.
-func (s *Store) EventsByPayment(ctx context.Context, merchantID string, mode paygate.Mode, paymentID string) ([]paygate.Event, error) {
-	rows, err := s.pool.Query(ctx, `
-		SELECT id, merchant_id, mode, type, payment_id, refund_id, payload, created_at
-		FROM events
-		WHERE payment_id = $1 AND merchant_id = $2 AND mode = $3
-		ORDER BY created_at, seq`, paymentID, merchantID, mode)
-	if err != nil {
-		return nil, translate(err)
-	}
-	events, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (paygate.Event, error) {
-		var e paygate.Event
-		var pid, rid pgtype.Text
-		err := r.Scan(&e.ID, &e.MerchantID, &e.Mode, &e.Type, &pid, &rid, &e.Payload, &e.CreatedAt)
-		e.PaymentID, e.RefundID = pid.String, rid.String
-		return e, err
-	})
-	if events == nil && err == nil {
-		events = []paygate.Event{}
-	}
-	return events, translate(err)
-}
-
-// deliveriesByPaymentQuery reads the payment's events by events_payment_idx
-// and their deliveries by webhook_deliveries_event_idx, merchant and mode
-// filtered on both.
-const deliveriesByPaymentQuery = `SELECT ` + deliveryColumns + ` FROM webhook_deliveries
-	WHERE event_id IN (SELECT id FROM events WHERE payment_id = $1 AND merchant_id = $2 AND mode = $3)
-		AND merchant_id = $2 AND mode = $3
-	ORDER BY created_at DESC, seq DESC`
-
-// DeliveriesByPayment lists the webhook deliveries of the events of a
-// payment of (merchant, mode) and of its refunds, newest first.
-func (s *Store) DeliveriesByPayment(ctx context.Context, merchantID string, mode paygate.Mode, paymentID string) ([]paygate.Delivery, error) {
-	return s.queryDeliveries(ctx, deliveriesByPaymentQuery, paymentID, merchantID, string(mode))
-}
-
 // paymentStatsQuery groups the payments of the range (a range of
 // payments_list_idx) per period and currency. The period is the number of
 // whole periods since the Unix epoch: plain arithmetic, which every
@@ -482,28 +443,4 @@ func (s *Store) PaymentStats(ctx context.Context, merchantID string, mode paygat
 		out = []paygate.PaymentStat{}
 	}
 	return out, translate(err)
-}
-
-// ResendMerchantEvent inserts a new delivery of an event of (merchant,
-// mode) to its endpoint: ResendEvent for a merchant's user. NOT_FOUND
-// unless the event belongs to them.
-func (s *Store) ResendMerchantEvent(ctx context.Context, merchantID string, mode paygate.Mode, eventID, deliveryID string, at time.Time) (paygate.Delivery, error) {
-	d, err := scanDelivery(s.pool.QueryRow(ctx, `
-		INSERT INTO webhook_deliveries (id, event_id, merchant_id, mode, event_type, status,
-			next_attempt_at, created_at, updated_at)
-		SELECT @id, e.id, e.merchant_id, e.mode, e.type, 'pending', @at, @at, @at
-		FROM events e
-		JOIN webhook_endpoints w ON w.merchant_id = e.merchant_id AND w.mode = e.mode
-		WHERE e.id = @event_id AND e.merchant_id = @merchant_id AND e.mode = @mode AND w.disabled_at IS NULL
-		RETURNING `+deliveryColumns,
-		namedArgs{"id": deliveryID, "event_id": eventID, "merchant_id": merchantID, "mode": mode, "at": at}))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return paygate.Delivery{}, s.whyNoDelivery(ctx, `
-			SELECT e.id IS NOT NULL, w.merchant_id IS NOT NULL, w.disabled_at
-			FROM (SELECT 1) AS one
-			LEFT JOIN events e ON e.id = $1 AND e.merchant_id = $2 AND e.mode = $3
-			LEFT JOIN webhook_endpoints w ON w.merchant_id = e.merchant_id AND w.mode = e.mode`,
-			eventID, merchantID, mode)
-	}
-	return d, translate(err)
 }

@@ -113,7 +113,7 @@ func TestDashboardListUsesIndexes(t *testing.T) {
 	for _, c := range deliveryCases {
 		t.Run(c.name, func(t *testing.T) {
 			c.q.MerchantID = f.merchant.ID
-			ds, err := s.DeliveriesByMerchant(ctx, c.q)
+			ds, err := s.Deliveries(ctx, c.q)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -140,8 +140,9 @@ func TestDashboardListUsesIndexes(t *testing.T) {
 			}
 		})
 	}
-	t.Run("DeliveriesByPayment", func(t *testing.T) {
-		ds, err := s.DeliveriesByPayment(ctx, f.merchant.ID, paygate.ModeTest, "p-0000017")
+	t.Run("DeliveriesOfPayment", func(t *testing.T) {
+		q := paygate.DeliveryQuery{MerchantID: f.merchant.ID, Mode: paygate.ModeTest, PaymentID: "p-0000017"}
+		ds, err := s.Deliveries(ctx, q)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,10 +150,11 @@ func TestDashboardListUsesIndexes(t *testing.T) {
 			t.Fatalf("%d deliveries of the payment, want 1", len(ds))
 		}
 		for _, mode := range []string{"auto", "force_generic_plan"} {
-			plan := explainPlan(t, s, mode, deliveriesByPaymentQuery, []any{"p-0000017", f.merchant.ID, "test"})
+			query, args := deliveryListQuery(q)
+			plan := explainPlan(t, s, mode, query, args)
 			if strings.Contains(plan, "Seq Scan") || !strings.Contains(plan, "events_payment_idx") ||
 				!strings.Contains(plan, "webhook_deliveries_event_idx") {
-				t.Errorf("DeliveriesByPayment plan (%s):\n%s", mode, plan)
+				t.Errorf("DeliveriesOfPayment plan (%s):\n%s", mode, plan)
 			}
 		}
 	})

@@ -58,16 +58,22 @@ func addCompletionArgs(args namedArgs, done *paygate.IdempotencyCompletion) {
 	args["done_status_code"], args["done_body"] = done.StatusCode, nonNil(done.Body)
 }
 
-// EventsByMerchant lists up to limit events of (merchant, mode), oldest
-// first (events of one transaction in the order given). A limit of zero or
-// less lists them all.
-func (s *Store) EventsByMerchant(ctx context.Context, merchantID string, mode paygate.Mode, limit int) ([]paygate.Event, error) {
+// Events lists up to q.Limit events of (merchant, mode), oldest first
+// (events of one transaction in the order given), of one payment and its
+// refunds when q.PaymentID is set (by events_payment_idx). A limit of zero
+// or less lists them all.
+func (s *Store) Events(ctx context.Context, q paygate.EventQuery) ([]paygate.Event, error) {
+	var b sqlBuilder
+	where := `merchant_id = ` + b.arg(q.MerchantID) + ` AND mode = ` + b.arg(string(q.Mode))
+	if q.PaymentID != "" {
+		where = `payment_id = ` + b.arg(q.PaymentID) + ` AND ` + where
+	}
 	rows, err := s.pool.Query(ctx, `
 		SELECT id, merchant_id, mode, type, payment_id, refund_id, payload, created_at
 		FROM events
-		WHERE merchant_id = $1 AND mode = $2
+		WHERE `+where+`
 		ORDER BY created_at, seq
-		LIMIT $3`, merchantID, mode, nullLimit(limit))
+		LIMIT `+b.arg(nullLimit(q.Limit)), b.args...)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -78,5 +84,8 @@ func (s *Store) EventsByMerchant(ctx context.Context, merchantID string, mode pa
 		e.PaymentID, e.RefundID = paymentID.String, refundID.String
 		return e, err
 	})
+	if events == nil && err == nil {
+		events = []paygate.Event{}
+	}
 	return events, translate(err)
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/paygate/paygate/internal/paygate"
-	"github.com/paygate/paygate/internal/store/codec"
 )
 
 // --- merchants ----------------------------------------------------------------
@@ -201,61 +200,4 @@ func (s *Store) RevokeAPIKey(ctx context.Context, id string, at time.Time) (payg
 		return paygate.APIKey{}, notFound("API key")
 	}
 	return k, translate(err)
-}
-
-// --- webhook endpoints ----------------------------------------------------------
-
-const webhookColumns = `merchant_id, mode, url, secret, events, created_at, updated_at, secret_sealed`
-
-func scanWebhookEndpoint(row pgx.Row) (paygate.WebhookEndpoint, error) {
-	var e paygate.WebhookEndpoint
-	err := row.Scan(&e.MerchantID, &e.Mode, &e.URL, &e.Secret, &e.Events, &e.CreatedAt, &e.UpdatedAt, &e.SealedSecret)
-	if len(e.Events) == 0 {
-		e.Events = nil
-	}
-	return e, err
-}
-
-// SetWebhookEndpoint creates or replaces the endpoint of (merchant, mode),
-// keeping the stored secret and creation time unless rotateSecret is true.
-// NOT_FOUND when the merchant does not exist.
-func (s *Store) SetWebhookEndpoint(ctx context.Context, e paygate.WebhookEndpoint, rotateSecret bool) (paygate.WebhookEndpoint, error) {
-	if err := codec.CheckSealedSecret(e); err != nil {
-		return paygate.WebhookEndpoint{}, err
-	}
-	events := e.Events
-	if events == nil {
-		events = []string{}
-	}
-	created := e.CreatedAt
-	if created.IsZero() {
-		created = e.UpdatedAt
-	}
-	got, err := scanWebhookEndpoint(s.pool.QueryRow(ctx, `
-		INSERT INTO webhook_endpoints AS w (merchant_id, mode, url, secret, events, created_at, updated_at, secret_sealed)
-		SELECT $1, $2, $3, '', $5, $6, $7, $4
-		WHERE EXISTS (SELECT 1 FROM merchants WHERE id = $1)
-		ON CONFLICT (merchant_id, mode) DO UPDATE SET
-			url = EXCLUDED.url,
-			events = EXCLUDED.events,
-			secret = CASE WHEN $8 THEN '' ELSE w.secret END,
-			secret_sealed = CASE WHEN $8 THEN EXCLUDED.secret_sealed ELSE w.secret_sealed END,
-			updated_at = EXCLUDED.updated_at
-		RETURNING `+webhookColumns,
-		e.MerchantID, e.Mode, e.URL, e.SealedSecret, events, created, e.UpdatedAt, rotateSecret))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return paygate.WebhookEndpoint{}, notFound("merchant")
-	}
-	return got, translate(err)
-}
-
-// WebhookEndpoint returns the endpoint of (merchant, mode), or NOT_FOUND.
-func (s *Store) WebhookEndpoint(ctx context.Context, merchantID string, mode paygate.Mode) (paygate.WebhookEndpoint, error) {
-	e, err := scanWebhookEndpoint(s.pool.QueryRow(ctx, `
-		SELECT `+webhookColumns+` FROM webhook_endpoints
-		WHERE merchant_id = $1 AND mode = $2`, merchantID, mode))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return paygate.WebhookEndpoint{}, notFound("webhook endpoint")
-	}
-	return e, translate(err)
 }

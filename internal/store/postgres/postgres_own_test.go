@@ -364,7 +364,7 @@ func TestCreateRefundConcurrentNeverOvershoots(t *testing.T) {
 		t.Errorf("refunds sum to %d (%d refunds), payment says %d refunded of %d captured",
 			sum, len(refunds), got.AmountRefunded, got.AmountCaptured)
 	}
-	events, err := s.EventsByMerchant(t.Context(), p.MerchantID, p.Mode, 0)
+	events, err := s.Events(t.Context(), paygate.EventQuery{MerchantID: p.MerchantID, Mode: p.Mode})
 	if err != nil {
 		t.Fatal(err)
 	}

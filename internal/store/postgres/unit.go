@@ -26,7 +26,12 @@ import (
 // which raises PG409 when the payment (or refund) exists in another state
 // and PG404 when it does not; an inserted refund refused by its payment
 // raises PG400 through unit_invalid (migration 00012), naming the field. Under READ COMMITTED the UPDATE re-checks its WHERE
-// clause on the newest row version, so a lost race is a refusal too.
+// clause on the newest row version, so a lost race is a refusal too. The
+// webhook operations refuse through unit_refused too, or through
+// unit_refused_detail (migration 00013) when their caller is told more
+// (which row is missing, since when an endpoint is disabled); each names
+// its refusal itself (refusal, below), with the error the caller has
+// always been given.
 //
 // Joining: a transition followed by events and then an idempotency answer
 // is one statement (the transition's, with the events and the answer in
@@ -63,6 +68,19 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 	}
 	b := &pgx.Batch{}
 	refusedBy := "" // the kind of row whose conditional write refused the unit
+	// refusal, when set by the operation that refused the unit, names its
+	// refusal from the error (nil: not one of its own).
+	var refusal func(*pgconn.PgError) error
+	refuses := func(name func(*pgconn.PgError) error) func(pgx.Row) error {
+		return func(row pgx.Row) error {
+			var ok bool
+			err := row.Scan(&ok)
+			if err != nil {
+				refusal = name
+			}
+			return err
+		}
+	}
 	for i := 0; i < len(u.Ops); {
 		switch op := u.Ops[i].(type) {
 		case paygate.PaymentTransition:
@@ -120,6 +138,30 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 				return err
 			})
 			i++
+		// webhook operations
+		case paygate.DeliveryFinish:
+			args, err := finishArgs(op)
+			if err != nil {
+				return err
+			}
+			b.Queue(finishDelivery, args).QueryRow(refuses(finishRefused(op)))
+			i++
+		case paygate.WebhookSecretsReplacement:
+			b.Queue(replaceSecrets, replaceSecretsArgs(op)).QueryRow(refuses(replaceRefused(op)))
+			i++
+		case paygate.WebhookEndpointConfig:
+			args, err := configureArgs(op)
+			if err != nil {
+				return err
+			}
+			b.Queue(configureEndpoint, args).QueryRow(refuses(configureRefused(op)))
+			i++
+		case paygate.WebhookPing:
+			b.Queue(insertPing, pingArgs(op)).QueryRow(refuses(deliveryRefused))
+			i++
+		case paygate.EventResend:
+			b.Queue(resendEvent, resendArgs(op)).QueryRow(refuses(deliveryRefused))
+			i++
 		default:
 			return fmt.Errorf("postgres: operation %d of the unit: %T is not an operation", i, op)
 		}
@@ -132,6 +174,11 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 		return nil
 	}
 	var pgErr *pgconn.PgError
+	if refusal != nil && errors.As(err, &pgErr) {
+		if refused := refusal(pgErr); refused != nil {
+			return refused
+		}
+	}
 	if refusedBy != "" && errors.As(err, &pgErr) {
 		switch pgErr.Code {
 		case sqlStateConflict:

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/store/codec"
@@ -32,25 +34,15 @@ func scanEndpointState(row pgx.Row) (paygate.WebhookEndpointState, error) {
 	return e, err
 }
 
-// ConfigureWebhookEndpoint creates or replaces the endpoint of (merchant,
-// mode) and enables it. The secret and CreatedAt are kept unless
-// rotateSecret is true; a rotation of an existing endpoint keeps the
-// replaced secret as the previous one until previousUntil. NOT_FOUND when
-// the merchant does not exist.
-func (s *Store) ConfigureWebhookEndpoint(ctx context.Context, e paygate.WebhookEndpoint, rotateSecret bool, previousUntil time.Time) (paygate.WebhookEndpointState, error) {
-	if err := codec.CheckSealedSecret(e); err != nil {
-		return paygate.WebhookEndpointState{}, err
-	}
-	events := e.Events
-	if events == nil {
-		events = []string{}
-	}
-	created := e.CreatedAt
-	if created.IsZero() {
-		created = e.UpdatedAt
-	}
-	// Every right-hand side reads the row as it was before the update.
-	got, err := scanEndpointState(s.pool.QueryRow(ctx, `
+// configureEndpoint creates or replaces the endpoint of a
+// WebhookEndpointConfig and enables it. The secret and CreatedAt are kept
+// unless @rotate; a rotation of an existing endpoint keeps the replaced
+// secret as the previous one until @previous_until. No row written fails
+// the unit: unit_refused raises PG409 when the rotation was refused (the
+// row holds a plain secret) and PG404 when the merchant does not exist.
+// Every right-hand side of the update reads the row as it was before it.
+const configureEndpoint = `
+	WITH configured AS (
 		INSERT INTO webhook_endpoints AS w (merchant_id, mode, url, secret, events, created_at, updated_at, secret_sealed)
 		SELECT @merchant_id, @mode, @url, '', @events, @created_at, @updated_at, @secret_sealed
 		WHERE EXISTS (SELECT 1 FROM merchants WHERE id = @merchant_id)
@@ -68,26 +60,45 @@ func (s *Store) ConfigureWebhookEndpoint(ctx context.Context, e paygate.WebhookE
 		-- A rotation never copies a plain secret (a row not converted yet)
 		-- into previous_secret: refused, the caller converts first.
 		WHERE NOT (@rotate::boolean AND w.secret <> '')
-		RETURNING `+endpointStateColumns,
-		namedArgs{
-			"merchant_id": e.MerchantID, "mode": e.Mode, "url": e.URL, "secret_sealed": e.SealedSecret, "events": events,
-			"created_at": created, "updated_at": e.UpdatedAt, "rotate": rotateSecret, "previous_until": previousUntil,
-		}))
-	if errors.Is(err, pgx.ErrNoRows) {
-		// No row: the merchant does not exist, or the rotation was refused.
-		var plain bool
-		err := s.pool.QueryRow(ctx, `SELECT secret <> '' FROM webhook_endpoints WHERE merchant_id = $1 AND mode = $2`,
-			e.MerchantID, e.Mode).Scan(&plain)
-		if err == nil && plain && rotateSecret {
-			return paygate.WebhookEndpointState{}, fmt.Errorf("%w: the webhook endpoint of merchant %s (%s) still holds a plain secret; convert it before a rotation",
-				paygate.ErrStateConflict, e.MerchantID, e.Mode)
-		}
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return paygate.WebhookEndpointState{}, translate(err)
-		}
-		return paygate.WebhookEndpointState{}, notFound("merchant")
+		RETURNING 1
+	)
+	SELECT CASE WHEN EXISTS (SELECT 1 FROM configured) THEN true
+		ELSE unit_refused(@rotate::boolean AND EXISTS (SELECT 1 FROM webhook_endpoints
+			WHERE merchant_id = @merchant_id AND mode = @mode AND secret <> '')) END`
+
+// configureArgs returns the arguments of configureEndpoint, or an error
+// for an endpoint whose secret is not sealed.
+func configureArgs(c paygate.WebhookEndpointConfig) (namedArgs, error) {
+	e := c.Endpoint
+	if err := codec.CheckSealedSecret(e); err != nil {
+		return nil, err
 	}
-	return got, translate(err)
+	events := e.Events
+	if events == nil {
+		events = []string{}
+	}
+	created := e.CreatedAt
+	if created.IsZero() {
+		created = e.UpdatedAt
+	}
+	return namedArgs{
+		"merchant_id": e.MerchantID, "mode": e.Mode, "url": e.URL, "secret_sealed": e.SealedSecret, "events": events,
+		"created_at": created, "updated_at": e.UpdatedAt, "rotate": c.RotateSecret, "previous_until": c.PreviousUntil,
+	}, nil
+}
+
+// configureRefused names why configureEndpoint refused the unit.
+func configureRefused(c paygate.WebhookEndpointConfig) func(*pgconn.PgError) error {
+	return func(pgErr *pgconn.PgError) error {
+		switch pgErr.Code {
+		case sqlStateConflict:
+			return fmt.Errorf("%w: the webhook endpoint of merchant %s (%s) still holds a plain secret; convert it before a rotation",
+				paygate.ErrStateConflict, c.Endpoint.MerchantID, c.Endpoint.Mode)
+		case sqlStateNotFound:
+			return notFound("merchant")
+		}
+		return nil
+	}
 }
 
 // WebhookEndpointState returns the endpoint of (merchant, mode) with its
@@ -122,7 +133,7 @@ func scanDelivery(row pgx.Row) (paygate.Delivery, error) {
 // its endpoint (NULLs when there is none). A delivery is not claimed while
 // another delivery of its event (a resend, or the original) is in flight
 // or is due and older: one event goes out once at a time, and when it
-// succeeds FinishDelivery ends the others (decisions.md section 15).
+// succeeds its DeliveryFinish ends the others (decisions.md section 15).
 const claimDeliveries = `
 	WITH due AS (
 		SELECT id FROM webhook_deliveries d
@@ -239,17 +250,18 @@ const finishDelivery = `
 			AND d.id <> fin.id AND d.status = 'pending'
 			AND NOT (d.lease <> '' AND d.next_attempt_at > @at)
 	)
-	SELECT EXISTS (SELECT 1 FROM fin), EXISTS (SELECT 1 FROM webhook_deliveries WHERE id = @id)`
+	SELECT CASE WHEN EXISTS (SELECT 1 FROM fin) THEN true
+		ELSE unit_refused(EXISTS (SELECT 1 FROM webhook_deliveries WHERE id = @id)) END`
 
 // disabledError is the last error of the deliveries failed when their
 // endpoint was disabled.
 const disabledError = "the endpoint was disabled: the receiver answered 410 Gone"
 
-// FinishDelivery records the attempt and the outcome of a claimed
-// delivery, if its lease is still held.
-func (s *Store) FinishDelivery(ctx context.Context, f paygate.DeliveryFinish) error {
+// finishArgs returns the arguments of finishDelivery, or an error for an
+// outcome no delivery can have.
+func finishArgs(f paygate.DeliveryFinish) (namedArgs, error) {
 	if !f.Status.Valid() {
-		return fmt.Errorf("postgres: finish delivery: invalid status %q", f.Status)
+		return nil, fmt.Errorf("postgres: finish delivery: invalid status %q", f.Status)
 	}
 	args := namedArgs{
 		"id": f.DeliveryID, "lease": f.Lease, "status": f.Status, "next_attempt_at": f.NextAttemptAt, "at": f.At,
@@ -264,47 +276,60 @@ func (s *Store) FinishDelivery(ctx context.Context, f paygate.DeliveryFinish) er
 		args["latency_us"], args["response"], args["attempt_error"] = a.Latency.Microseconds(), codec.AttemptResponse(a.Response), a.Error
 		args["private_address"] = a.PrivateAddress
 	}
-	var finished, exists bool
-	if err := s.pool.QueryRow(ctx, finishDelivery, args).Scan(&finished, &exists); err != nil {
-		return translate(err)
-	}
-	switch {
-	case finished:
+	return args, nil
+}
+
+// finishRefused names why finishDelivery refused the unit.
+func finishRefused(f paygate.DeliveryFinish) func(*pgconn.PgError) error {
+	return func(pgErr *pgconn.PgError) error {
+		switch pgErr.Code {
+		case sqlStateConflict:
+			return fmt.Errorf("%w: the lease of delivery %s is no longer held", paygate.ErrStateConflict, f.DeliveryID)
+		case sqlStateNotFound:
+			return notFound("delivery")
+		}
 		return nil
-	case !exists:
-		return notFound("delivery")
-	default:
-		return fmt.Errorf("%w: the lease of delivery %s is no longer held", paygate.ErrStateConflict, f.DeliveryID)
 	}
 }
 
-// DeliveriesByMerchant lists a merchant's deliveries, newest first.
-func (s *Store) DeliveriesByMerchant(ctx context.Context, q paygate.DeliveryQuery) ([]paygate.Delivery, error) {
+// Deliveries lists a merchant's deliveries, newest first.
+func (s *Store) Deliveries(ctx context.Context, q paygate.DeliveryQuery) ([]paygate.Delivery, error) {
 	query, args := deliveryListQuery(q)
 	return s.queryDeliveries(ctx, query, args...)
 }
 
-// deliveryListQuery returns the SQL and arguments of DeliveriesByMerchant.
-// Only the filters that are set appear in it, every value a parameter, so
-// that each combination gets its own plan: an event is the few rows of
-// webhook_deliveries_event_idx, a mode a range of
+// deliveryListQuery returns the SQL and arguments of Deliveries. Only the
+// filters that are set appear in it, every value a parameter, so that each
+// combination gets its own plan: one delivery is its primary key, a
+// payment's are the deliveries of its events (events_payment_idx, then
+// webhook_deliveries_event_idx, merchant and mode filtered on both), an
+// event is the few rows of webhook_deliveries_event_idx, a mode a range of
 // webhook_deliveries_merchant_idx read newest first and stopped at the
-// limit. Without either, each mode is read as its own range and the two
-// are merged.
+// limit. Without any of them, each mode is read as its own range and the
+// two are merged.
 func deliveryListQuery(q paygate.DeliveryQuery) (string, []any) {
 	var b sqlBuilder
-	where := `merchant_id = ` + b.arg(q.MerchantID)
+	merchant := b.arg(q.MerchantID)
+	where := `merchant_id = ` + merchant
+	if q.PaymentID != "" {
+		mode := b.arg(string(q.Mode))
+		where = `event_id IN (SELECT id FROM events WHERE payment_id = ` + b.arg(q.PaymentID) +
+			` AND merchant_id = ` + merchant + ` AND mode = ` + mode + `) AND ` + where + ` AND mode = ` + mode
+	}
+	if q.ID != "" {
+		where += ` AND id = ` + b.arg(q.ID)
+	}
 	if q.Status != "" {
 		where += ` AND status = ` + b.arg(string(q.Status))
 	}
 	if q.EventID != "" {
 		where += ` AND event_id = ` + b.arg(q.EventID)
 	}
-	if q.Mode != "" {
+	if q.Mode != "" && q.PaymentID == "" {
 		where += ` AND mode = ` + b.arg(string(q.Mode))
 	}
 	order := ` ORDER BY created_at DESC, seq DESC LIMIT ` + b.arg(nullLimit(q.Limit))
-	if q.Mode != "" || q.EventID != "" {
+	if q.Mode != "" || q.EventID != "" || q.PaymentID != "" || q.ID != "" {
 		return `SELECT ` + deliveryColumns + ` FROM webhook_deliveries WHERE ` + where + order, b.args
 	}
 	test := `(SELECT ` + deliveryColumns + `, seq FROM webhook_deliveries WHERE ` + where +
@@ -328,17 +353,6 @@ func (s *Store) queryDeliveries(ctx context.Context, query string, args ...any) 
 		out = []paygate.Delivery{}
 	}
 	return out, nil
-}
-
-// DeliveryByID returns a delivery of (merchant, mode), or NOT_FOUND.
-func (s *Store) DeliveryByID(ctx context.Context, merchantID string, mode paygate.Mode, id string) (paygate.Delivery, error) {
-	d, err := scanDelivery(s.pool.QueryRow(ctx, `
-		SELECT `+deliveryColumns+` FROM webhook_deliveries
-		WHERE id = $1 AND merchant_id = $2 AND mode = $3`, id, merchantID, mode))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return paygate.Delivery{}, notFound("delivery")
-	}
-	return d, translate(err)
 }
 
 // DeliveryAttempts lists a delivery's attempts, first first. The delivery
@@ -409,31 +423,86 @@ func (s *Store) ResendEvent(ctx context.Context, eventID, deliveryID string, at 
 	return d, translate(err)
 }
 
-// CreatePing inserts a ping event and its delivery in one statement.
-func (s *Store) CreatePing(ctx context.Context, ev paygate.Event, deliveryID string) (paygate.Delivery, error) {
-	d, err := scanDelivery(s.pool.QueryRow(ctx, `
-		WITH ev AS (
-			INSERT INTO events (id, merchant_id, mode, type, payment_id, refund_id, payload, created_at)
-			SELECT @event_id, @merchant_id, @mode, @type, NULLIF(@payment_id, ''), NULLIF(@refund_id, ''), @payload, @at
-			WHERE EXISTS (SELECT 1 FROM webhook_endpoints
-				WHERE merchant_id = @merchant_id AND mode = @mode AND disabled_at IS NULL)
-			RETURNING id
-		)
+// endpointRefusal is the refusal of a statement that adds a delivery to
+// the endpoint of (@merchant_id, @mode) (the CTE endpoint): PG404 "webhook
+// endpoint" when there is none, PG409 with the time it was disabled, in
+// microseconds since the epoch, when it is disabled (deliveryRefused).
+const endpointRefusal = `
+		WHEN NOT EXISTS (SELECT 1 FROM endpoint) THEN unit_refused_detail(false, 'webhook endpoint')
+		ELSE unit_refused_detail(true, (SELECT (extract(epoch FROM disabled_at) * 1000000)::bigint::text FROM endpoint)) END`
+
+// insertPing inserts a WebhookPing's event and its delivery, due at the
+// event's time, when (merchant, mode) has an enabled endpoint; the unit
+// fails otherwise (endpointRefusal).
+const insertPing = `
+	WITH endpoint AS (
+		SELECT disabled_at FROM webhook_endpoints WHERE merchant_id = @merchant_id AND mode = @mode
+	), ev AS (
+		INSERT INTO events (id, merchant_id, mode, type, payment_id, refund_id, payload, created_at)
+		SELECT @event_id, @merchant_id, @mode, @type, NULLIF(@payment_id, ''), NULLIF(@refund_id, ''), @payload, @at
+		WHERE EXISTS (SELECT 1 FROM endpoint WHERE disabled_at IS NULL)
+		RETURNING id
+	), delivered AS (
 		INSERT INTO webhook_deliveries (id, event_id, merchant_id, mode, event_type, status,
 			next_attempt_at, created_at, updated_at)
 		SELECT @id, ev.id, @merchant_id, @mode, @type, 'pending', @at, @at, @at FROM ev
-		RETURNING `+deliveryColumns,
-		namedArgs{
-			"id": deliveryID, "event_id": ev.ID, "merchant_id": ev.MerchantID, "mode": ev.Mode, "type": ev.Type,
-			"payment_id": ev.PaymentID, "refund_id": ev.RefundID, "payload": nonNil(ev.Payload), "at": ev.CreatedAt,
-		}))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return paygate.Delivery{}, s.whyNoDelivery(ctx, `
-			SELECT true, w.merchant_id IS NOT NULL, w.disabled_at
-			FROM (SELECT 1) AS one
-			LEFT JOIN webhook_endpoints w ON w.merchant_id = $1 AND w.mode = $2`, ev.MerchantID, ev.Mode)
+		RETURNING id
+	)
+	SELECT CASE WHEN EXISTS (SELECT 1 FROM delivered) THEN true` + endpointRefusal
+
+// pingArgs returns the arguments of insertPing.
+func pingArgs(p paygate.WebhookPing) namedArgs {
+	ev := p.Event
+	return namedArgs{
+		"id": p.DeliveryID, "event_id": ev.ID, "merchant_id": ev.MerchantID, "mode": ev.Mode, "type": ev.Type,
+		"payment_id": ev.PaymentID, "refund_id": ev.RefundID, "payload": nonNil(ev.Payload), "at": ev.CreatedAt,
 	}
-	return d, translate(err)
+}
+
+// resendEvent inserts an EventResend's delivery of an event of (merchant,
+// mode) when they have an enabled endpoint; the unit fails with PG404
+// "event" when the event is not theirs, and otherwise as endpointRefusal.
+const resendEvent = `
+	WITH endpoint AS (
+		SELECT disabled_at FROM webhook_endpoints WHERE merchant_id = @merchant_id AND mode = @mode
+	), ev AS (
+		SELECT id, type FROM events WHERE id = @event_id AND merchant_id = @merchant_id AND mode = @mode
+	), delivered AS (
+		INSERT INTO webhook_deliveries (id, event_id, merchant_id, mode, event_type, status,
+			next_attempt_at, created_at, updated_at)
+		SELECT @id, ev.id, @merchant_id, @mode, ev.type, 'pending', @at, @at, @at FROM ev
+		WHERE EXISTS (SELECT 1 FROM endpoint WHERE disabled_at IS NULL)
+		RETURNING id
+	)
+	SELECT CASE WHEN EXISTS (SELECT 1 FROM delivered) THEN true
+		WHEN NOT EXISTS (SELECT 1 FROM ev) THEN unit_refused_detail(false, 'event')` + endpointRefusal
+
+// resendArgs returns the arguments of resendEvent.
+func resendArgs(r paygate.EventResend) namedArgs {
+	return namedArgs{"id": r.DeliveryID, "event_id": r.EventID, "merchant_id": r.MerchantID, "mode": r.Mode, "at": r.At}
+}
+
+// deliveryRefused names why insertPing or resendEvent refused the unit, as
+// whyNoDelivery does.
+func deliveryRefused(pgErr *pgconn.PgError) error {
+	switch pgErr.Code {
+	case sqlStateNotFound:
+		return notFound(pgErr.Detail)
+	case sqlStateConflict:
+		us, err := strconv.ParseInt(pgErr.Detail, 10, 64)
+		if err != nil {
+			return fmt.Errorf("%w: the webhook endpoint changed; retry", paygate.ErrStateConflict)
+		}
+		return disabledEndpoint(time.UnixMicro(us))
+	}
+	return nil
+}
+
+// disabledEndpoint is the refusal of a delivery to an endpoint disabled at
+// the time.
+func disabledEndpoint(at time.Time) error {
+	return fmt.Errorf("%w: the webhook endpoint is disabled since %s; set it again to enable it",
+		paygate.ErrStateConflict, at.Format(time.RFC3339))
 }
 
 // whyNoDelivery runs a query of (event exists, endpoint exists, endpoint
@@ -450,8 +519,7 @@ func (s *Store) whyNoDelivery(ctx context.Context, query string, args ...any) er
 	case !endpointExists:
 		return notFound("webhook endpoint")
 	case disabledAt != nil:
-		return fmt.Errorf("%w: the webhook endpoint is disabled since %s; set it again to enable it",
-			paygate.ErrStateConflict, disabledAt.Format(time.RFC3339))
+		return disabledEndpoint(*disabledAt)
 	default:
 		// The endpoint appeared or was enabled between the two statements.
 		return fmt.Errorf("%w: the webhook endpoint changed; retry", paygate.ErrStateConflict)

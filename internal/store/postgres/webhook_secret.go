@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/paygate/paygate/internal/paygate"
 )
@@ -33,41 +34,39 @@ func (s *Store) WebhookSecrets(ctx context.Context, afterMerchant string, afterM
 	return out, translate(err)
 }
 
-// ReplaceWebhookSecrets stores to's sealed secrets, and empties the plain
-// columns, if the endpoint's row still holds from's values.
-func (s *Store) ReplaceWebhookSecrets(ctx context.Context, from, to paygate.WebhookSecrets) error {
-	tag, err := s.pool.Exec(ctx, `
+// replaceSecrets stores the sealed secrets of a WebhookSecretsReplacement,
+// and empties the plain columns, if the endpoint's row still holds From's
+// values; it fails the unit with unit_refused (PG409) otherwise.
+const replaceSecrets = `
+	WITH replaced AS (
 		UPDATE webhook_endpoints
 		SET secret = '', secret_sealed = @to_sealed, previous_secret = '', previous_secret_sealed = @to_previous
 		WHERE merchant_id = @merchant_id AND mode = @mode
 			AND secret = @secret AND secret_sealed IS NOT DISTINCT FROM @sealed
-			AND previous_secret = @previous AND previous_secret_sealed IS NOT DISTINCT FROM @sealed_previous`,
-		namedArgs{
-			"merchant_id": from.MerchantID, "mode": from.Mode,
-			"secret": from.Secret, "sealed": nullBytes(from.SealedSecret),
-			"previous": from.PreviousSecret, "sealed_previous": nullBytes(from.SealedPreviousSecret),
-			"to_sealed": nullBytes(to.SealedSecret), "to_previous": nullBytes(to.SealedPreviousSecret),
-		})
-	if err != nil {
-		return translate(err)
+			AND previous_secret = @previous AND previous_secret_sealed IS NOT DISTINCT FROM @sealed_previous
+		RETURNING 1
+	)
+	SELECT CASE WHEN EXISTS (SELECT 1 FROM replaced) THEN true ELSE unit_refused(true) END`
+
+// replaceSecretsArgs returns the arguments of replaceSecrets.
+func replaceSecretsArgs(r paygate.WebhookSecretsReplacement) namedArgs {
+	from, to := r.From, r.To
+	return namedArgs{
+		"merchant_id": from.MerchantID, "mode": from.Mode,
+		"secret": from.Secret, "sealed": nullBytes(from.SealedSecret),
+		"previous": from.PreviousSecret, "sealed_previous": nullBytes(from.SealedPreviousSecret),
+		"to_sealed": nullBytes(to.SealedSecret), "to_previous": nullBytes(to.SealedPreviousSecret),
 	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("%w: the webhook endpoint of merchant %s (%s) changed meanwhile", paygate.ErrStateConflict, from.MerchantID, from.Mode)
-	}
-	return nil
 }
 
-// WebhookSecretKeyIDs counts the sealed secrets, current and previous, by
-// the key id in their seal.
-func (s *Store) WebhookSecretKeyIDs(ctx context.Context) (map[string]int, error) {
-	return s.countsByKeyID(ctx, `
-		SELECT encode(substring(sealed FROM 2 FOR 8), 'hex'), count(*) FROM (
-			SELECT secret_sealed AS sealed FROM webhook_endpoints
-			UNION ALL
-			SELECT previous_secret_sealed FROM webhook_endpoints
-		) s
-		WHERE length(sealed) >= 9 AND substring(sealed FROM 1 FOR 1) = '\x01'::bytea
-		GROUP BY 1`)
+// replaceRefused names why replaceSecrets refused the unit.
+func replaceRefused(r paygate.WebhookSecretsReplacement) func(*pgconn.PgError) error {
+	return func(pgErr *pgconn.PgError) error {
+		if pgErr.Code != sqlStateConflict {
+			return nil
+		}
+		return fmt.Errorf("%w: the webhook endpoint of merchant %s (%s) changed meanwhile", paygate.ErrStateConflict, r.From.MerchantID, r.From.Mode)
+	}
 }
 
 // nullBytes is NULL for an empty value, so that an absent seal compares as

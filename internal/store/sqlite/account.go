@@ -3,13 +3,11 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/paygate/paygate/internal/paygate"
-	"github.com/paygate/paygate/internal/store/codec"
 )
 
 // CreateMerchant inserts a merchant and its first keys in one transaction.
@@ -235,70 +233,4 @@ func (s *Store) RevokeAPIKey(ctx context.Context, id string, at time.Time) (payg
 		return err
 	})
 	return k, err
-}
-
-const webhookColumns = `merchant_id, mode, url, secret, events, created_at, updated_at, secret_sealed`
-
-// SetWebhookEndpoint creates or replaces the endpoint of (merchant, mode).
-// The existing secret and CreatedAt are kept unless rotateSecret is true
-// (then e.SealedSecret replaces the secret). Returns the stored endpoint.
-func (s *Store) SetWebhookEndpoint(ctx context.Context, e paygate.WebhookEndpoint, rotateSecret bool) (paygate.WebhookEndpoint, error) {
-	if err := codec.CheckSealedSecret(e); err != nil {
-		return paygate.WebhookEndpoint{}, err
-	}
-	events := e.Events
-	if events == nil {
-		events = []string{}
-	}
-	eventsJSON, err := json.Marshal(events)
-	if err != nil {
-		return paygate.WebhookEndpoint{}, fmt.Errorf("sqlite: encode webhook events: %w", err)
-	}
-	var out paygate.WebhookEndpoint
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		var err error
-		out, err = scanWebhook(tx.QueryRowContext(ctx, `
-			INSERT INTO webhook_endpoints (`+webhookColumns+`) VALUES (?1, ?2, ?3, '', ?5, ?6, ?7, ?4)
-			ON CONFLICT (merchant_id, mode) DO UPDATE SET
-				url = excluded.url,
-				events = excluded.events,
-				secret = CASE WHEN ?8 THEN '' ELSE webhook_endpoints.secret END,
-				secret_sealed = CASE WHEN ?8 THEN excluded.secret_sealed ELSE webhook_endpoints.secret_sealed END,
-				updated_at = excluded.updated_at
-			RETURNING `+webhookColumns,
-			e.MerchantID, string(e.Mode), e.URL, e.SealedSecret, string(eventsJSON),
-			micros(e.CreatedAt), micros(e.UpdatedAt), rotateSecret))
-		return err
-	})
-	return out, err
-}
-
-// WebhookEndpoint returns the endpoint of (merchant, mode), or NOT_FOUND.
-func (s *Store) WebhookEndpoint(ctx context.Context, merchantID string, mode paygate.Mode) (paygate.WebhookEndpoint, error) {
-	e, err := scanWebhook(s.read.QueryRowContext(ctx,
-		`SELECT `+webhookColumns+` FROM webhook_endpoints WHERE merchant_id = ? AND mode = ?`, merchantID, string(mode)))
-	if errors.Is(err, sql.ErrNoRows) {
-		return paygate.WebhookEndpoint{}, notFound("webhook endpoint")
-	}
-	return e, translate(err)
-}
-
-func scanWebhook(row scanner) (paygate.WebhookEndpoint, error) {
-	var (
-		e                paygate.WebhookEndpoint
-		mode, events     string
-		created, updated int64
-	)
-	if err := row.Scan(&e.MerchantID, &mode, &e.URL, &e.Secret, &events, &created, &updated, &e.SealedSecret); err != nil {
-		return paygate.WebhookEndpoint{}, err
-	}
-	if err := json.Unmarshal([]byte(events), &e.Events); err != nil {
-		return paygate.WebhookEndpoint{}, fmt.Errorf("sqlite: decode webhook events: %w", err)
-	}
-	if len(e.Events) == 0 {
-		e.Events = nil
-	}
-	e.Mode = paygate.Mode(mode)
-	e.CreatedAt, e.UpdatedAt = fromMicros(created), fromMicros(updated)
-	return e, nil
 }

@@ -437,38 +437,16 @@ const eventsByPaymentQuery = `SELECT ` + eventColumns + ` FROM events
 	WHERE payment_id = ? AND payment_id <> '' AND +merchant_id = ? AND +mode = ?
 	ORDER BY created_at, seq`
 
-// EventsByPayment lists the events of a payment of (merchant, mode) and of
-// its refunds (which carry the payment's id), oldest first.
-func (s *Store) EventsByPayment(ctx context.Context, merchantID string, mode paygate.Mode, paymentID string) ([]paygate.Event, error) {
-	if paymentID == "" {
-		return []paygate.Event{}, nil
-	}
-	rows, err := s.read.QueryContext(ctx, eventsByPaymentQuery, paymentID, merchantID, string(mode))
-	if err != nil {
-		return nil, translate(err)
-	}
-	return scanEvents(rows)
-}
-
-// deliveriesByPaymentQuery reads the payment's events by events_payment
-// (as eventsByPaymentQuery) and their deliveries by
-// webhook_deliveries_event; the unary + keeps SQLite from walking
-// webhook_deliveries_merchant instead, which would read every delivery of
-// the merchant. Merchant and mode are still filtered on both tables.
-const deliveriesByPaymentQuery = `SELECT ` + deliveryColumns + ` FROM webhook_deliveries
-	WHERE event_id IN (SELECT id FROM events
+// deliveriesOfPayment selects the deliveries of the events of a payment
+// (?1) of (?2, ?3) and of its refunds: the events by events_payment (as
+// eventsByPaymentQuery), their deliveries by webhook_deliveries_event; the
+// unary + keeps SQLite from walking webhook_deliveries_merchant instead,
+// which would read every delivery of the merchant. Merchant and mode are
+// filtered on both tables. Further conditions follow with AND, their
+// parameters after ?3.
+const deliveriesOfPayment = `event_id IN (SELECT id FROM events
 			WHERE payment_id = ?1 AND payment_id <> '' AND +merchant_id = ?2 AND +mode = ?3)
-		AND +merchant_id = ?2 AND +mode = ?3
-	ORDER BY created_at DESC, seq DESC`
-
-// DeliveriesByPayment lists the webhook deliveries of the events of a
-// payment of (merchant, mode) and of its refunds, newest first.
-func (s *Store) DeliveriesByPayment(ctx context.Context, merchantID string, mode paygate.Mode, paymentID string) ([]paygate.Delivery, error) {
-	if paymentID == "" {
-		return []paygate.Delivery{}, nil
-	}
-	return s.queryDeliveries(ctx, deliveriesByPaymentQuery, paymentID, merchantID, string(mode))
-}
+		AND +merchant_id = ?2 AND +mode = ?3`
 
 // microsPerPeriod is paygate.StatPeriod in stored time units.
 const microsPerPeriod = int64(paygate.StatPeriod / time.Microsecond)
@@ -514,25 +492,4 @@ func (s *Store) PaymentStats(ctx context.Context, merchantID string, mode paygat
 		out = append(out, st)
 	}
 	return out, translate(rows.Err())
-}
-
-// ResendMerchantEvent inserts a new delivery of an event of (merchant,
-// mode) to its endpoint: ResendEvent for a merchant's user. NOT_FOUND
-// unless the event belongs to them.
-func (s *Store) ResendMerchantEvent(ctx context.Context, merchantID string, mode paygate.Mode, eventID, deliveryID string, at time.Time) (paygate.Delivery, error) {
-	var d paygate.Delivery
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		var typ string
-		err := tx.QueryRowContext(ctx, `SELECT type FROM events WHERE id = ? AND merchant_id = ? AND mode = ?`,
-			eventID, merchantID, string(mode)).Scan(&typ)
-		if errors.Is(err, sql.ErrNoRows) {
-			return notFound("event")
-		}
-		if err != nil {
-			return err
-		}
-		d, err = insertDelivery(ctx, tx, deliveryID, eventID, merchantID, mode, paygate.EventType(typ), at)
-		return err
-	})
-	return d, err
 }

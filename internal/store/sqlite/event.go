@@ -25,15 +25,20 @@ func insertEvents(ctx context.Context, tx *sql.Tx, events []paygate.Event) error
 	return nil
 }
 
-// EventsByMerchant lists up to limit events of (merchant, mode), oldest
-// first (events of one instant in the order they were written). A limit
+// Events lists up to q.Limit events of (merchant, mode), oldest first
+// (events of one instant in the order they were written), of one payment
+// and its refunds when q.PaymentID is set (eventsByPaymentQuery). A limit
 // that is not positive means no limit.
-func (s *Store) EventsByMerchant(ctx context.Context, merchantID string, mode paygate.Mode, limit int) ([]paygate.Event, error) {
-	rows, err := s.read.QueryContext(ctx, `
-		SELECT `+eventColumns+` FROM events
+func (s *Store) Events(ctx context.Context, q paygate.EventQuery) ([]paygate.Event, error) {
+	query := `SELECT ` + eventColumns + ` FROM events
 		WHERE merchant_id = ? AND mode = ?
-		ORDER BY created_at, seq LIMIT ?`,
-		merchantID, string(mode), sqlLimit(limit))
+		ORDER BY created_at, seq LIMIT ?`
+	args := []any{q.MerchantID, string(q.Mode), sqlLimit(q.Limit)}
+	if q.PaymentID != "" {
+		query = eventsByPaymentQuery + ` LIMIT ?`
+		args = []any{q.PaymentID, q.MerchantID, string(q.Mode), sqlLimit(q.Limit)}
+	}
+	rows, err := s.read.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, translate(err)
 	}

@@ -47,6 +47,17 @@ func applyUnit(ctx context.Context, tx *sql.Tx, u paygate.Unit) error {
 			err = insertRefund(ctx, tx, op)
 		case paygate.RefundTransition:
 			err = moveRefund(ctx, tx, op)
+		// webhook operations
+		case paygate.DeliveryFinish:
+			err = finishDelivery(ctx, tx, op)
+		case paygate.WebhookSecretsReplacement:
+			err = replaceSecrets(ctx, tx, op)
+		case paygate.WebhookEndpointConfig:
+			err = configureEndpoint(ctx, tx, op)
+		case paygate.WebhookPing:
+			err = insertPing(ctx, tx, op)
+		case paygate.EventResend:
+			err = resendEvent(ctx, tx, op)
 		default:
 			err = fmt.Errorf("sqlite: operation %d of the unit: %T is not an operation", i, op)
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/paygate/paygate/internal/paygate"
@@ -21,14 +22,16 @@ import (
 const endpointStateColumns = `merchant_id, mode, url, secret, events, created_at, updated_at,
 	previous_secret, previous_secret_expires_at, disabled_at, secret_sealed, previous_secret_sealed`
 
-// ConfigureWebhookEndpoint creates or replaces the endpoint of (merchant,
-// mode) and enables it. The secret and CreatedAt are kept unless
-// rotateSecret is true; a rotation of an existing endpoint keeps the
-// replaced secret as the previous one until previousUntil. NOT_FOUND when
-// the merchant does not exist.
-func (s *Store) ConfigureWebhookEndpoint(ctx context.Context, e paygate.WebhookEndpoint, rotateSecret bool, previousUntil time.Time) (paygate.WebhookEndpointState, error) {
+// configureEndpoint creates or replaces the endpoint of a
+// WebhookEndpointConfig in the unit's transaction and enables it. The
+// secret and CreatedAt are kept unless c.RotateSecret; a rotation of an
+// existing endpoint keeps the replaced secret as the previous one until
+// c.PreviousUntil. NOT_FOUND when the merchant does not exist (its foreign
+// key); ErrStateConflict when a rotation would copy a plain secret.
+func configureEndpoint(ctx context.Context, tx *sql.Tx, c paygate.WebhookEndpointConfig) error {
+	e := c.Endpoint
 	if err := codec.CheckSealedSecret(e); err != nil {
-		return paygate.WebhookEndpointState{}, err
+		return err
 	}
 	events := e.Events
 	if events == nil {
@@ -36,39 +39,35 @@ func (s *Store) ConfigureWebhookEndpoint(ctx context.Context, e paygate.WebhookE
 	}
 	eventsJSON, err := json.Marshal(events)
 	if err != nil {
-		return paygate.WebhookEndpointState{}, fmt.Errorf("sqlite: encode webhook events: %w", err)
+		return fmt.Errorf("sqlite: encode webhook events: %w", err)
 	}
-	var out paygate.WebhookEndpointState
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		var err error
-		// Every right-hand side reads the row as it was before the update.
-		out, err = scanEndpointState(tx.QueryRowContext(ctx, `
-			INSERT INTO webhook_endpoints (`+endpointStateColumns+`)
-			VALUES (?1, ?2, ?3, '', ?5, ?6, ?7, '', NULL, NULL, ?4, NULL)
-			ON CONFLICT (merchant_id, mode) DO UPDATE SET
-				url = excluded.url,
-				events = excluded.events,
-				previous_secret = CASE WHEN ?8 THEN '' ELSE webhook_endpoints.previous_secret END,
-				previous_secret_sealed = CASE WHEN ?8 THEN webhook_endpoints.secret_sealed
-					ELSE webhook_endpoints.previous_secret_sealed END,
-				previous_secret_expires_at = CASE WHEN ?8 THEN ?9 ELSE webhook_endpoints.previous_secret_expires_at END,
-				secret = CASE WHEN ?8 THEN '' ELSE webhook_endpoints.secret END,
-				secret_sealed = CASE WHEN ?8 THEN excluded.secret_sealed ELSE webhook_endpoints.secret_sealed END,
-				disabled_at = NULL,
-				updated_at = excluded.updated_at
-			-- A rotation never copies a plain secret (a row not converted
-			-- yet) into previous_secret: refused, the caller converts first.
-			WHERE NOT (?8 AND webhook_endpoints.secret <> '')
-			RETURNING `+endpointStateColumns,
-			e.MerchantID, string(e.Mode), e.URL, e.SealedSecret, string(eventsJSON),
-			micros(e.CreatedAt), micros(e.UpdatedAt), rotateSecret, micros(previousUntil)))
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%w: the webhook endpoint of merchant %s (%s) still holds a plain secret; convert it before a rotation",
-				paygate.ErrStateConflict, e.MerchantID, e.Mode)
-		}
-		return err
-	})
-	return out, err
+	// Every right-hand side reads the row as it was before the update.
+	var one int
+	err = tx.QueryRowContext(ctx, `
+		INSERT INTO webhook_endpoints (`+endpointStateColumns+`)
+		VALUES (?1, ?2, ?3, '', ?5, ?6, ?7, '', NULL, NULL, ?4, NULL)
+		ON CONFLICT (merchant_id, mode) DO UPDATE SET
+			url = excluded.url,
+			events = excluded.events,
+			previous_secret = CASE WHEN ?8 THEN '' ELSE webhook_endpoints.previous_secret END,
+			previous_secret_sealed = CASE WHEN ?8 THEN webhook_endpoints.secret_sealed
+				ELSE webhook_endpoints.previous_secret_sealed END,
+			previous_secret_expires_at = CASE WHEN ?8 THEN ?9 ELSE webhook_endpoints.previous_secret_expires_at END,
+			secret = CASE WHEN ?8 THEN '' ELSE webhook_endpoints.secret END,
+			secret_sealed = CASE WHEN ?8 THEN excluded.secret_sealed ELSE webhook_endpoints.secret_sealed END,
+			disabled_at = NULL,
+			updated_at = excluded.updated_at
+		-- A rotation never copies a plain secret (a row not converted
+		-- yet) into previous_secret: refused, the caller converts first.
+		WHERE NOT (?8 AND webhook_endpoints.secret <> '')
+		RETURNING 1`,
+		e.MerchantID, string(e.Mode), e.URL, e.SealedSecret, string(eventsJSON),
+		micros(e.CreatedAt), micros(e.UpdatedAt), c.RotateSecret, micros(c.PreviousUntil)).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%w: the webhook endpoint of merchant %s (%s) still holds a plain secret; convert it before a rotation",
+			paygate.ErrStateConflict, e.MerchantID, e.Mode)
+	}
+	return err
 }
 
 // WebhookEndpointState returns the endpoint of (merchant, mode) with its
@@ -144,7 +143,7 @@ const dueCondition = `status = 'pending' AND next_attempt_at <= ?1 AND (attempts
 // delivery and its resend, decisions.md section 15): a due delivery d is
 // claimed only when no other delivery of its event is in flight (pending
 // under a lease that has not ended at ?1) and none that is due too was
-// created before it. One of them goes; when it succeeds, FinishDelivery
+// created before it. One of them goes; when it succeeds, its DeliveryFinish
 // ends the others.
 const noSiblingFirst = `NOT EXISTS (
 	SELECT 1 FROM webhook_deliveries s
@@ -218,9 +217,9 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c paygate.DeliveryClaim) ([
 	return claimed, nil
 }
 
-// FinishDelivery records the attempt and the outcome of a claimed
-// delivery, if its lease is still held.
-func (s *Store) FinishDelivery(ctx context.Context, f paygate.DeliveryFinish) error {
+// finishDelivery records the attempt and the outcome of a claimed delivery
+// in the unit's transaction, if its lease is still held.
+func finishDelivery(ctx context.Context, tx *sql.Tx, f paygate.DeliveryFinish) error {
 	if !f.Status.Valid() {
 		return fmt.Errorf("sqlite: finish delivery: invalid status %q", f.Status)
 	}
@@ -233,106 +232,118 @@ func (s *Store) FinishDelivery(ctx context.Context, f paygate.DeliveryFinish) er
 		lastAt = sql.NullInt64{Int64: micros(f.Attempt.StartedAt), Valid: true}
 		code, errMsg = f.Attempt.StatusCode, f.Attempt.Error
 	}
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		var merchantID, mode, eventID string
-		err := tx.QueryRowContext(ctx, `
-			UPDATE webhook_deliveries SET
-				status = ?1,
-				next_attempt_at = CASE WHEN ?1 = 'pending' THEN ?2 ELSE next_attempt_at END,
-				lease = '',
-				last_attempt_at = coalesce(?3, last_attempt_at),
-				last_status_code = ?4,
-				last_error = ?5,
-				updated_at = ?6
-			WHERE id = ?7 AND lease = ?8 AND lease <> '' AND status = 'pending'
-			RETURNING merchant_id, mode, event_id`,
-			string(f.Status), micros(f.NextAttemptAt), lastAt, code, errMsg, micros(f.At),
-			f.DeliveryID, f.Lease).Scan(&merchantID, &mode, &eventID)
+	var merchantID, mode, eventID string
+	err := tx.QueryRowContext(ctx, `
+		UPDATE webhook_deliveries SET
+			status = ?1,
+			next_attempt_at = CASE WHEN ?1 = 'pending' THEN ?2 ELSE next_attempt_at END,
+			lease = '',
+			last_attempt_at = coalesce(?3, last_attempt_at),
+			last_status_code = ?4,
+			last_error = ?5,
+			updated_at = ?6
+		WHERE id = ?7 AND lease = ?8 AND lease <> '' AND status = 'pending'
+		RETURNING merchant_id, mode, event_id`,
+		string(f.Status), micros(f.NextAttemptAt), lastAt, code, errMsg, micros(f.At),
+		f.DeliveryID, f.Lease).Scan(&merchantID, &mode, &eventID)
+	if errors.Is(err, sql.ErrNoRows) {
+		var one int
+		err := tx.QueryRowContext(ctx, `SELECT 1 FROM webhook_deliveries WHERE id = ?`, f.DeliveryID).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
-			var one int
-			err := tx.QueryRowContext(ctx, `SELECT 1 FROM webhook_deliveries WHERE id = ?`, f.DeliveryID).Scan(&one)
-			if errors.Is(err, sql.ErrNoRows) {
-				return notFound("delivery")
-			}
-			if err != nil {
-				return err
-			}
-			return fmt.Errorf("%w: the lease of delivery %s is no longer held", paygate.ErrStateConflict, f.DeliveryID)
+			return notFound("delivery")
 		}
 		if err != nil {
 			return err
 		}
-		if a := f.Attempt; a != nil {
-			var private sql.NullBool
-			if a.PrivateAddress != nil {
-				private = sql.NullBool{Bool: *a.PrivateAddress, Valid: true}
-			}
-			if _, err := tx.ExecContext(ctx, `
-				INSERT INTO webhook_attempts (delivery_id, number, url, started_at, status_code, latency_us, response, error, private_address)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-				f.DeliveryID, a.Number, a.URL, micros(a.StartedAt), a.StatusCode, a.Latency.Microseconds(),
-				codec.AttemptResponse(a.Response), a.Error, private); err != nil {
-				return err
-			}
-		}
-		if f.Status == paygate.DeliverySucceeded {
-			// The endpoint has the event: every other delivery of it that
-			// is still pending (a retrying original, a queued resend) ends
-			// as succeeded, in this transaction, so that no later claim
-			// sends it again. One in flight loses its lease: its outcome is
-			// not recorded and it is not retried.
-			_, err := tx.ExecContext(ctx, `
-				UPDATE webhook_deliveries SET status = 'succeeded', lease = '', updated_at = ?1
-				WHERE event_id = ?2 AND id <> ?3 AND status = 'pending'`,
-				micros(f.At), eventID, f.DeliveryID)
-			return err
-		}
-		if !f.DisableEndpoint {
-			return nil
+		return fmt.Errorf("%w: the lease of delivery %s is no longer held", paygate.ErrStateConflict, f.DeliveryID)
+	}
+	if err != nil {
+		return err
+	}
+	if a := f.Attempt; a != nil {
+		var private sql.NullBool
+		if a.PrivateAddress != nil {
+			private = sql.NullBool{Bool: *a.PrivateAddress, Valid: true}
 		}
 		if _, err := tx.ExecContext(ctx, `
-			UPDATE webhook_endpoints SET disabled_at = coalesce(disabled_at, ?1)
-			WHERE merchant_id = ?2 AND mode = ?3`,
-			micros(f.At), merchantID, mode); err != nil {
+			INSERT INTO webhook_attempts (delivery_id, number, url, started_at, status_code, latency_us, response, error, private_address)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			f.DeliveryID, a.Number, a.URL, micros(a.StartedAt), a.StatusCode, a.Latency.Microseconds(),
+			codec.AttemptResponse(a.Response), a.Error, private); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `
-			UPDATE webhook_deliveries SET status = 'failed', last_error = ?1, updated_at = ?2
-			WHERE merchant_id = ?3 AND mode = ?4 AND status = 'pending'
-				AND NOT (lease <> '' AND next_attempt_at > ?2)`,
-			disabledError, micros(f.At), merchantID, mode)
+	}
+	if f.Status == paygate.DeliverySucceeded {
+		// The endpoint has the event: every other delivery of it that
+		// is still pending (a retrying original, a queued resend) ends
+		// as succeeded, in this transaction, so that no later claim
+		// sends it again. One in flight loses its lease: its outcome is
+		// not recorded and it is not retried.
+		_, err := tx.ExecContext(ctx, `
+			UPDATE webhook_deliveries SET status = 'succeeded', lease = '', updated_at = ?1
+			WHERE event_id = ?2 AND id <> ?3 AND status = 'pending'`,
+			micros(f.At), eventID, f.DeliveryID)
 		return err
-	})
+	}
+	if !f.DisableEndpoint {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `
+		UPDATE webhook_endpoints SET disabled_at = coalesce(disabled_at, ?1)
+		WHERE merchant_id = ?2 AND mode = ?3`,
+		micros(f.At), merchantID, mode); err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `
+		UPDATE webhook_deliveries SET status = 'failed', last_error = ?1, updated_at = ?2
+		WHERE merchant_id = ?3 AND mode = ?4 AND status = 'pending'
+			AND NOT (lease <> '' AND next_attempt_at > ?2)`,
+		disabledError, micros(f.At), merchantID, mode)
+	return err
 }
 
 // disabledError is the last error of the deliveries failed when their
 // endpoint was disabled.
 const disabledError = "the endpoint was disabled: the receiver answered 410 Gone"
 
-// DeliveriesByMerchant lists a merchant's deliveries, newest first.
-func (s *Store) DeliveriesByMerchant(ctx context.Context, q paygate.DeliveryQuery) ([]paygate.Delivery, error) {
+// Deliveries lists a merchant's deliveries, newest first.
+func (s *Store) Deliveries(ctx context.Context, q paygate.DeliveryQuery) ([]paygate.Delivery, error) {
 	query, args := deliveryListQuery(q)
 	return s.queryDeliveries(ctx, query, args...)
 }
 
-// deliveryListQuery returns the SQL and arguments of DeliveriesByMerchant.
-// Only the filters that are set appear in it, every value a parameter, so
-// that each combination gets its own plan: an event is the few rows of
+// deliveryListQuery returns the SQL and arguments of Deliveries. Only the
+// filters that are set appear in it, every value a parameter, so that each
+// combination gets its own plan: a payment's deliveries are those of its
+// events (deliveriesOfPayment), an event is the few rows of
 // webhook_deliveries_event (named, as SQLite would rather walk the
 // merchant's deliveries in order), a mode a range of
 // webhook_deliveries_merchant read newest first and stopped at the limit.
-// Without either, each mode is read as its own range and the two are
+// Without any of them, each mode is read as its own range and the two are
 // merged.
 func deliveryListQuery(q paygate.DeliveryQuery) (string, []any) {
 	const order = ` ORDER BY created_at DESC, seq DESC LIMIT ?`
 	limit := sqlLimit(q.Limit)
 	where := `merchant_id = ?`
 	args := []any{q.MerchantID}
+	if q.ID != "" {
+		where += ` AND id = ?`
+		args = append(args, q.ID)
+	}
 	if q.Status != "" {
 		where += ` AND status = ?`
 		args = append(args, string(q.Status))
 	}
-	if q.EventID != "" || q.Mode != "" {
+	if q.PaymentID != "" {
+		if q.EventID != "" {
+			where += ` AND event_id = ?`
+			args = append(args, q.EventID)
+		}
+		args = append([]any{q.PaymentID, q.MerchantID, string(q.Mode)}, args[1:]...)
+		return `SELECT ` + deliveryColumns + ` FROM webhook_deliveries WHERE ` + deliveriesOfPayment +
+			strings.TrimPrefix(where, `merchant_id = ?`) + order, append(args, limit)
+	}
+	if q.EventID != "" || q.Mode != "" || q.ID != "" {
 		from := ` FROM webhook_deliveries WHERE `
 		if q.EventID != "" {
 			from = ` FROM webhook_deliveries INDEXED BY webhook_deliveries_event WHERE event_id = ? AND `
@@ -368,11 +379,6 @@ func (s *Store) queryDeliveries(ctx context.Context, query string, args ...any) 
 		out = append(out, d)
 	}
 	return out, translate(rows.Err())
-}
-
-// DeliveryByID returns a delivery of (merchant, mode), or NOT_FOUND.
-func (s *Store) DeliveryByID(ctx context.Context, merchantID string, mode paygate.Mode, id string) (paygate.Delivery, error) {
-	return deliveryByID(ctx, s.read, merchantID, mode, id)
 }
 
 func deliveryByID(ctx context.Context, q deliveryQuerier, merchantID string, mode paygate.Mode, id string) (paygate.Delivery, error) {
@@ -439,18 +445,32 @@ func (s *Store) ResendEvent(ctx context.Context, eventID, deliveryID string, at 
 	return d, err
 }
 
-// CreatePing inserts a ping event and its delivery.
-func (s *Store) CreatePing(ctx context.Context, ev paygate.Event, deliveryID string) (paygate.Delivery, error) {
-	var d paygate.Delivery
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		if err := insertEvents(ctx, tx, []paygate.Event{ev}); err != nil {
-			return err
-		}
-		var err error
-		d, err = insertDelivery(ctx, tx, deliveryID, ev.ID, ev.MerchantID, ev.Mode, ev.Type, ev.CreatedAt)
+// resendEvent inserts an EventResend's delivery, in the unit's
+// transaction, of an event of (merchant, mode): NOT_FOUND unless the event
+// is theirs.
+func resendEvent(ctx context.Context, tx *sql.Tx, r paygate.EventResend) error {
+	var typ string
+	err := tx.QueryRowContext(ctx, `SELECT type FROM events WHERE id = ? AND merchant_id = ? AND mode = ?`,
+		r.EventID, r.MerchantID, string(r.Mode)).Scan(&typ)
+	if errors.Is(err, sql.ErrNoRows) {
+		return notFound("event")
+	}
+	if err != nil {
 		return err
-	})
-	return d, err
+	}
+	_, err = insertDelivery(ctx, tx, r.DeliveryID, r.EventID, r.MerchantID, r.Mode, paygate.EventType(typ), r.At)
+	return err
+}
+
+// insertPing inserts a WebhookPing's event and its delivery in the unit's
+// transaction.
+func insertPing(ctx context.Context, tx *sql.Tx, p paygate.WebhookPing) error {
+	if err := insertEvents(ctx, tx, []paygate.Event{p.Event}); err != nil {
+		return err
+	}
+	ev := p.Event
+	_, err := insertDelivery(ctx, tx, p.DeliveryID, ev.ID, ev.MerchantID, ev.Mode, ev.Type, ev.CreatedAt)
+	return err
 }
 
 // insertDelivery inserts a pending delivery due at at, after checking that

@@ -37,42 +37,29 @@ func (s *Store) WebhookSecrets(ctx context.Context, afterMerchant string, afterM
 	return out, translate(rows.Err())
 }
 
-// ReplaceWebhookSecrets stores to's sealed secrets, and empties the plain
-// columns, if the endpoint's row still holds from's values.
-func (s *Store) ReplaceWebhookSecrets(ctx context.Context, from, to paygate.WebhookSecrets) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `
-			UPDATE webhook_endpoints
-			SET secret = '', secret_sealed = ?7, previous_secret = '', previous_secret_sealed = ?8
-			WHERE merchant_id = ?1 AND mode = ?2
-				AND secret = ?3 AND secret_sealed IS ?4
-				AND previous_secret = ?5 AND previous_secret_sealed IS ?6`,
-			from.MerchantID, string(from.Mode), from.Secret, nullBytes(from.SealedSecret),
-			from.PreviousSecret, nullBytes(from.SealedPreviousSecret),
-			nullBytes(to.SealedSecret), nullBytes(to.SealedPreviousSecret))
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return fmt.Errorf("%w: the webhook endpoint of merchant %s (%s) changed meanwhile", paygate.ErrStateConflict, from.MerchantID, from.Mode)
-		}
-		return nil
-	})
-}
-
-// WebhookSecretKeyIDs counts the sealed secrets, current and previous, by
-// the key id in their seal.
-func (s *Store) WebhookSecretKeyIDs(ctx context.Context) (map[string]int, error) {
-	return s.countsByKeyID(ctx, `
-		SELECT lower(hex(substr(sealed, 2, 8))), count(*) FROM (
-			SELECT secret_sealed AS sealed FROM webhook_endpoints
-			UNION ALL
-			SELECT previous_secret_sealed FROM webhook_endpoints
-		)
-		WHERE length(sealed) >= 9 AND substr(sealed, 1, 1) = x'01'
-		GROUP BY 1`)
+// replaceSecrets stores r.To's sealed secrets in the unit's transaction,
+// and empties the plain columns, if the endpoint's row still holds r.From's
+// values.
+func replaceSecrets(ctx context.Context, tx *sql.Tx, r paygate.WebhookSecretsReplacement) error {
+	from, to := r.From, r.To
+	res, err := tx.ExecContext(ctx, `
+		UPDATE webhook_endpoints
+		SET secret = '', secret_sealed = ?7, previous_secret = '', previous_secret_sealed = ?8
+		WHERE merchant_id = ?1 AND mode = ?2
+			AND secret = ?3 AND secret_sealed IS ?4
+			AND previous_secret = ?5 AND previous_secret_sealed IS ?6`,
+		from.MerchantID, string(from.Mode), from.Secret, nullBytes(from.SealedSecret),
+		from.PreviousSecret, nullBytes(from.SealedPreviousSecret),
+		nullBytes(to.SealedSecret), nullBytes(to.SealedPreviousSecret))
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return fmt.Errorf("%w: the webhook endpoint of merchant %s (%s) changed meanwhile", paygate.ErrStateConflict, from.MerchantID, from.Mode)
+	}
+	return nil
 }
 
 // nullBytes is NULL for an empty value, so that an absent seal compares

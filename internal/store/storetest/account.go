@@ -331,10 +331,10 @@ func webhookCases() []testCase {
 				Events:    []string{"payment.captured", "refund.created"},
 				CreatedAt: at(time.Hour), UpdatedAt: at(time.Hour),
 			}
-			got, err := s.SetWebhookEndpoint(ctx(t), e, false)
+			got, err := setEndpoint(t, s, e, false)
 			must(t, err)
 			equal(t, "set endpoint", e, got)
-			got, err = s.WebhookEndpoint(ctx(t), f.merchant.ID, paygate.ModeLive)
+			got, err = endpointOf(t, s, f.merchant.ID, paygate.ModeLive)
 			must(t, err)
 			equal(t, "stored endpoint", e, got)
 		}},
@@ -345,9 +345,9 @@ func webhookCases() []testCase {
 				URL: "http://127.0.0.1:9/hooks", SealedSecret: sealed("whsec_YWxs"),
 				CreatedAt: base, UpdatedAt: base,
 			}
-			_, err := s.SetWebhookEndpoint(ctx(t), e, false)
+			_, err := setEndpoint(t, s, e, false)
 			must(t, err)
-			got, err := s.WebhookEndpoint(ctx(t), f.merchant.ID, paygate.ModeTest)
+			got, err := endpointOf(t, s, f.merchant.ID, paygate.ModeTest)
 			must(t, err)
 			if len(got.Events) != 0 {
 				t.Errorf("events: got %q, want none", got.Events)
@@ -361,7 +361,7 @@ func webhookCases() []testCase {
 				Events:    []string{"payment.captured"},
 				CreatedAt: at(time.Hour), UpdatedAt: at(time.Hour),
 			}
-			_, err := s.SetWebhookEndpoint(ctx(t), first, false)
+			_, err := setEndpoint(t, s, first, false)
 			must(t, err)
 
 			second := first
@@ -369,13 +369,13 @@ func webhookCases() []testCase {
 			second.SealedSecret = sealed("whsec_c2Vjb25k")
 			second.Events = []string{"refund.created", "refund.failed"}
 			second.CreatedAt, second.UpdatedAt = at(2*time.Hour), at(2*time.Hour)
-			got, err := s.SetWebhookEndpoint(ctx(t), second, false)
+			got, err := setEndpoint(t, s, second, false)
 			must(t, err)
 			want := second
 			want.SealedSecret = first.SealedSecret
 			want.CreatedAt = first.CreatedAt
 			equal(t, "endpoint set again", want, got)
-			stored, err := s.WebhookEndpoint(ctx(t), f.merchant.ID, paygate.ModeTest)
+			stored, err := endpointOf(t, s, f.merchant.ID, paygate.ModeTest)
 			must(t, err)
 			equal(t, "stored endpoint", want, stored)
 
@@ -383,12 +383,12 @@ func webhookCases() []testCase {
 			third.SealedSecret = sealed("whsec_dGhpcmQ=")
 			third.Events = nil
 			third.CreatedAt, third.UpdatedAt = at(3*time.Hour), at(3*time.Hour)
-			got, err = s.SetWebhookEndpoint(ctx(t), third, true)
+			got, err = setEndpoint(t, s, third, true)
 			must(t, err)
 			want = third
 			want.CreatedAt = first.CreatedAt
 			equal(t, "endpoint with rotated secret", want, got)
-			stored, err = s.WebhookEndpoint(ctx(t), f.merchant.ID, paygate.ModeTest)
+			stored, err = endpointOf(t, s, f.merchant.ID, paygate.ModeTest)
 			must(t, err)
 			equal(t, "stored endpoint", want, stored)
 		}},
@@ -399,20 +399,20 @@ func webhookCases() []testCase {
 				MerchantID: f.merchant.ID, Mode: paygate.ModeTest,
 				URL: "https://a.example/hooks", SealedSecret: sealed("whsec_Zmlyc3Q="), CreatedAt: base, UpdatedAt: base,
 			}
-			_, err := s.SetWebhookEndpoint(ctx(t), e, false)
+			_, err := setEndpoint(t, s, e, false)
 			must(t, err)
-			_, err = s.WebhookEndpoint(ctx(t), f.merchant.ID, paygate.ModeLive)
+			_, err = endpointOf(t, s, f.merchant.ID, paygate.ModeLive)
 			wantNotFound(t, err)
-			_, err = s.WebhookEndpoint(ctx(t), other.merchant.ID, paygate.ModeTest)
+			_, err = endpointOf(t, s, other.merchant.ID, paygate.ModeTest)
 			wantNotFound(t, err)
 			// Setting the other mode's endpoint creates a separate one with its own secret.
 			live := e
 			live.Mode = paygate.ModeLive
 			live.SealedSecret = sealed("whsec_bGl2ZQ==")
-			got, err := s.SetWebhookEndpoint(ctx(t), live, false)
+			got, err := setEndpoint(t, s, live, false)
 			must(t, err)
 			equal(t, "live endpoint", live, got)
-			test, err := s.WebhookEndpoint(ctx(t), f.merchant.ID, paygate.ModeTest)
+			test, err := endpointOf(t, s, f.merchant.ID, paygate.ModeTest)
 			must(t, err)
 			equal(t, "test endpoint", e, test)
 		}},

@@ -35,7 +35,7 @@ func CheckBaseline(t *testing.T, s paygate.Store, b baseline.Store) {
 			t.Fatalf("BaselinePayment: %v", err)
 		}
 	}
-	events, err := s.EventsByMerchant(ctx, m.ID, paygate.ModeTest, 0)
+	events, err := s.Events(ctx, paygate.EventQuery{MerchantID: m.ID, Mode: paygate.ModeTest})
 	if err != nil {
 		t.Fatal(err)
 	}

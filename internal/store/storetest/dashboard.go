@@ -434,7 +434,7 @@ func dashboardCases() []testCase {
 				}
 			}
 		}},
-		{"EventsByPayment", func(t *testing.T, s paygate.Store) {
+		{"EventsOfPayment", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			p := f.capturedPayment(t, paygate.ModeTest, 1000, "EUR", 1000)
 			captured := eventValue(p, paygate.EventPaymentCaptured, "", at(2*time.Minute))
@@ -453,10 +453,10 @@ func dashboardCases() []testCase {
 			q := f.newPayment(t, paygate.ModeTest, at(time.Minute))
 			f.capture(t, q, at(2*time.Minute))
 			f.endpoint(t, paygate.ModeTest)
-			_, err := s.CreatePing(ctx(t), pingValue(f, paygate.ModeTest, at(2*time.Minute)), newID())
+			_, err := createPing(ctx(t), s, pingValue(f, paygate.ModeTest, at(2*time.Minute)), newID())
 			must(t, err)
 
-			got, err := s.EventsByPayment(ctx(t), f.merchant.ID, paygate.ModeTest, p.ID)
+			got, err := s.Events(ctx(t), paygate.EventQuery{MerchantID: f.merchant.ID, Mode: paygate.ModeTest, PaymentID: p.ID})
 			must(t, err)
 			equal(t, "events of the payment", []paygate.Event{captured, created, succeeded}, got)
 			for _, probe := range []struct {
@@ -467,16 +467,15 @@ func dashboardCases() []testCase {
 				{newMerchant(t, s, base).merchant.ID, paygate.ModeTest, p.ID},
 				{f.merchant.ID, paygate.ModeLive, p.ID},
 				{f.merchant.ID, paygate.ModeTest, newID()},
-				{f.merchant.ID, paygate.ModeTest, ""},
 			} {
-				got, err := s.EventsByPayment(ctx(t), probe.merchantID, probe.mode, probe.paymentID)
+				got, err := s.Events(ctx(t), paygate.EventQuery{MerchantID: probe.merchantID, Mode: probe.mode, PaymentID: probe.paymentID})
 				must(t, err)
 				if len(got) != 0 {
 					t.Errorf("events of %+v: %d, want none", probe, len(got))
 				}
 			}
 		}},
-		{"DeliveriesByPayment", func(t *testing.T, s paygate.Store) {
+		{"DeliveriesOfPayment", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			other := newMerchant(t, s, base)
 			f.endpoint(t, paygate.ModeTest)
@@ -487,17 +486,17 @@ func dashboardCases() []testCase {
 			refund := refundValue(p, 200, at(3*time.Minute))
 			created := eventValue(p, paygate.EventRefundCreated, refund.ID, at(3*time.Minute))
 			must(t, createRefund(ctx(t), s, refund, []paygate.Event{created}, nil))
-			resent, err := s.ResendMerchantEvent(ctx(t), f.merchant.ID, paygate.ModeTest, captured.ID, newID(), at(5*time.Minute))
+			resent, err := resendMerchantEvent(ctx(t), s, f.merchant.ID, paygate.ModeTest, captured.ID, newID(), at(5*time.Minute))
 			must(t, err)
 			// Noise: another payment's, the other mode's, another
 			// merchant's, and a ping.
 			f.capture(t, f.newPayment(t, paygate.ModeTest, at(time.Minute)), at(4*time.Minute))
 			f.capture(t, f.newPayment(t, paygate.ModeLive, at(time.Minute)), at(4*time.Minute))
 			other.capture(t, other.newPayment(t, paygate.ModeTest, at(time.Minute)), at(4*time.Minute))
-			_, err = s.CreatePing(ctx(t), pingValue(f, paygate.ModeTest, at(4*time.Minute)), newID())
+			_, err = createPing(ctx(t), s, pingValue(f, paygate.ModeTest, at(4*time.Minute)), newID())
 			must(t, err)
 
-			got, err := s.DeliveriesByPayment(ctx(t), f.merchant.ID, paygate.ModeTest, p.ID)
+			got, err := s.Deliveries(ctx(t), paygate.DeliveryQuery{MerchantID: f.merchant.ID, Mode: paygate.ModeTest, PaymentID: p.ID})
 			must(t, err)
 			var events []string
 			for _, d := range got {
@@ -520,9 +519,8 @@ func dashboardCases() []testCase {
 				{other.merchant.ID, paygate.ModeTest, p.ID},
 				{f.merchant.ID, paygate.ModeLive, p.ID},
 				{f.merchant.ID, paygate.ModeTest, newID()},
-				{f.merchant.ID, paygate.ModeTest, ""},
 			} {
-				got, err := s.DeliveriesByPayment(ctx(t), probe.merchantID, probe.mode, probe.paymentID)
+				got, err := s.Deliveries(ctx(t), paygate.DeliveryQuery{MerchantID: probe.merchantID, Mode: probe.mode, PaymentID: probe.paymentID})
 				must(t, err)
 				if got == nil || len(got) != 0 {
 					t.Errorf("deliveries of %+v: %v, want none", probe, got)
@@ -570,7 +568,7 @@ func dashboardCases() []testCase {
 				t.Errorf("stats of an empty range: %+v", none)
 			}
 		}},
-		{"ResendMerchantEvent", func(t *testing.T, s paygate.Store) {
+		{"EventResend", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			other := newMerchant(t, s, base)
 			f.endpoint(t, paygate.ModeTest)
@@ -580,18 +578,18 @@ func dashboardCases() []testCase {
 			theirs := other.capture(t, other.newPayment(t, paygate.ModeTest, at(time.Minute)), at(time.Hour))
 
 			id := newID()
-			got, err := s.ResendMerchantEvent(ctx(t), f.merchant.ID, paygate.ModeTest, ev.ID, id, at(2*time.Hour))
+			got, err := resendMerchantEvent(ctx(t), s, f.merchant.ID, paygate.ModeTest, ev.ID, id, at(2*time.Hour))
 			must(t, err)
 			equal(t, "resent delivery", paygate.Delivery{
 				ID: id, EventID: ev.ID, MerchantID: f.merchant.ID, Mode: paygate.ModeTest, EventType: ev.Type,
 				Status: paygate.DeliveryPending, NextAttemptAt: at(2 * time.Hour),
 				CreatedAt: at(2 * time.Hour), UpdatedAt: at(2 * time.Hour),
 			}, got)
-			_, err = s.ResendMerchantEvent(ctx(t), f.merchant.ID, paygate.ModeTest, theirs.ID, newID(), at(2*time.Hour))
+			_, err = resendMerchantEvent(ctx(t), s, f.merchant.ID, paygate.ModeTest, theirs.ID, newID(), at(2*time.Hour))
 			wantNotFound(t, err)
-			_, err = s.ResendMerchantEvent(ctx(t), f.merchant.ID, paygate.ModeLive, ev.ID, newID(), at(2*time.Hour))
+			_, err = resendMerchantEvent(ctx(t), s, f.merchant.ID, paygate.ModeLive, ev.ID, newID(), at(2*time.Hour))
 			wantNotFound(t, err)
-			_, err = s.ResendMerchantEvent(ctx(t), f.merchant.ID, paygate.ModeTest, newID(), newID(), at(2*time.Hour))
+			_, err = resendMerchantEvent(ctx(t), s, f.merchant.ID, paygate.ModeTest, newID(), newID(), at(2*time.Hour))
 			wantNotFound(t, err)
 			wantDeliveries(t, s, paygate.DeliveryQuery{MerchantID: other.merchant.ID, EventID: theirs.ID}, 1)
 		}},

@@ -51,7 +51,7 @@ func deliveryCases() []testCase {
 					CreatedAt: ev.CreatedAt, UpdatedAt: ev.CreatedAt,
 				}
 				equal(t, "delivery of "+string(ev.Type), want, d)
-				byID, err := s.DeliveryByID(ctx(t), f.merchant.ID, paygate.ModeTest, d.ID)
+				byID, err := paygate.DeliveryByID(ctx(t), s, f.merchant.ID, paygate.ModeTest, d.ID)
 				must(t, err)
 				equal(t, "delivery by id", want, byID)
 			}
@@ -98,14 +98,14 @@ func deliveryCases() []testCase {
 				SealedSecret: sealed("whsec_Zmlyc3Q="), Events: []string{"payment.captured"}, CreatedAt: at(time.Hour), UpdatedAt: at(time.Hour),
 			}
 			// Creating with rotateSecret has nothing to keep.
-			got, err := s.ConfigureWebhookEndpoint(ctx(t), e, true, at(25*time.Hour))
+			got, err := configureEndpoint(ctx(t), s, e, true, at(25*time.Hour))
 			must(t, err)
 			equal(t, "new endpoint", paygate.WebhookEndpointState{WebhookEndpoint: e}, got)
 
 			second := e
 			second.URL, second.SealedSecret, second.Events = "https://b.example/hooks", sealed("whsec_c2Vjb25k"), nil
 			second.CreatedAt, second.UpdatedAt = at(2*time.Hour), at(2*time.Hour)
-			got, err = s.ConfigureWebhookEndpoint(ctx(t), second, true, at(26*time.Hour))
+			got, err = configureEndpoint(ctx(t), s, second, true, at(26*time.Hour))
 			must(t, err)
 			want := paygate.WebhookEndpointState{WebhookEndpoint: second, SealedPreviousSecret: e.SealedSecret, PreviousSecretExpiresAt: ptr(at(26 * time.Hour))}
 			want.CreatedAt = e.CreatedAt
@@ -113,19 +113,19 @@ func deliveryCases() []testCase {
 			stored, err := s.WebhookEndpointState(ctx(t), f.merchant.ID, paygate.ModeLive)
 			must(t, err)
 			equal(t, "stored endpoint", want, stored)
-			plain, err := s.WebhookEndpoint(ctx(t), f.merchant.ID, paygate.ModeLive)
+			plain, err := endpointOf(t, s, f.merchant.ID, paygate.ModeLive)
 			must(t, err)
 			equal(t, "endpoint", want.WebhookEndpoint, plain)
 
 			// Setting again without rotation keeps both secrets.
 			third := second
 			third.SealedSecret, third.UpdatedAt = sealed("whsec_dGhpcmQ="), at(3*time.Hour)
-			got, err = s.ConfigureWebhookEndpoint(ctx(t), third, false, at(27*time.Hour))
+			got, err = configureEndpoint(ctx(t), s, third, false, at(27*time.Hour))
 			must(t, err)
 			want.UpdatedAt = at(3 * time.Hour)
 			equal(t, "endpoint set again", want, got)
 
-			_, err = s.ConfigureWebhookEndpoint(ctx(t), paygate.WebhookEndpoint{
+			_, err = configureEndpoint(ctx(t), s, paygate.WebhookEndpoint{
 				MerchantID: newID(), Mode: paygate.ModeTest, URL: "https://a.example", SealedSecret: sealed("whsec_eA=="),
 				CreatedAt: base, UpdatedAt: base,
 			}, false, at(time.Hour))
@@ -170,18 +170,18 @@ func deliveryCases() []testCase {
 				StatusCode: 500, Latency: 1234 * time.Microsecond, Response: []byte("oops"), Error: "HTTP 500",
 				PrivateAddress: ptr(true),
 			}
-			wantIs(t, s.FinishDelivery(ctx(t), paygate.DeliveryFinish{
+			wantIs(t, finishDelivery(ctx(t), s, paygate.DeliveryFinish{
 				DeliveryID: c.Delivery.ID, Lease: "not-the-lease", At: T.Add(2 * time.Second), Attempt: &attempt,
 				Status: paygate.DeliveryPending, NextAttemptAt: T.Add(10 * time.Second),
 			}), paygate.ErrStateConflict)
-			wantNotFound(t, s.FinishDelivery(ctx(t), paygate.DeliveryFinish{
+			wantNotFound(t, finishDelivery(ctx(t), s, paygate.DeliveryFinish{
 				DeliveryID: newID(), Lease: c.Lease, At: T, Status: paygate.DeliveryFailed,
 			}))
-			must(t, s.FinishDelivery(ctx(t), paygate.DeliveryFinish{
+			must(t, finishDelivery(ctx(t), s, paygate.DeliveryFinish{
 				DeliveryID: c.Delivery.ID, Lease: c.Lease, At: T.Add(2 * time.Second), Attempt: &attempt,
 				Status: paygate.DeliveryPending, NextAttemptAt: T.Add(10 * time.Second),
 			}))
-			d, err := s.DeliveryByID(ctx(t), f.merchant.ID, paygate.ModeTest, c.Delivery.ID)
+			d, err := paygate.DeliveryByID(ctx(t), s, f.merchant.ID, paygate.ModeTest, c.Delivery.ID)
 			must(t, err)
 			equal(t, "delivery after a failed attempt", paygate.Delivery{
 				ID: d.ID, EventID: ev.ID, MerchantID: ev.MerchantID, Mode: ev.Mode, EventType: ev.Type,
@@ -206,13 +206,13 @@ func deliveryCases() []testCase {
 				StatusCode: 204, Latency: 2 * time.Millisecond, Response: []byte(strings.Repeat("é", paygate.MaxAttemptResponse)),
 				PrivateAddress: ptr(false),
 			}
-			must(t, s.FinishDelivery(ctx(t), paygate.DeliveryFinish{
+			must(t, finishDelivery(ctx(t), s, paygate.DeliveryFinish{
 				DeliveryID: d.ID, Lease: got[0].Lease, At: T.Add(11 * time.Second), Attempt: &second,
 				Status: paygate.DeliverySucceeded,
 			}))
 			// No more than 1 KiB of an answer is kept, whatever is passed.
 			second.Response = second.Response[:paygate.MaxAttemptResponse]
-			d, err = s.DeliveryByID(ctx(t), f.merchant.ID, paygate.ModeTest, d.ID)
+			d, err = paygate.DeliveryByID(ctx(t), s, f.merchant.ID, paygate.ModeTest, d.ID)
 			must(t, err)
 			if d.Status != paygate.DeliverySucceeded || d.Attempts != 2 || d.LastStatusCode != 204 || d.LastError != "" {
 				t.Errorf("delivery after success: %+v", d)
@@ -223,7 +223,7 @@ func deliveryCases() []testCase {
 			if got := claim(t, s, T.Add(48*time.Hour), 0, 10); len(got) != 0 {
 				t.Fatalf("claimed a succeeded delivery")
 			}
-			wantIs(t, s.FinishDelivery(ctx(t), paygate.DeliveryFinish{
+			wantIs(t, finishDelivery(ctx(t), s, paygate.DeliveryFinish{
 				DeliveryID: d.ID, Lease: got0Lease(got), At: T.Add(12 * time.Second), Status: paygate.DeliveryFailed,
 			}), paygate.ErrStateConflict)
 		}},
@@ -243,10 +243,10 @@ func deliveryCases() []testCase {
 			if len(second) != 1 || second[0].Delivery.Attempts != 2 || second[0].Lease == first[0].Lease {
 				t.Fatalf("after the lease: claimed %+v, want attempt 2 under a new lease", second)
 			}
-			wantIs(t, s.FinishDelivery(ctx(t), paygate.DeliveryFinish{
+			wantIs(t, finishDelivery(ctx(t), s, paygate.DeliveryFinish{
 				DeliveryID: first[0].Delivery.ID, Lease: first[0].Lease, At: T.Add(31 * time.Second), Status: paygate.DeliverySucceeded,
 			}), paygate.ErrStateConflict)
-			must(t, s.FinishDelivery(ctx(t), paygate.DeliveryFinish{
+			must(t, finishDelivery(ctx(t), s, paygate.DeliveryFinish{
 				DeliveryID: second[0].Delivery.ID, Lease: second[0].Lease, At: T.Add(31 * time.Second), Status: paygate.DeliveryFailed,
 				Error: "gave up",
 			}))
@@ -299,7 +299,7 @@ func deliveryCases() []testCase {
 				t.Fatalf("claims: %+v then %+v", inFlight, gone)
 			}
 			T := at(time.Hour + 3*time.Second)
-			must(t, s.FinishDelivery(ctx(t), paygate.DeliveryFinish{
+			must(t, finishDelivery(ctx(t), s, paygate.DeliveryFinish{
 				DeliveryID: gone[0].Delivery.ID, Lease: gone[0].Lease, At: T, Status: paygate.DeliveryFailed,
 				Attempt: &paygate.DeliveryAttempt{
 					DeliveryID: gone[0].Delivery.ID, Number: 1, URL: ep.URL, StartedAt: T, StatusCode: 410, Error: "HTTP 410",
@@ -327,10 +327,10 @@ func deliveryCases() []testCase {
 			wantDeliveries(t, s, paygate.DeliveryQuery{MerchantID: f.merchant.ID, EventID: ev4.ID}, 0)
 			_, err = s.ResendEvent(ctx(t), ev4.ID, newID(), at(2*time.Hour))
 			wantIs(t, err, paygate.ErrStateConflict)
-			_, err = s.CreatePing(ctx(t), pingValue(f, paygate.ModeTest, at(2*time.Hour)), newID())
+			_, err = createPing(ctx(t), s, pingValue(f, paygate.ModeTest, at(2*time.Hour)), newID())
 			wantIs(t, err, paygate.ErrStateConflict)
 			// The in-flight claim sees the endpoint disabled when it comes back.
-			must(t, s.FinishDelivery(ctx(t), paygate.DeliveryFinish{
+			must(t, finishDelivery(ctx(t), s, paygate.DeliveryFinish{
 				DeliveryID: inFlight[0].Delivery.ID, Lease: inFlight[0].Lease, At: T, Status: paygate.DeliveryPending,
 				NextAttemptAt: T.Add(time.Second),
 			}))
@@ -340,7 +340,7 @@ func deliveryCases() []testCase {
 			}
 
 			// Setting the endpoint again enables it.
-			state, err = s.ConfigureWebhookEndpoint(ctx(t), ep.WebhookEndpoint, false, time.Time{})
+			state, err = configureEndpoint(ctx(t), s, ep.WebhookEndpoint, false, time.Time{})
 			must(t, err)
 			if state.DisabledAt != nil {
 				t.Fatalf("endpoint still disabled after being set again")
@@ -394,9 +394,9 @@ func deliveryCases() []testCase {
 			wantDeliveries(t, s, paygate.DeliveryQuery{MerchantID: f.merchant.ID, Status: paygate.DeliveryFailed, EventID: events[2].ID}, 0)
 
 			theirs := wantDeliveries(t, s, paygate.DeliveryQuery{MerchantID: other.merchant.ID}, 1)[0]
-			_, err := s.DeliveryByID(ctx(t), f.merchant.ID, paygate.ModeTest, theirs.ID)
+			_, err := paygate.DeliveryByID(ctx(t), s, f.merchant.ID, paygate.ModeTest, theirs.ID)
 			wantNotFound(t, err)
-			_, err = s.DeliveryByID(ctx(t), other.merchant.ID, paygate.ModeLive, theirs.ID)
+			_, err = paygate.DeliveryByID(ctx(t), s, other.merchant.ID, paygate.ModeLive, theirs.ID)
 			wantNotFound(t, err)
 			_, err = s.DeliveryAttempts(ctx(t), f.merchant.ID, paygate.ModeTest, theirs.ID)
 			wantNotFound(t, err)
@@ -449,7 +449,7 @@ func deliveryCases() []testCase {
 			if len(got) != 1 || got[0].Delivery.ID != original.ID {
 				t.Fatalf("claimed %+v, want the original", got)
 			}
-			must(t, s.FinishDelivery(ctx(t), paygate.DeliveryFinish{
+			must(t, finishDelivery(ctx(t), s, paygate.DeliveryFinish{
 				DeliveryID: original.ID, Lease: got[0].Lease, At: at(time.Hour), Status: paygate.DeliveryPending,
 				NextAttemptAt: at(3 * time.Hour), Error: "HTTP 500",
 				Attempt: &paygate.DeliveryAttempt{DeliveryID: original.ID, Number: 1, URL: "http://127.0.0.1:9/", StartedAt: at(time.Hour), StatusCode: 500, Error: "HTTP 500"},
@@ -461,11 +461,11 @@ func deliveryCases() []testCase {
 			if len(got) != 1 || got[0].Delivery.ID != resent.ID {
 				t.Fatalf("claimed %+v, want the resend", got)
 			}
-			must(t, s.FinishDelivery(ctx(t), paygate.DeliveryFinish{
+			must(t, finishDelivery(ctx(t), s, paygate.DeliveryFinish{
 				DeliveryID: resent.ID, Lease: got[0].Lease, At: at(2 * time.Hour), Status: paygate.DeliverySucceeded,
 				Attempt: &paygate.DeliveryAttempt{DeliveryID: resent.ID, Number: 1, URL: "http://127.0.0.1:9/", StartedAt: at(2 * time.Hour), StatusCode: 200},
 			}))
-			after, err := s.DeliveryByID(ctx(t), f.merchant.ID, paygate.ModeTest, original.ID)
+			after, err := paygate.DeliveryByID(ctx(t), s, f.merchant.ID, paygate.ModeTest, original.ID)
 			must(t, err)
 			if after.Status != paygate.DeliverySucceeded || after.Attempts != 1 {
 				t.Errorf("the original after a successful resend: %+v, want succeeded after its one attempt", after)
@@ -498,13 +498,13 @@ func deliveryCases() []testCase {
 				t.Fatalf("claimed %+v while the original was in flight", got)
 			}
 			// The original succeeds: the resend ends unsent.
-			must(t, s.FinishDelivery(ctx(t), paygate.DeliveryFinish{
+			must(t, finishDelivery(ctx(t), s, paygate.DeliveryFinish{
 				DeliveryID: original.ID, Lease: lease, At: at(time.Hour + 3*time.Second), Status: paygate.DeliverySucceeded,
 			}))
 			if got := claim(t, s, at(2*time.Hour), 0, 10); len(got) != 0 {
 				t.Fatalf("claimed %+v after the original succeeded", got)
 			}
-			r, err := s.DeliveryByID(ctx(t), f.merchant.ID, paygate.ModeTest, resent.ID)
+			r, err := paygate.DeliveryByID(ctx(t), s, f.merchant.ID, paygate.ModeTest, resent.ID)
 			must(t, err)
 			if r.Status != paygate.DeliverySucceeded || r.Attempts != 0 {
 				t.Errorf("the resend after the original succeeded: %+v", r)
@@ -540,7 +540,7 @@ func deliveryCases() []testCase {
 							mu.Lock()
 							sent++
 							mu.Unlock()
-							if err := s.FinishDelivery(ctx(t), paygate.DeliveryFinish{
+							if err := finishDelivery(ctx(t), s, paygate.DeliveryFinish{
 								DeliveryID: c.Delivery.ID, Lease: c.Lease, At: at(time.Hour), Status: paygate.DeliverySucceeded,
 							}); err != nil && !errors.Is(err, paygate.ErrStateConflict) {
 								t.Error(err)
@@ -559,12 +559,12 @@ func deliveryCases() []testCase {
 				}
 			}
 		}},
-		{"CreatePing", func(t *testing.T, s paygate.Store) {
+		{"WebhookPing", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			ping := pingValue(f, paygate.ModeTest, at(time.Hour))
-			_, err := s.CreatePing(ctx(t), ping, newID())
+			_, err := createPing(ctx(t), s, ping, newID())
 			wantNotFound(t, err)
-			evs, err := s.EventsByMerchant(ctx(t), f.merchant.ID, paygate.ModeTest, 0)
+			evs, err := s.Events(ctx(t), paygate.EventQuery{MerchantID: f.merchant.ID, Mode: paygate.ModeTest})
 			must(t, err)
 			if len(evs) != 0 {
 				t.Fatalf("a refused ping left %d events", len(evs))
@@ -574,7 +574,7 @@ func deliveryCases() []testCase {
 				f.endpoint(t, paygate.ModeTest, events...)
 				ping := pingValue(f, paygate.ModeTest, at(time.Hour))
 				id := newID()
-				d, err := s.CreatePing(ctx(t), ping, id)
+				d, err := createPing(ctx(t), s, ping, id)
 				must(t, err)
 				equal(t, "ping delivery", paygate.Delivery{
 					ID: id, EventID: ping.ID, MerchantID: f.merchant.ID, Mode: paygate.ModeTest, EventType: paygate.EventPing,
@@ -585,7 +585,7 @@ func deliveryCases() []testCase {
 				if len(got) != 1 || string(got[0].Payload) != string(ping.Payload) {
 					t.Fatalf("claimed %+v, want the ping", got)
 				}
-				must(t, s.FinishDelivery(ctx(t), paygate.DeliveryFinish{
+				must(t, finishDelivery(ctx(t), s, paygate.DeliveryFinish{
 					DeliveryID: id, Lease: got[0].Lease, At: at(time.Hour), Status: paygate.DeliverySucceeded,
 				}))
 			}
@@ -597,7 +597,7 @@ func deliveryCases() []testCase {
 // events (all when none), and returns it.
 func (f fixture) endpoint(t *testing.T, mode paygate.Mode, events ...string) paygate.WebhookEndpointState {
 	t.Helper()
-	e, err := f.s.ConfigureWebhookEndpoint(ctx(t), paygate.WebhookEndpoint{
+	e, err := configureEndpoint(ctx(t), f.s, paygate.WebhookEndpoint{
 		MerchantID: f.merchant.ID, Mode: mode, URL: "https://hooks.example/" + newID()[:8],
 		SealedSecret: sealed("whsec_c2VjcmV0IG9mIHRoZSB0ZXN0"), Events: events, CreatedAt: base, UpdatedAt: base,
 	}, false, time.Time{})
@@ -693,7 +693,7 @@ func claimConcurrently(t *testing.T, s paygate.Store, now time.Time, claimers, l
 // wantDeliveries lists deliveries and fails unless there are n.
 func wantDeliveries(t *testing.T, s paygate.Store, q paygate.DeliveryQuery, n int) []paygate.Delivery {
 	t.Helper()
-	got, err := s.DeliveriesByMerchant(ctx(t), q)
+	got, err := s.Deliveries(ctx(t), q)
 	must(t, err)
 	if len(got) != n {
 		t.Fatalf("deliveries %+v: got %d, want %d: %+v", q, len(got), n, got)

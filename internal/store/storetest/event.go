@@ -39,13 +39,13 @@ func eventCases() []testCase {
 				From: paygate.RefundCreated, To: paygate.RefundSucceeded, UpdatedAt: at(5 * time.Hour),
 			}, []paygate.Event{succeeded}))
 
-			got, err := s.EventsByMerchant(ctx(t), f.merchant.ID, paygate.ModeTest, 100)
+			got, err := s.Events(ctx(t), paygate.EventQuery{MerchantID: f.merchant.ID, Mode: paygate.ModeTest, Limit: 100})
 			must(t, err)
 			equal(t, "events", []paygate.Event{authorized, captured, created, succeeded}, got)
-			got, err = s.EventsByMerchant(ctx(t), f.merchant.ID, paygate.ModeTest, 2)
+			got, err = s.Events(ctx(t), paygate.EventQuery{MerchantID: f.merchant.ID, Mode: paygate.ModeTest, Limit: 2})
 			must(t, err)
 			equal(t, "events, limited", []paygate.Event{authorized, captured}, got)
-			got, err = s.EventsByMerchant(ctx(t), f.merchant.ID, paygate.ModeLive, 100)
+			got, err = s.Events(ctx(t), paygate.EventQuery{MerchantID: f.merchant.ID, Mode: paygate.ModeLive, Limit: 100})
 			must(t, err)
 			if len(got) != 1 || got[0].PaymentID != live.ID {
 				t.Errorf("live events: got %d, want the live payment's one", len(got))

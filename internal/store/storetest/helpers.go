@@ -407,3 +407,50 @@ func commitRefundTransition(c context.Context, s paygate.Store, tr paygate.Refun
 	u.AddEvents(events)
 	return s.Commit(c, u)
 }
+
+// setEndpoint creates or replaces an endpoint as the operator does, and
+// returns its configuration as stored.
+func setEndpoint(t *testing.T, s paygate.Store, e paygate.WebhookEndpoint, rotate bool) (paygate.WebhookEndpoint, error) {
+	t.Helper()
+	got, err := configureEndpoint(ctx(t), s, e, rotate, e.UpdatedAt.Add(paygate.WebhookSecretOverlap))
+	return got.WebhookEndpoint, err
+}
+
+// endpointOf reads the configuration of the endpoint of (merchant, mode).
+func endpointOf(t *testing.T, s paygate.Store, merchantID string, mode paygate.Mode) (paygate.WebhookEndpoint, error) {
+	t.Helper()
+	got, err := s.WebhookEndpointState(ctx(t), merchantID, mode)
+	return got.WebhookEndpoint, err
+}
+
+// finishDelivery commits a unit of the one DeliveryFinish.
+func finishDelivery(ctx context.Context, s paygate.Store, f paygate.DeliveryFinish) error {
+	return s.Commit(ctx, paygate.Unit{Ops: []paygate.Op{f}})
+}
+
+// configureEndpoint commits a WebhookEndpointConfig and reads the endpoint
+// back.
+func configureEndpoint(ctx context.Context, st paygate.Store, e paygate.WebhookEndpoint, rotate bool, previousUntil time.Time) (paygate.WebhookEndpointState, error) {
+	err := st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.WebhookEndpointConfig{Endpoint: e, RotateSecret: rotate, PreviousUntil: previousUntil}}})
+	if err != nil {
+		return paygate.WebhookEndpointState{}, err
+	}
+	return st.WebhookEndpointState(ctx, e.MerchantID, e.Mode)
+}
+
+// createPing commits a WebhookPing and reads its delivery back.
+func createPing(ctx context.Context, st paygate.Store, ev paygate.Event, deliveryID string) (paygate.Delivery, error) {
+	if err := st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.WebhookPing{Event: ev, DeliveryID: deliveryID}}}); err != nil {
+		return paygate.Delivery{}, err
+	}
+	return paygate.DeliveryByID(ctx, st, ev.MerchantID, ev.Mode, deliveryID)
+}
+
+// resendMerchantEvent commits an EventResend and reads its delivery back.
+func resendMerchantEvent(ctx context.Context, st paygate.Store, merchantID string, mode paygate.Mode, eventID, deliveryID string, at time.Time) (paygate.Delivery, error) {
+	r := paygate.EventResend{MerchantID: merchantID, Mode: mode, EventID: eventID, DeliveryID: deliveryID, At: at}
+	if err := st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{r}}); err != nil {
+		return paygate.Delivery{}, err
+	}
+	return paygate.DeliveryByID(ctx, st, merchantID, mode, deliveryID)
+}

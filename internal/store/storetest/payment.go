@@ -315,7 +315,7 @@ func paymentCases() []testCase {
 			got, err := s.PaymentByID(ctx(t), p.MerchantID, p.Mode, p.ID)
 			must(t, err)
 			equal(t, "captured payment", want, got)
-			events, err := s.EventsByMerchant(ctx(t), p.MerchantID, p.Mode, 100)
+			events, err := s.Events(ctx(t), paygate.EventQuery{MerchantID: p.MerchantID, Mode: p.Mode, Limit: 100})
 			must(t, err)
 			equal(t, "events", []paygate.Event{ev}, events)
 			rec := f.lookup(t, p.Mode, p.IdempotencyKey, at(2*time.Hour))
@@ -351,7 +351,7 @@ func paymentCases() []testCase {
 			if got.Status != paygate.PaymentCaptured || got.ProviderID != "sandbox-eu" || got.AmountCaptured != 1050 {
 				t.Errorf("payment after recovery's transition: %+v", got)
 			}
-			events, err := s.EventsByMerchant(ctx(t), p.MerchantID, p.Mode, 100)
+			events, err := s.Events(ctx(t), paygate.EventQuery{MerchantID: p.MerchantID, Mode: p.Mode, Limit: 100})
 			must(t, err)
 			equal(t, "events", []paygate.Event{ev}, events)
 			rec := f.lookup(t, p.Mode, p.IdempotencyKey, at(2*time.Hour))
@@ -411,7 +411,7 @@ func paymentCases() []testCase {
 			got, err := s.PaymentByID(ctx(t), p.MerchantID, p.Mode, p.ID)
 			must(t, err)
 			equal(t, "payment after a refused transition", p, got)
-			events, err := s.EventsByMerchant(ctx(t), p.MerchantID, p.Mode, 100)
+			events, err := s.Events(ctx(t), paygate.EventQuery{MerchantID: p.MerchantID, Mode: p.Mode, Limit: 100})
 			must(t, err)
 			if len(events) != 0 {
 				t.Errorf("%d events were inserted by a refused transition", len(events))

@@ -57,7 +57,7 @@ func raceCases() []testCase {
 			if wins != 1 {
 				t.Fatalf("%d of %d concurrent transitions succeeded, want 1", wins, n)
 			}
-			events, err := s.EventsByMerchant(ctx(t), p.MerchantID, p.Mode, 100)
+			events, err := s.Events(ctx(t), paygate.EventQuery{MerchantID: p.MerchantID, Mode: p.Mode, Limit: 100})
 			must(t, err)
 			if len(events) != 1 {
 				t.Errorf("%d events written, want 1", len(events))

@@ -64,7 +64,7 @@ func refundCases() []testCase {
 			if n := refundedAmount(t, s, p); n != 550 {
 				t.Errorf("payment's AmountRefunded: got %d, want 550", n)
 			}
-			events, err := s.EventsByMerchant(ctx(t), p.MerchantID, p.Mode, 100)
+			events, err := s.Events(ctx(t), paygate.EventQuery{MerchantID: p.MerchantID, Mode: p.Mode, Limit: 100})
 			must(t, err)
 			equal(t, "events", []paygate.Event{ev}, events)
 			rec := f.lookup(t, p.Mode, key, at(2*time.Hour))
@@ -248,7 +248,7 @@ func refundCases() []testCase {
 			if len(refunds) != ok {
 				t.Errorf("%d refunds stored, want %d", len(refunds), ok)
 			}
-			events, err := s.EventsByMerchant(ctx(t), p.MerchantID, p.Mode, 100)
+			events, err := s.Events(ctx(t), paygate.EventQuery{MerchantID: p.MerchantID, Mode: p.Mode, Limit: 100})
 			must(t, err)
 			if len(events) != ok {
 				t.Errorf("%d events stored, want %d", len(events), ok)
@@ -340,7 +340,7 @@ func refundCases() []testCase {
 			listed, err := s.RefundsByPayment(ctx(t), p.MerchantID, p.Mode, p.ID)
 			must(t, err)
 			equal(t, "listed failed refund", []paygate.Refund{want}, listed)
-			events, err := s.EventsByMerchant(ctx(t), p.MerchantID, p.Mode, 100)
+			events, err := s.Events(ctx(t), paygate.EventQuery{MerchantID: p.MerchantID, Mode: p.Mode, Limit: 100})
 			must(t, err)
 			equal(t, "events", []paygate.Event{ev}, events)
 		}},
@@ -357,7 +357,7 @@ func refundCases() []testCase {
 			got, err := s.RefundByID(ctx(t), r.MerchantID, r.Mode, r.ID)
 			must(t, err)
 			equal(t, "refund after a refused transition", r, got)
-			events, err := s.EventsByMerchant(ctx(t), p.MerchantID, p.Mode, 100)
+			events, err := s.Events(ctx(t), paygate.EventQuery{MerchantID: p.MerchantID, Mode: p.Mode, Limit: 100})
 			must(t, err)
 			if len(events) != 0 {
 				t.Errorf("%d events were inserted by a refused transition", len(events))
@@ -411,7 +411,7 @@ func assertNoRefundWritten(t *testing.T, f fixture, p paygate.Payment, r paygate
 	t.Helper()
 	_, err := f.s.RefundByID(ctx(t), p.MerchantID, p.Mode, r.ID)
 	wantNotFound(t, err)
-	events, err := f.s.EventsByMerchant(ctx(t), p.MerchantID, p.Mode, 100)
+	events, err := f.s.Events(ctx(t), paygate.EventQuery{MerchantID: p.MerchantID, Mode: p.Mode, Limit: 100})
 	must(t, err)
 	for _, e := range events {
 		if e.RefundID == r.ID {

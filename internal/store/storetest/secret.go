@@ -33,15 +33,15 @@ func webhookSecretCases() []testCase {
 				MerchantID: f.merchant.ID, Mode: paygate.ModeTest, URL: "https://a.example/hooks",
 				Secret: "whsec_cGxhaW4=", SealedSecret: sealed("whsec_cGxhaW4="), CreatedAt: base, UpdatedAt: base,
 			}
-			if _, err := s.ConfigureWebhookEndpoint(ctx(t), e, false, time.Time{}); err == nil {
-				t.Error("ConfigureWebhookEndpoint stored a plain secret")
+			if _, err := configureEndpoint(ctx(t), s, e, false, time.Time{}); err == nil {
+				t.Error("WebhookEndpointConfig stored a plain secret")
 			}
-			if _, err := s.SetWebhookEndpoint(ctx(t), e, false); err == nil {
-				t.Error("SetWebhookEndpoint stored a plain secret")
+			if _, err := setEndpoint(t, s, e, false); err == nil {
+				t.Error("setting an endpoint stored a plain secret")
 			}
 			e.Secret, e.SealedSecret = "", nil
-			if _, err := s.ConfigureWebhookEndpoint(ctx(t), e, false, time.Time{}); err == nil {
-				t.Error("ConfigureWebhookEndpoint stored an endpoint without a secret")
+			if _, err := configureEndpoint(ctx(t), s, e, false, time.Time{}); err == nil {
+				t.Error("WebhookEndpointConfig stored an endpoint without a secret")
 			}
 			_, err := s.WebhookEndpointState(ctx(t), f.merchant.ID, paygate.ModeTest)
 			wantNotFound(t, err)
@@ -73,7 +73,7 @@ func webhookSecretCases() []testCase {
 			w := all[0]
 			to := w
 			to.SealedSecret, to.SealedPreviousSecret = sealed("whsec_bmV3"), sealed("whsec_b2xk")
-			must(t, s.ReplaceWebhookSecrets(ctx(t), w, to))
+			must(t, s.Commit(ctx(t), paygate.Unit{Ops: []paygate.Op{paygate.WebhookSecretsReplacement{From: w, To: to}}}))
 			got, err := s.WebhookEndpointState(ctx(t), w.MerchantID, w.Mode)
 			must(t, err)
 			equal(t, "replaced secret", to.SealedSecret, got.SealedSecret)
@@ -82,16 +82,16 @@ func webhookSecretCases() []testCase {
 			// changes nothing.
 			stale := to
 			stale.SealedSecret = sealed("whsec_c3RhbGU=")
-			wantIs(t, s.ReplaceWebhookSecrets(ctx(t), w, stale), paygate.ErrStateConflict)
+			wantIs(t, s.Commit(ctx(t), paygate.Unit{Ops: []paygate.Op{paygate.WebhookSecretsReplacement{From: w, To: stale}}}), paygate.ErrStateConflict)
 			got, err = s.WebhookEndpointState(ctx(t), w.MerchantID, w.Mode)
 			must(t, err)
 			equal(t, "secret after a stale replace", to.SealedSecret, got.SealedSecret)
 			gone := w
 			gone.MerchantID = newID()
-			wantIs(t, s.ReplaceWebhookSecrets(ctx(t), gone, to), paygate.ErrStateConflict)
+			wantIs(t, s.Commit(ctx(t), paygate.Unit{Ops: []paygate.Op{paygate.WebhookSecretsReplacement{From: gone, To: to}}}), paygate.ErrStateConflict)
 		}},
 		{"KeyIDs", func(t *testing.T, s paygate.Store) {
-			ids, err := s.WebhookSecretKeyIDs(ctx(t))
+			ids, err := webhook.SecretKeyIDs(ctx(t), s)
 			must(t, err)
 			equal(t, "key ids of an empty store", map[string]int{}, ids)
 			k1, err := vault.New(randomBytes(vault.KeySize))
@@ -102,7 +102,7 @@ func webhookSecretCases() []testCase {
 				t.Helper()
 				sl, err := webhook.SealSecret(v, f.merchant.ID, mode, webhook.NewSecret())
 				must(t, err)
-				_, err = s.ConfigureWebhookEndpoint(ctx(t), paygate.WebhookEndpoint{
+				_, err = configureEndpoint(ctx(t), s, paygate.WebhookEndpoint{
 					MerchantID: f.merchant.ID, Mode: mode, URL: "https://a.example/hooks",
 					SealedSecret: sl, CreatedAt: base, UpdatedAt: base,
 				}, rotate, at(24*time.Hour))
@@ -113,13 +113,13 @@ func webhookSecretCases() []testCase {
 			set(a, paygate.ModeLive, k1, false)
 			set(b, paygate.ModeTest, k1, false)
 			set(b, paygate.ModeTest, k2, true) // current under k2, previous under k1
-			ids, err = s.WebhookSecretKeyIDs(ctx(t))
+			ids, err = webhook.SecretKeyIDs(ctx(t), s)
 			must(t, err)
 			equal(t, "key ids", map[string]int{k1.PrimaryKeyID(): 3, k2.PrimaryKeyID(): 1}, ids)
 			// What is not a sealed secret (the stand-in of other cases) is
 			// not counted.
 			newMerchant(t, s, base).endpoint(t, paygate.ModeTest)
-			ids, err = s.WebhookSecretKeyIDs(ctx(t))
+			ids, err = webhook.SecretKeyIDs(ctx(t), s)
 			must(t, err)
 			equal(t, "key ids beside a foreign seal", map[string]int{k1.PrimaryKeyID(): 3, k2.PrimaryKeyID(): 1}, ids)
 		}},
@@ -198,7 +198,7 @@ func ExerciseSecretsAtRest(t *testing.T, newStore func(t *testing.T) paygate.Sto
 		for i, sec := range []string{first, second} {
 			sl, err := webhook.SealSecret(v, f.merchant.ID, paygate.ModeLive, sec)
 			must(t, err)
-			_, err = s.ConfigureWebhookEndpoint(ctx(t), paygate.WebhookEndpoint{
+			_, err = configureEndpoint(ctx(t), s, paygate.WebhookEndpoint{
 				MerchantID: f.merchant.ID, Mode: paygate.ModeLive, URL: "https://a.example/hooks",
 				SealedSecret: sl, CreatedAt: at(time.Duration(i) * time.Hour), UpdatedAt: at(time.Duration(i) * time.Hour),
 			}, i > 0, at(25*time.Hour))
@@ -210,10 +210,10 @@ func ExerciseSecretsAtRest(t *testing.T, newStore func(t *testing.T) paygate.Sto
 			t.Fatal("the opened secrets are not the ones set")
 		}
 		// Every read gives the sealed secret only.
-		plain, err := s.WebhookEndpoint(ctx(t), f.merchant.ID, paygate.ModeLive)
+		plain, err := endpointOf(t, s, f.merchant.ID, paygate.ModeLive)
 		must(t, err)
 		if plain.Secret != "" || len(plain.SealedSecret) == 0 {
-			t.Errorf("WebhookEndpoint read a plain secret, or no sealed one")
+			t.Errorf("the endpoint read has a plain secret, or no sealed one")
 		}
 	})
 
@@ -284,7 +284,7 @@ func ExerciseSecretsAtRest(t *testing.T, newStore func(t *testing.T) paygate.Sto
 			SealedSecret: sl, CreatedAt: at(time.Hour), UpdatedAt: at(time.Hour),
 		}
 		// A rotation of the unconverted row is refused, and changes nothing.
-		_, err = s.ConfigureWebhookEndpoint(ctx(t), e, true, time.Now().Add(24*time.Hour))
+		_, err = configureEndpoint(ctx(t), s, e, true, time.Now().Add(24*time.Hour))
 		wantIs(t, err, paygate.ErrStateConflict)
 		got, err := s.WebhookEndpointState(ctx(t), f.merchant.ID, paygate.ModeTest)
 		must(t, err)
@@ -292,7 +292,7 @@ func ExerciseSecretsAtRest(t *testing.T, newStore func(t *testing.T) paygate.Sto
 			t.Fatalf("the refused rotation changed the row: url %s, %d sealed bytes", got.URL, len(got.SealedSecret))
 		}
 		// Setting it again without a rotation copies nothing either.
-		_, err = s.ConfigureWebhookEndpoint(ctx(t), e, false, time.Time{})
+		_, err = configureEndpoint(ctx(t), s, e, false, time.Time{})
 		must(t, err)
 		got, err = s.WebhookEndpointState(ctx(t), f.merchant.ID, paygate.ModeTest)
 		must(t, err)
@@ -306,7 +306,7 @@ func ExerciseSecretsAtRest(t *testing.T, newStore func(t *testing.T) paygate.Sto
 		if n != 1 {
 			t.Fatalf("converted %d endpoints, want 1", n)
 		}
-		_, err = s.ConfigureWebhookEndpoint(ctx(t), e, true, time.Now().Add(24*time.Hour))
+		_, err = configureEndpoint(ctx(t), s, e, true, time.Now().Add(24*time.Hour))
 		must(t, err)
 		noPlain(t, s, current, previous, next)
 		ep := openState(t, s, v, f.merchant.ID, paygate.ModeTest)
@@ -323,7 +323,7 @@ func ExerciseSecretsAtRest(t *testing.T, newStore func(t *testing.T) paygate.Sto
 		secret := webhook.NewSecret()
 		sl, err := webhook.SealSecret(older, f.merchant.ID, paygate.ModeTest, secret)
 		must(t, err)
-		_, err = s.ConfigureWebhookEndpoint(ctx(t), paygate.WebhookEndpoint{
+		_, err = configureEndpoint(ctx(t), s, paygate.WebhookEndpoint{
 			MerchantID: f.merchant.ID, Mode: paygate.ModeTest, URL: "https://a.example/hooks",
 			SealedSecret: sl, CreatedAt: base, UpdatedAt: base,
 		}, false, time.Time{})
@@ -362,7 +362,7 @@ func ExerciseSecretsAtRest(t *testing.T, newStore func(t *testing.T) paygate.Sto
 		for _, f := range []fixture{a, b} {
 			own, err := webhook.SealSecret(v, f.merchant.ID, paygate.ModeTest, webhook.NewSecret())
 			must(t, err)
-			_, err = s.ConfigureWebhookEndpoint(ctx(t), paygate.WebhookEndpoint{
+			_, err = configureEndpoint(ctx(t), s, paygate.WebhookEndpoint{
 				MerchantID: f.merchant.ID, Mode: paygate.ModeTest, URL: "https://a.example/hooks",
 				SealedSecret: own, CreatedAt: base, UpdatedAt: base,
 			}, false, time.Time{})
@@ -373,7 +373,7 @@ func ExerciseSecretsAtRest(t *testing.T, newStore func(t *testing.T) paygate.Sto
 		must(t, err)
 		to := page[0]
 		to.SealedSecret = sl
-		must(t, s.ReplaceWebhookSecrets(ctx(t), page[0], to))
+		must(t, s.Commit(ctx(t), paygate.Unit{Ops: []paygate.Op{paygate.WebhookSecretsReplacement{From: page[0], To: to}}}))
 		ep, err := s.WebhookEndpointState(ctx(t), b.merchant.ID, paygate.ModeTest)
 		must(t, err)
 		if err := webhook.OpenSecrets(v, &ep); !errors.Is(err, vault.ErrTampered) || ep.Secret != "" {

@@ -49,6 +49,7 @@ func Exercise(t *testing.T, newStore func(t *testing.T) paygate.Store) {
 		{"Event", eventCases()},
 		{"Race", raceCases()},
 		{"Delivery", deliveryCases()},
+		{"WebhookUnit", webhookUnitCases()},
 		{"ThreeDS", threeDSCases()},
 		{"Routing", routingCases()},
 		{"Vault", vaultCases()},

@@ -99,7 +99,7 @@ func wantStatus(t *testing.T, s paygate.Store, p paygate.Payment, want paygate.P
 // wantEvents fails unless the merchant's events of the mode have the types.
 func wantEvents(t *testing.T, s paygate.Store, p paygate.Payment, types ...paygate.EventType) {
 	t.Helper()
-	evs, err := s.EventsByMerchant(ctx(t), p.MerchantID, p.Mode, 0)
+	evs, err := s.Events(ctx(t), paygate.EventQuery{MerchantID: p.MerchantID, Mode: p.Mode})
 	must(t, err)
 	var got []paygate.EventType
 	for _, e := range evs {
@@ -155,7 +155,7 @@ func threeDSCases() []testCase {
 			now := at(time.Hour + time.Second)
 			ev := eventValue(p, paygate.EventPaymentAuthorized, "", now)
 			must(t, createChallenge(ctx(t), s, challengeValue(p, now), toPending3DS(p, now), []paygate.Event{ev}, nil))
-			evs, err := s.EventsByMerchant(ctx(t), p.MerchantID, p.Mode, 0)
+			evs, err := s.Events(ctx(t), paygate.EventQuery{MerchantID: p.MerchantID, Mode: p.Mode})
 			must(t, err)
 			equal(t, "events", []paygate.Event{ev}, evs)
 		}},
@@ -324,7 +324,7 @@ func threeDSCases() []testCase {
 			stored, err := s.ThreeDSChallengeByTokenHash(ctx(t), c.TokenHash)
 			must(t, err)
 			equal(t, "consumed at", ptr(now.Add(time.Second)), stored.ConsumedAt)
-			evs, err := s.EventsByMerchant(ctx(t), p.MerchantID, p.Mode, 0)
+			evs, err := s.Events(ctx(t), paygate.EventQuery{MerchantID: p.MerchantID, Mode: p.Mode})
 			must(t, err)
 			equal(t, "events", fin.Events, evs)
 			// A replay changes nothing.
@@ -380,7 +380,7 @@ func threeDSCases() []testCase {
 			if wins != 1 {
 				t.Fatalf("%d of %d concurrent finishes succeeded, want 1", wins, n)
 			}
-			evs, err := s.EventsByMerchant(ctx(t), p.MerchantID, p.Mode, 0)
+			evs, err := s.Events(ctx(t), paygate.EventQuery{MerchantID: p.MerchantID, Mode: p.Mode})
 			must(t, err)
 			if len(evs) != 1 {
 				t.Fatalf("%d events, want 1", len(evs))

@@ -44,7 +44,7 @@ func (w unitWorld) wantNothingWritten(t *testing.T) {
 	got, err := s.PaymentByID(ctx(t), w.p.MerchantID, w.p.Mode, w.p.ID)
 	must(t, err)
 	equal(t, "payment after a failed unit", w.p, got)
-	events, err := s.EventsByMerchant(ctx(t), w.p.MerchantID, w.p.Mode, 0)
+	events, err := s.Events(ctx(t), paygate.EventQuery{MerchantID: w.p.MerchantID, Mode: w.p.Mode})
 	must(t, err)
 	if len(events) != 0 {
 		t.Errorf("a failed unit wrote events %+v", events)
@@ -59,7 +59,7 @@ func (w unitWorld) wantNothingWritten(t *testing.T) {
 // wantEvents checks the payment's events, oldest first, by id.
 func (w unitWorld) wantEvents(t *testing.T, want ...paygate.Event) {
 	t.Helper()
-	got, err := w.f.s.EventsByMerchant(ctx(t), w.p.MerchantID, w.p.Mode, 0)
+	got, err := w.f.s.Events(ctx(t), paygate.EventQuery{MerchantID: w.p.MerchantID, Mode: w.p.Mode})
 	must(t, err)
 	equal(t, "events", want, got)
 }
@@ -267,7 +267,7 @@ func unitCases() []testCase {
 					wantCode(t, err, c.code, c.param)
 				}
 				assertNoRefundWritten(t, f, p, r, key)
-				events, err := s.EventsByMerchant(ctx(t), p.MerchantID, p.Mode, 0)
+				events, err := s.Events(ctx(t), paygate.EventQuery{MerchantID: p.MerchantID, Mode: p.Mode})
 				must(t, err)
 				if len(events) != 0 {
 					t.Errorf("%s: a refused unit wrote events %+v", c.name, events)
@@ -314,7 +314,7 @@ func unitCases() []testCase {
 			}
 			_, err = s.RefundByID(ctx(t), later.MerchantID, later.Mode, later.ID)
 			wantNotFound(t, err)
-			events, err := s.EventsByMerchant(ctx(t), p.MerchantID, p.Mode, 0)
+			events, err := s.Events(ctx(t), paygate.EventQuery{MerchantID: p.MerchantID, Mode: p.Mode})
 			must(t, err)
 			if len(events) != 0 {
 				t.Errorf("a refused unit wrote events %+v", events)
