@@ -15,6 +15,14 @@ type ProviderState struct {
 	UpdatedAt  time.Time
 }
 
+// ProviderDrain drains (Drained true) or restores (false) a provider at At.
+// Setting the state a provider already has keeps its UpdatedAt.
+type ProviderDrain struct {
+	ProviderID string
+	Drained    bool
+	At         time.Time
+}
+
 // BreakerState is the state of one node's circuit breaker for a provider.
 type BreakerState string
 
@@ -35,6 +43,15 @@ type BreakerReport struct {
 	State      BreakerState
 	Since      time.Time // when the breaker entered State
 	ReportedAt time.Time
+}
+
+// BreakerReplacement replaces every report of Node with Reports (all of
+// which name that node), stamped at At. No reports forgets the node (a node
+// that stops).
+type BreakerReplacement struct {
+	Node    string
+	Reports []BreakerReport
+	At      time.Time
 }
 
 // SandboxOutcome is what a sandbox provider decided about a charge it
@@ -79,19 +96,13 @@ type RoutingStore interface {
 	// ProviderStates returns every provider state an operator ever set,
 	// sorted by provider id.
 	ProviderStates(ctx context.Context) ([]ProviderState, error)
-	// SetProviderDrained drains (true) or restores (false) the provider at
-	// the time and returns the stored state. Setting the state a provider
-	// already has keeps its UpdatedAt.
-	SetProviderDrained(ctx context.Context, providerID string, drained bool, at time.Time) (ProviderState, error)
+	// A ProviderDrain operation (Commit) sets a provider's state.
 
-	// ReportBreakers replaces every report of the node with the given ones
-	// (all of which name that node), stamped at the time.
-	ReportBreakers(ctx context.Context, node string, reports []BreakerReport, at time.Time) error
+	// A BreakerReplacement operation (Commit) replaces or forgets a node's
+	// reports.
 	// BreakerReports returns the reports of every node reported at or after
 	// since, sorted by provider id, mode and node.
 	BreakerReports(ctx context.Context, since time.Time) ([]BreakerReport, error)
-	// ForgetBreakers deletes the node's reports (a node that stops).
-	ForgetBreakers(ctx context.Context, node string) error
 
 	// RecordSandboxCharge stores the ledger entry unless the provider already
 	// has one for the payment, and returns the stored entry: the first one

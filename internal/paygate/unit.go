@@ -20,10 +20,10 @@ type Unit struct {
 //     the event's (merchant, mode) has an endpoint subscribed to it.
 //   - IdempotencyCompletion stores the answer of an in-flight key. A
 //     complete record keeps its first answer and a key without a record is
-//     left alone: neither fails the unit (as CompleteIdempotency).
+//     left alone: neither fails the unit.
 //   - SandboxCharge inserts a sandbox ledger entry unless the provider has
 //     one for the payment: the first entry wins and is kept, and the unit
-//     does not fail (as RecordSandboxCharge).
+//     does not fail.
 //   - ThreeDSChallenge inserts a 3-D Secure challenge. It must follow, in
 //     the unit, a PaymentTransition of its payment (ID, MerchantID, Mode)
 //     to pending_3ds, so that a payment is never pending_3ds without its
@@ -43,6 +43,16 @@ type Unit struct {
 //     the amount back to the payment's refundable balance. It fails the
 //     unit with ErrStateConflict when the refund is not in From, and with
 //     NOT_FOUND when it does not exist for its merchant and mode.
+//
+// Vault, 3-D Secure, routing and idempotency operations:
+//
+//   - IdempotencyRelease deletes the in-flight record of a key (the key may
+//     be used again at once). A complete record is kept and a key without a
+//     record is left alone: neither fails the unit.
+//   - ProviderDrain sets a provider's drained state; setting the state it
+//     already has keeps its UpdatedAt. It never fails the unit.
+//   - BreakerReplacement replaces every breaker report of a node (none:
+//     forgets the node). It never fails the unit.
 type Op interface {
 	unitOp()
 }
@@ -54,6 +64,11 @@ func (SandboxCharge) unitOp()         {}
 func (ThreeDSChallenge) unitOp()      {}
 func (NewRefund) unitOp()             {}
 func (RefundTransition) unitOp()      {}
+
+// Vault, 3-D Secure, routing and idempotency operations.
+func (IdempotencyRelease) unitOp() {}
+func (ProviderDrain) unitOp()      {}
+func (BreakerReplacement) unitOp() {}
 
 // Add appends the operations to the unit.
 func (u *Unit) Add(ops ...Op) {

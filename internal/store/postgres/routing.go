@@ -29,41 +29,34 @@ func (s *Store) ProviderStates(ctx context.Context) ([]paygate.ProviderState, er
 	return states, translate(err)
 }
 
-// SetProviderDrained drains or restores the provider and returns the stored
-// state; setting the state it already has keeps its UpdatedAt.
-func (s *Store) SetProviderDrained(ctx context.Context, providerID string, drained bool, at time.Time) (paygate.ProviderState, error) {
-	st := paygate.ProviderState{ProviderID: providerID}
-	err := s.pool.QueryRow(ctx, `
-		INSERT INTO provider_states AS p (provider_id, drained, updated_at) VALUES ($1, $2, $3)
-		ON CONFLICT (provider_id) DO UPDATE SET
-			drained = EXCLUDED.drained,
-			updated_at = CASE WHEN p.drained = EXCLUDED.drained THEN p.updated_at ELSE EXCLUDED.updated_at END
-		RETURNING drained, updated_at`, providerID, drained, at).Scan(&st.Drained, &st.UpdatedAt)
-	return st, translate(err)
-}
+// drainProvider sets the provider's state (ProviderDrain); setting the
+// state it already has keeps its updated_at.
+const drainProvider = `
+	INSERT INTO provider_states AS p (provider_id, drained, updated_at) VALUES ($1, $2, $3)
+	ON CONFLICT (provider_id) DO UPDATE SET
+		drained = EXCLUDED.drained,
+		updated_at = CASE WHEN p.drained = EXCLUDED.drained THEN p.updated_at ELSE EXCLUDED.updated_at END`
 
-// ReportBreakers replaces the node's reports with the given ones, in one
-// transaction.
-func (s *Store) ReportBreakers(ctx context.Context, node string, reports []paygate.BreakerReport, at time.Time) error {
-	modes := make([]string, len(reports))
-	providers := make([]string, len(reports))
-	states := make([]string, len(reports))
-	since := make([]time.Time, len(reports))
-	for i, r := range reports {
-		modes[i], providers[i], states[i], since[i] = string(r.Mode), r.ProviderID, string(r.State), r.Since
+// queueBreakerReplacement queues the replacement of the node's reports
+// (BreakerReplacement): a delete and an insert of the new ones, in the
+// unit's transaction.
+func queueBreakerReplacement(b *pgx.Batch, r paygate.BreakerReplacement) {
+	b.Queue(`DELETE FROM provider_breakers WHERE node = $1`, r.Node)
+	if len(r.Reports) == 0 {
+		return
 	}
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `DELETE FROM provider_breakers WHERE node = $1`, node); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, `
-			INSERT INTO provider_breakers (node, mode, provider_id, state, since, reported_at)
-			SELECT $1, r.mode, r.provider_id, r.state, r.since, $6
-			FROM unnest($2::text[], $3::text[], $4::text[], $5::timestamptz[]) AS r (mode, provider_id, state, since)`,
-			node, modes, providers, states, since, at)
-		return err
-	})
-	return translate(err)
+	modes := make([]string, len(r.Reports))
+	providers := make([]string, len(r.Reports))
+	states := make([]string, len(r.Reports))
+	since := make([]time.Time, len(r.Reports))
+	for i, rep := range r.Reports {
+		modes[i], providers[i], states[i], since[i] = string(rep.Mode), rep.ProviderID, string(rep.State), rep.Since
+	}
+	b.Queue(`
+		INSERT INTO provider_breakers (node, mode, provider_id, state, since, reported_at)
+		SELECT $1, r.mode, r.provider_id, r.state, r.since, $6
+		FROM unnest($2::text[], $3::text[], $4::text[], $5::timestamptz[]) AS r (mode, provider_id, state, since)`,
+		r.Node, modes, providers, states, since, r.At)
 }
 
 // BreakerReports returns the reports made at or after since.
@@ -83,12 +76,6 @@ func (s *Store) BreakerReports(ctx context.Context, since time.Time) ([]paygate.
 		reports = []paygate.BreakerReport{}
 	}
 	return reports, translate(err)
-}
-
-// ForgetBreakers deletes the node's reports.
-func (s *Store) ForgetBreakers(ctx context.Context, node string) error {
-	_, err := s.pool.Exec(ctx, `DELETE FROM provider_breakers WHERE node = $1`, node)
-	return translate(err)
 }
 
 const sandboxChargeColumns = `provider_id, payment_id, mode, amount, currency, outcome,

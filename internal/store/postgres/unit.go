@@ -120,6 +120,16 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 				return err
 			})
 			i++
+		// Vault, 3-D Secure, routing and idempotency operations.
+		case paygate.IdempotencyRelease:
+			b.Queue(releaseIdempotency, op.MerchantID, op.Mode, op.Key)
+			i++
+		case paygate.ProviderDrain:
+			b.Queue(drainProvider, op.ProviderID, op.Drained, op.At)
+			i++
+		case paygate.BreakerReplacement:
+			queueBreakerReplacement(b, op)
+			i++
 		default:
 			return fmt.Errorf("postgres: operation %d of the unit: %T is not an operation", i, op)
 		}

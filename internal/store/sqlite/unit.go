@@ -47,6 +47,13 @@ func applyUnit(ctx context.Context, tx *sql.Tx, u paygate.Unit) error {
 			err = insertRefund(ctx, tx, op)
 		case paygate.RefundTransition:
 			err = moveRefund(ctx, tx, op)
+		// Vault, 3-D Secure, routing and idempotency operations.
+		case paygate.IdempotencyRelease:
+			err = releaseIdempotency(ctx, tx, op)
+		case paygate.ProviderDrain:
+			err = drainProvider(ctx, tx, op)
+		case paygate.BreakerReplacement:
+			err = replaceBreakers(ctx, tx, op)
 		default:
 			err = fmt.Errorf("sqlite: operation %d of the unit: %T is not an operation", i, op)
 		}

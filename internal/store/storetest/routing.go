@@ -55,15 +55,30 @@ func routingCases() []testCase {
 			}
 		}},
 		{"DrainAndRestore", func(t *testing.T, s paygate.Store) {
-			st, err := s.SetProviderDrained(ctx(t), "sandbox-eu", true, at(time.Minute))
+			// set commits a ProviderDrain and reads the provider's stored
+			// state back.
+			set := func(id string, drained bool, when time.Time) (paygate.ProviderState, error) {
+				if err := commitOp(ctx(t), s, paygate.ProviderDrain{ProviderID: id, Drained: drained, At: when}); err != nil {
+					return paygate.ProviderState{}, err
+				}
+				states, err := s.ProviderStates(ctx(t))
+				for _, st := range states {
+					if st.ProviderID == id {
+						return st, err
+					}
+				}
+				t.Fatalf("no state of %s after a ProviderDrain: %+v", id, states)
+				return paygate.ProviderState{}, err
+			}
+			st, err := set("sandbox-eu", true, at(time.Minute))
 			must(t, err)
 			drained := paygate.ProviderState{ProviderID: "sandbox-eu", Drained: true, UpdatedAt: at(time.Minute)}
 			equal(t, "drained state", drained, st)
 			// Draining again keeps the time it was drained.
-			st, err = s.SetProviderDrained(ctx(t), "sandbox-eu", true, at(2*time.Minute))
+			st, err = set("sandbox-eu", true, at(2*time.Minute))
 			must(t, err)
 			equal(t, "drained again", drained, st)
-			_, err = s.SetProviderDrained(ctx(t), "sandbox-apac", false, at(3*time.Minute))
+			_, err = set("sandbox-apac", false, at(3*time.Minute))
 			must(t, err)
 			got, err := s.ProviderStates(ctx(t))
 			must(t, err)
@@ -71,7 +86,7 @@ func routingCases() []testCase {
 				{ProviderID: "sandbox-apac", Drained: false, UpdatedAt: at(3 * time.Minute)},
 				drained,
 			}, got)
-			st, err = s.SetProviderDrained(ctx(t), "sandbox-eu", false, at(4*time.Minute))
+			st, err = set("sandbox-eu", false, at(4*time.Minute))
 			must(t, err)
 			restored := paygate.ProviderState{ProviderID: "sandbox-eu", Drained: false, UpdatedAt: at(4 * time.Minute)}
 			equal(t, "restored state", restored, st)
@@ -91,8 +106,8 @@ func routingCases() []testCase {
 				{Node: "b", Mode: paygate.ModeTest, ProviderID: "sandbox-eu", State: paygate.BreakerHalfOpen, Since: at(2 * time.Second)},
 				{Node: "b", Mode: paygate.ModeLive, ProviderID: "sandbox-eu", State: paygate.BreakerClosed, Since: base},
 			}
-			must(t, s.ReportBreakers(ctx(t), "a", a, at(time.Minute)))
-			must(t, s.ReportBreakers(ctx(t), "b", b, at(2*time.Minute)))
+			must(t, commitOp(ctx(t), s, paygate.BreakerReplacement{Node: "a", Reports: a, At: at(time.Minute)}))
+			must(t, commitOp(ctx(t), s, paygate.BreakerReplacement{Node: "b", Reports: b, At: at(2 * time.Minute)}))
 			stamp := func(rs []paygate.BreakerReport, when time.Time) []paygate.BreakerReport {
 				out := make([]paygate.BreakerReport, len(rs))
 				for i, r := range rs {
@@ -112,13 +127,14 @@ func routingCases() []testCase {
 
 			// A new report replaces every report of the node.
 			a2 := []paygate.BreakerReport{{Node: "a", Mode: paygate.ModeTest, ProviderID: "sandbox-eu", State: paygate.BreakerClosed, Since: at(3 * time.Minute)}}
-			must(t, s.ReportBreakers(ctx(t), "a", a2, at(3*time.Minute)))
+			must(t, commitOp(ctx(t), s, paygate.BreakerReplacement{Node: "a", Reports: a2, At: at(3 * time.Minute)}))
 			got, err = s.BreakerReports(ctx(t), base)
 			must(t, err)
 			equal(t, "reports after a's new report", []paygate.BreakerReport{sb[1], stamp(a2, at(3*time.Minute))[0], sb[0]}, got)
 
-			must(t, s.ForgetBreakers(ctx(t), "b"))
-			must(t, s.ReportBreakers(ctx(t), "a", nil, at(4*time.Minute)))
+			// No reports forget the node; the two nodes go in one unit.
+			must(t, commitOp(ctx(t), s, paygate.BreakerReplacement{Node: "b"},
+				paygate.BreakerReplacement{Node: "a", At: at(4 * time.Minute)}))
 			got, err = s.BreakerReports(ctx(t), base)
 			must(t, err)
 			if len(got) != 0 {
