@@ -53,6 +53,13 @@ type Unit struct {
 //     already has keeps its UpdatedAt. It never fails the unit.
 //   - BreakerReplacement replaces every breaker report of a node (none:
 //     forgets the node). It never fails the unit.
+//   - ThreeDSConsumption consumes a 3-D Secure challenge of its payment. It
+//     fails the unit with ErrStateConflict when the challenge is consumed
+//     (or, OnlyExpired, not expired or claimed at At), with NOT_FOUND when
+//     the payment has no challenge with the hash. ThreeDSFinish.Ops puts it
+//     in one unit with the payment's transition.
+//   - ThreeDSRelease drops the claim of an unconsumed challenge. It never
+//     fails the unit.
 type Op interface {
 	unitOp()
 }
@@ -69,6 +76,8 @@ func (RefundTransition) unitOp()      {}
 func (IdempotencyRelease) unitOp() {}
 func (ProviderDrain) unitOp()      {}
 func (BreakerReplacement) unitOp() {}
+func (ThreeDSConsumption) unitOp() {}
+func (ThreeDSRelease) unitOp()     {}
 
 // Add appends the operations to the unit.
 func (u *Unit) Add(ops ...Op) {

@@ -130,6 +130,19 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 		case paygate.BreakerReplacement:
 			queueBreakerReplacement(b, op)
 			i++
+		case paygate.ThreeDSConsumption:
+			b.Queue(consumeChallengeInUnit, consumeChallengeArgs(op)).QueryRow(func(row pgx.Row) error {
+				var consumed bool
+				err := row.Scan(&consumed)
+				if err != nil {
+					refusedBy = "challenge"
+				}
+				return err
+			})
+			i++
+		case paygate.ThreeDSRelease:
+			b.Queue(releaseChallenge, op.TokenHash)
+			i++
 		default:
 			return fmt.Errorf("postgres: operation %d of the unit: %T is not an operation", i, op)
 		}

@@ -54,6 +54,10 @@ func applyUnit(ctx context.Context, tx *sql.Tx, u paygate.Unit) error {
 			err = drainProvider(ctx, tx, op)
 		case paygate.BreakerReplacement:
 			err = replaceBreakers(ctx, tx, op)
+		case paygate.ThreeDSConsumption:
+			err = consumeChallenge(ctx, tx, op)
+		case paygate.ThreeDSRelease:
+			err = releaseChallenge(ctx, tx, op)
 		default:
 			err = fmt.Errorf("sqlite: operation %d of the unit: %T is not an operation", i, op)
 		}
