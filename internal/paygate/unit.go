@@ -60,6 +60,14 @@ type Unit struct {
 //     in one unit with the payment's transition.
 //   - ThreeDSRelease drops the claim of an unconsumed challenge. It never
 //     fails the unit.
+//   - StoredCard inserts a stored card, active or pending (Validate). It
+//     fails the unit with NOT_FOUND when its customer does not exist for
+//     its merchant and mode, and with ErrConflict on a duplicate id or when
+//     the customer has an active card of the same fingerprint (the store
+//     keeps one active card per number: a caller that deduplicates looks
+//     for it first with StoredCards, and looks again on ErrConflict).
+//   - StoredCardLink, StoredCardDeletion, PendingCardActivation,
+//     PendingCardDiscard and StoredCardRewrap: see their types.
 type Op interface {
 	unitOp()
 }
@@ -73,11 +81,17 @@ func (NewRefund) unitOp()             {}
 func (RefundTransition) unitOp()      {}
 
 // Vault, 3-D Secure, routing and idempotency operations.
-func (IdempotencyRelease) unitOp() {}
-func (ProviderDrain) unitOp()      {}
-func (BreakerReplacement) unitOp() {}
-func (ThreeDSConsumption) unitOp() {}
-func (ThreeDSRelease) unitOp()     {}
+func (IdempotencyRelease) unitOp()    {}
+func (ProviderDrain) unitOp()         {}
+func (BreakerReplacement) unitOp()    {}
+func (ThreeDSConsumption) unitOp()    {}
+func (ThreeDSRelease) unitOp()        {}
+func (StoredCard) unitOp()            {}
+func (StoredCardLink) unitOp()        {}
+func (StoredCardDeletion) unitOp()    {}
+func (PendingCardActivation) unitOp() {}
+func (PendingCardDiscard) unitOp()    {}
+func (StoredCardRewrap) unitOp()      {}
 
 // Add appends the operations to the unit.
 func (u *Unit) Add(ops ...Op) {
@@ -99,11 +113,15 @@ func (u *Unit) AddCompletion(done *IdempotencyCompletion) {
 }
 
 // Validate checks what the operations require of the unit itself: each
-// ThreeDSChallenge follows a transition of its payment to pending_3ds, and
-// each NewRefund has a positive amount (INVALID_REQUEST param amount). An
+// ThreeDSChallenge follows a transition of its payment to pending_3ds, each
+// NewRefund has a positive amount (INVALID_REQUEST param amount), and each
+// StoredCard is active or pending. An
 // engine refuses an invalid unit before it writes anything.
 func (u Unit) Validate() error {
 	for i, op := range u.Ops {
+		if c, ok := op.(StoredCard); ok && c.State != StoredCardActive && c.State != StoredCardPending {
+			return fmt.Errorf("operation %d of the unit: a stored card is saved active or pending, not %q", i, c.State)
+		}
 		if r, ok := op.(NewRefund); ok && r.Refund.Amount.Amount <= 0 {
 			return Errorf(CodeInvalidRequest, "amount", "The refund amount must be greater than zero.")
 		}

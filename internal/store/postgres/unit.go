@@ -143,6 +143,25 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 		case paygate.ThreeDSRelease:
 			b.Queue(releaseChallenge, op.TokenHash)
 			i++
+		case paygate.StoredCard:
+			queueRefusable(b, insertStoredCardInUnit, storedCardArgs(op), "customer", &refusedBy)
+			i++
+		case paygate.StoredCardLink:
+			queueRefusable(b, linkStoredCardInUnit, linkArgs(op), "payment", &refusedBy)
+			i++
+		case paygate.StoredCardDeletion:
+			queueRefusable(b, deleteStoredCardInUnit, deletionArgs(op), "stored card", &refusedBy)
+			i++
+		case paygate.PendingCardActivation:
+			queueRefusable(b, activatePendingCardInUnit, pendingCardArgs(op.MerchantID, op.Mode, op.PaymentID, op.At),
+				"pending stored card", &refusedBy)
+			i++
+		case paygate.PendingCardDiscard:
+			b.Queue(discardPendingCard, pendingCardArgs(op.MerchantID, op.Mode, op.PaymentID, op.At))
+			i++
+		case paygate.StoredCardRewrap:
+			queueRefusable(b, rewrapStoredCardInUnit, rewrapArgs(op), "stored card", &refusedBy)
+			i++
 		default:
 			return fmt.Errorf("postgres: operation %d of the unit: %T is not an operation", i, op)
 		}
@@ -166,6 +185,19 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 		}
 	}
 	return translate(err)
+}
+
+// queueRefusable queues a statement that answers true or fails the unit
+// through unit_refused, and sets *refusedBy to kind when it fails.
+func queueRefusable(b *pgx.Batch, sql string, args namedArgs, kind string, refusedBy *string) {
+	b.Queue(sql, args).QueryRow(func(row pgx.Row) error {
+		var ok bool
+		err := row.Scan(&ok)
+		if err != nil {
+			*refusedBy = kind
+		}
+		return err
+	})
 }
 
 // eventsFrom returns the Event operations of ops from index i up to the

@@ -58,6 +58,18 @@ func applyUnit(ctx context.Context, tx *sql.Tx, u paygate.Unit) error {
 			err = consumeChallenge(ctx, tx, op)
 		case paygate.ThreeDSRelease:
 			err = releaseChallenge(ctx, tx, op)
+		case paygate.StoredCard:
+			err = insertStoredCard(ctx, tx, op)
+		case paygate.StoredCardLink:
+			err = linkStoredCard(ctx, tx, op)
+		case paygate.StoredCardDeletion:
+			err = deleteStoredCard(ctx, tx, op)
+		case paygate.PendingCardActivation:
+			err = activatePendingCard(ctx, tx, op)
+		case paygate.PendingCardDiscard:
+			err = discardPendingCard(ctx, tx, op)
+		case paygate.StoredCardRewrap:
+			err = rewrapStoredCard(ctx, tx, op)
 		default:
 			err = fmt.Errorf("sqlite: operation %d of the unit: %T is not an operation", i, op)
 		}
