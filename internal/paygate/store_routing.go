@@ -87,6 +87,20 @@ type SandboxCharge struct {
 	CreatedAt time.Time
 }
 
+// RecoveryClaim claims the payment PaymentID of (MerchantID, Mode) for one
+// recovery attempt until Until, when it is still one PaymentsToRecover
+// would return at Now. It fails the unit, changing nothing, with
+// ErrStateConflict when it is not (another node claimed it, it is no longer
+// created, or its lease runs), and with NOT_FOUND when it does not exist
+// for the merchant and mode. Concurrent claims of one payment succeed once.
+type RecoveryClaim struct {
+	MerchantID string
+	Mode       Mode
+	PaymentID  string
+	Now        time.Time
+	Until      time.Time
+}
+
 // RoutingStore is the part of Store for provider routing and recovery (issue
 // 5): provider states, breaker reports, the sandbox ledger, and the
 // payments the recovery job takes over.
@@ -104,10 +118,9 @@ type RoutingStore interface {
 	// since, sorted by provider id, mode and node.
 	BreakerReports(ctx context.Context, since time.Time) ([]BreakerReport, error)
 
-	// RecordSandboxCharge stores the ledger entry unless the provider already
-	// has one for the payment, and returns the stored entry: the first one
-	// wins, as the payment id is the provider's idempotency key.
-	RecordSandboxCharge(ctx context.Context, c SandboxCharge) (SandboxCharge, error)
+	// A SandboxCharge operation (Commit) stores a ledger entry unless the
+	// provider already has one for the payment: the first one wins, as the
+	// payment id is the provider's idempotency key.
 	// SandboxChargeByPayment returns the provider's ledger entry for the
 	// payment, or NOT_FOUND when the provider never received it.
 	SandboxChargeByPayment(ctx context.Context, providerID, paymentID string) (SandboxCharge, error)
@@ -120,10 +133,5 @@ type RoutingStore interface {
 	// now. It serves the background recovery job only. A limit <= 0 means no
 	// limit.
 	PaymentsToRecover(ctx context.Context, now time.Time, limit int) ([]Payment, error)
-	// ClaimPaymentRecovery claims the payment for one recovery attempt until
-	// the given time, when it is still one PaymentsToRecover would return at
-	// now. It reports false, changing nothing, when it is not (another node
-	// claimed it, it is no longer created, its lease runs, or it does not
-	// exist for the merchant and mode). Concurrent calls claim it once.
-	ClaimPaymentRecovery(ctx context.Context, merchantID string, mode Mode, paymentID string, now, until time.Time) (bool, error)
+	// A RecoveryClaim operation (Commit) claims a payment for recovery.
 }

@@ -66,6 +66,10 @@ type Unit struct {
 //     the customer has an active card of the same fingerprint (the store
 //     keeps one active card per number: a caller that deduplicates looks
 //     for it first with StoredCards, and looks again on ErrConflict).
+//   - RecoveryClaim claims a payment for one recovery attempt. It fails the
+//     unit with ErrStateConflict when the payment is not recoverable at Now
+//     (claimed, no longer created, or in its lease), with NOT_FOUND when it
+//     does not exist for its merchant and mode.
 //   - StoredCardLink, StoredCardDeletion, PendingCardActivation,
 //     PendingCardDiscard and StoredCardRewrap: see their types.
 type Op interface {
@@ -92,6 +96,7 @@ func (StoredCardDeletion) unitOp()    {}
 func (PendingCardActivation) unitOp() {}
 func (PendingCardDiscard) unitOp()    {}
 func (StoredCardRewrap) unitOp()      {}
+func (RecoveryClaim) unitOp()         {}
 
 // Add appends the operations to the unit.
 func (u *Unit) Add(ops ...Op) {
@@ -141,6 +146,20 @@ func (u Unit) Validate() error {
 		}
 	}
 	return nil
+}
+
+// OnlyLedgerEntries reports whether the unit writes sandbox ledger entries
+// (SandboxCharge) and nothing else: a charge that is not answered at once
+// writes its entry alone before it answers. Such a unit may commit without
+// waiting for its flush: the payment's outcome, the only thing a client is
+// told, commits durably after it, and that flush covers it.
+func (u Unit) OnlyLedgerEntries() bool {
+	for _, op := range u.Ops {
+		if _, ok := op.(SandboxCharge); !ok {
+			return false
+		}
+	}
+	return len(u.Ops) > 0
 }
 
 // HasEvents reports whether the unit appends events: after it commits, the

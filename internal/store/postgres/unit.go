@@ -62,6 +62,11 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 		return fmt.Errorf("postgres: %w", err)
 	}
 	b := &pgx.Batch{}
+	if u.OnlyLedgerEntries() {
+		// A sandbox's entry of a charge not answered at once: the
+		// payment's outcome commits synchronously after it (skipFlushWait).
+		b.Queue(skipFlushWait)
+	}
 	refusedBy := "" // the kind of row whose conditional write refused the unit
 	for i := 0; i < len(u.Ops); {
 		switch op := u.Ops[i].(type) {
@@ -131,14 +136,7 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 			queueBreakerReplacement(b, op)
 			i++
 		case paygate.ThreeDSConsumption:
-			b.Queue(consumeChallengeInUnit, consumeChallengeArgs(op)).QueryRow(func(row pgx.Row) error {
-				var consumed bool
-				err := row.Scan(&consumed)
-				if err != nil {
-					refusedBy = "challenge"
-				}
-				return err
-			})
+			queueRefusable(b, consumeChallengeInUnit, consumeChallengeArgs(op), "challenge", &refusedBy)
 			i++
 		case paygate.ThreeDSRelease:
 			b.Queue(releaseChallenge, op.TokenHash)
@@ -161,6 +159,9 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 			i++
 		case paygate.StoredCardRewrap:
 			queueRefusable(b, rewrapStoredCardInUnit, rewrapArgs(op), "stored card", &refusedBy)
+			i++
+		case paygate.RecoveryClaim:
+			queueRefusable(b, claimRecoveryInUnit, recoveryClaimArgs(op), "payment", &refusedBy)
 			i++
 		default:
 			return fmt.Errorf("postgres: operation %d of the unit: %T is not an operation", i, op)

@@ -91,26 +91,6 @@ func (s *Store) BreakerReports(ctx context.Context, since time.Time) ([]paygate.
 const sandboxChargeColumns = `provider_id, payment_id, mode, amount, currency, outcome,
 	provider_ref, decline_code, message, ready_at, created_at`
 
-// RecordSandboxCharge stores the entry unless the provider has one for the
-// payment already, and returns the stored entry. It commits lazily
-// (lazyTx), as the PostgreSQL store's entry commits without waiting for its
-// flush: the payment's outcome, the only thing a client is told, commits
-// durably after it.
-func (s *Store) RecordSandboxCharge(ctx context.Context, c paygate.SandboxCharge) (paygate.SandboxCharge, error) {
-	var stored paygate.SandboxCharge
-	err := s.lazyTx(ctx, func(tx *sql.Tx) error {
-		if err := insertSandboxCharge(ctx, tx, c); err != nil {
-			return err
-		}
-		var err error
-		stored, err = scanSandboxCharge(tx.QueryRowContext(ctx,
-			`SELECT `+sandboxChargeColumns+` FROM sandbox_ledger WHERE provider_id = ? AND payment_id = ?`,
-			c.ProviderID, c.PaymentID))
-		return err
-	})
-	return stored, err
-}
-
 // insertSandboxCharge inserts the entry in the caller's transaction unless
 // the provider has one for the payment, which is then kept.
 func insertSandboxCharge(ctx context.Context, tx *sql.Tx, c paygate.SandboxCharge) error {
@@ -176,20 +156,19 @@ func (s *Store) PaymentsToRecover(ctx context.Context, now time.Time, limit int)
 	return payments, translate(rows.Err())
 }
 
-// ClaimPaymentRecovery claims a recoverable payment until the given time.
-func (s *Store) ClaimPaymentRecovery(ctx context.Context, merchantID string, mode paygate.Mode, paymentID string, now, until time.Time) (bool, error) {
-	var claimed bool
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `
-			UPDATE payments SET recovery_until = ?2
-			WHERE id = ?3 AND merchant_id = ?4 AND mode = ?5 AND `+recoverable,
-			micros(now), micros(until), paymentID, merchantID, string(mode))
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		claimed = n == 1
+// claimRecovery claims a recoverable payment until c.Until (RecoveryClaim):
+// ErrStateConflict when it is not recoverable at c.Now, NOT_FOUND when it
+// does not exist for the merchant and mode.
+func claimRecovery(ctx context.Context, tx *sql.Tx, c paygate.RecoveryClaim) error {
+	res, err := tx.ExecContext(ctx, `
+		UPDATE payments SET recovery_until = ?2
+		WHERE id = ?3 AND merchant_id = ?4 AND mode = ?5 AND `+recoverable,
+		micros(c.Now), micros(c.Until), c.PaymentID, c.MerchantID, string(c.Mode))
+	if err != nil {
 		return err
-	})
-	return claimed, err
+	}
+	if n, err := res.RowsAffected(); err != nil || n > 0 {
+		return err
+	}
+	return missingOrConflict(ctx, tx, "payments", "payment", c.PaymentID, c.MerchantID, c.Mode)
 }

@@ -20,7 +20,13 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 	if err := u.Validate(); err != nil {
 		return fmt.Errorf("sqlite: %w", err)
 	}
-	err := s.inTx(ctx, func(tx *sql.Tx) error { return applyUnit(ctx, tx, u) })
+	run := s.inTx
+	if u.OnlyLedgerEntries() {
+		// A sandbox's entry of a charge not answered at once: the
+		// payment's outcome commits durably after it (lazyTx).
+		run = s.lazyTx
+	}
+	err := run(ctx, func(tx *sql.Tx) error { return applyUnit(ctx, tx, u) })
 	if err == nil && u.HasEvents() && s.onEvents != nil {
 		s.onEvents()
 	}
@@ -70,6 +76,8 @@ func applyUnit(ctx context.Context, tx *sql.Tx, u paygate.Unit) error {
 			err = discardPendingCard(ctx, tx, op)
 		case paygate.StoredCardRewrap:
 			err = rewrapStoredCard(ctx, tx, op)
+		case paygate.RecoveryClaim:
+			err = claimRecovery(ctx, tx, op)
 		default:
 			err = fmt.Errorf("sqlite: operation %d of the unit: %T is not an operation", i, op)
 		}

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -33,6 +34,15 @@ func recoverIDs(t *testing.T, s paygate.Store, now time.Time, limit int) []strin
 		ids[i] = p.ID
 	}
 	return ids
+}
+
+// recordSandboxCharge commits the entry, as a sandbox provider's charge
+// does, and returns the provider's stored entry for the payment.
+func recordSandboxCharge(t *testing.T, s paygate.Store, c paygate.SandboxCharge) (paygate.SandboxCharge, error) {
+	if err := commitOp(ctx(t), s, c); err != nil {
+		return paygate.SandboxCharge{}, err
+	}
+	return s.SandboxChargeByPayment(ctx(t), c.ProviderID, c.PaymentID)
 }
 
 func sandboxChargeValue(providerID, paymentID string, created time.Time) paygate.SandboxCharge {
@@ -146,7 +156,7 @@ func routingCases() []testCase {
 			_, err := s.SandboxChargeByPayment(ctx(t), "sandbox-eu", pay)
 			wantNotFound(t, err)
 			c := sandboxChargeValue("sandbox-eu", pay, at(time.Minute))
-			got, err := s.RecordSandboxCharge(ctx(t), c)
+			got, err := recordSandboxCharge(t, s, c)
 			must(t, err)
 			equal(t, "recorded entry", c, got)
 			got, err = s.SandboxChargeByPayment(ctx(t), "sandbox-eu", pay)
@@ -157,7 +167,7 @@ func routingCases() []testCase {
 			again := c
 			again.Outcome, again.DeclineCode, again.Message = paygate.SandboxCaptured, "", ""
 			again.ReadyAt, again.CreatedAt = at(time.Hour), at(time.Hour)
-			got, err = s.RecordSandboxCharge(ctx(t), again)
+			got, err = recordSandboxCharge(t, s, again)
 			must(t, err)
 			equal(t, "entry after a repeat", c, got)
 
@@ -166,7 +176,7 @@ func routingCases() []testCase {
 			wantNotFound(t, err)
 			other := sandboxChargeValue("sandbox-global", pay, at(2*time.Minute))
 			other.Outcome, other.DeclineCode, other.Message = paygate.SandboxErrored, "", "The payment provider could not process the payment."
-			got, err = s.RecordSandboxCharge(ctx(t), other)
+			got, err = recordSandboxCharge(t, s, other)
 			must(t, err)
 			equal(t, "other provider's entry", other, got)
 			got, err = s.SandboxChargeByPayment(ctx(t), "sandbox-eu", pay)
@@ -184,7 +194,7 @@ func routingCases() []testCase {
 				go func() {
 					defer wg.Done()
 					c := sandboxChargeValue("sandbox-eu", pay, at(time.Duration(i)*time.Second))
-					results[i], errs[i] = s.RecordSandboxCharge(ctx(t), c)
+					results[i], errs[i] = recordSandboxCharge(t, s, c)
 				}()
 			}
 			wg.Wait()
@@ -233,9 +243,12 @@ func routingCases() []testCase {
 
 			claim := func(p paygate.Payment, merchantID string, mode paygate.Mode, now, until time.Time) bool {
 				t.Helper()
-				ok, err := s.ClaimPaymentRecovery(ctx(t), merchantID, mode, p.ID, now, until)
+				err := commitOp(ctx(t), s, paygate.RecoveryClaim{MerchantID: merchantID, Mode: mode, PaymentID: p.ID, Now: now, Until: until})
+				if errors.Is(err, paygate.ErrStateConflict) || paygate.IsNotFound(err) {
+					return false
+				}
 				must(t, err)
-				return ok
+				return true
 			}
 			if claim(young, f.merchant.ID, paygate.ModeTest, now, now.Add(time.Minute)) {
 				t.Fatal("claimed a payment whose lease runs")
@@ -275,6 +288,26 @@ func routingCases() []testCase {
 				t.Fatal("could not claim a handed-over payment in its lease")
 			}
 		}},
+		{"RecoveryClaimRefusals", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			p := f.newPayment(t, paygate.ModeTest, at(time.Minute))
+			q := f.newPayment(t, paygate.ModeTest, at(time.Minute))
+			young := f.newPayment(t, paygate.ModeTest, at(2*time.Minute))
+			now := at(2*time.Minute + time.Second)
+			claim := func(p paygate.Payment, mode paygate.Mode) paygate.RecoveryClaim {
+				return paygate.RecoveryClaim{MerchantID: p.MerchantID, Mode: mode, PaymentID: p.ID, Now: now, Until: now.Add(time.Minute)}
+			}
+			wantIs(t, commitOp(ctx(t), s, claim(young, young.Mode)), paygate.ErrStateConflict)
+			wantNotFound(t, commitOp(ctx(t), s, claim(p, paygate.ModeLive)))
+			// A unit with a good claim and a refused one claims nothing.
+			wantIs(t, commitOp(ctx(t), s, claim(p, p.Mode), claim(young, young.Mode)), paygate.ErrStateConflict)
+			wantNotFound(t, commitOp(ctx(t), s, claim(p, p.Mode), claim(paygate.Payment{ID: newID(), MerchantID: p.MerchantID}, p.Mode)))
+			equal(t, "to recover after refused units", []string{p.ID, q.ID}, recoverIDs(t, s, now, 0))
+			// Two claims of one payment in one unit: the second is refused.
+			wantIs(t, commitOp(ctx(t), s, claim(q, q.Mode), claim(q, q.Mode)), paygate.ErrStateConflict)
+			must(t, commitOp(ctx(t), s, claim(p, p.Mode), claim(q, q.Mode)))
+			equal(t, "to recover after the claims", []string{}, recoverIDs(t, s, now, 0))
+		}},
 		{"ClaimPaymentRecoveryConcurrentClaimsOnce", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			p := f.newPayment(t, paygate.ModeTest, at(time.Minute))
@@ -287,12 +320,12 @@ func routingCases() []testCase {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					ok, err := s.ClaimPaymentRecovery(ctx(t), p.MerchantID, p.Mode, p.ID, now, now.Add(time.Minute))
-					if err != nil {
+					err := commitOp(ctx(t), s, paygate.RecoveryClaim{MerchantID: p.MerchantID, Mode: p.Mode, PaymentID: p.ID, Now: now, Until: now.Add(time.Minute)})
+					if err != nil && !errors.Is(err, paygate.ErrStateConflict) {
 						t.Error(err)
 						return
 					}
-					if ok {
+					if err == nil {
 						mu.Lock()
 						wins++
 						mu.Unlock()
