@@ -78,6 +78,7 @@ type Store interface {
 	ReserveIdempotency(ctx context.Context, r IdempotencyReservation) (existing IdempotencyRecord, reserved bool, err error)
 	// An IdempotencyCompletion operation (Commit) stores the answer of a
 	// reserved key, and an IdempotencyRelease deletes an in-flight record.
+
 	// PurgeIdempotency deletes records created before the time and returns
 	// how many.
 	PurgeIdempotency(ctx context.Context, createdBefore time.Time) (int64, error)
@@ -99,7 +100,7 @@ type Store interface {
 	// operation sees the writes of those before it. The first operation
 	// that refuses (a PaymentTransition whose payment is in none of From:
 	// ErrStateConflict; missing for its merchant and mode: NOT_FOUND; the
-	// refusals of NewRefund and RefundTransition, see Op) fails the unit
+	// refusals of the other operations, see Op) fails the unit
 	// with its error. An empty unit writes nothing.
 	Commit(ctx context.Context, u Unit) error
 	// PaymentByID returns a payment of (merchant, mode), or NOT_FOUND.

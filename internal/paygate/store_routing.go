@@ -114,6 +114,7 @@ type RoutingStore interface {
 
 	// A BreakerReplacement operation (Commit) replaces or forgets a node's
 	// reports.
+
 	// BreakerReports returns the reports of every node reported at or after
 	// since, sorted by provider id, mode and node.
 	BreakerReports(ctx context.Context, since time.Time) ([]BreakerReport, error)
@@ -121,6 +122,7 @@ type RoutingStore interface {
 	// A SandboxCharge operation (Commit) stores a ledger entry unless the
 	// provider already has one for the payment: the first one wins, as the
 	// payment id is the provider's idempotency key.
+
 	// SandboxChargeByPayment returns the provider's ledger entry for the
 	// payment, or NOT_FOUND when the provider never received it.
 	SandboxChargeByPayment(ctx context.Context, providerID, paymentID string) (SandboxCharge, error)

@@ -120,6 +120,7 @@ type ThreeDSStore interface {
 	// A ThreeDSRelease operation (Commit) drops a claim; a
 	// ThreeDSConsumption consumes a challenge, in the unit of its payment's
 	// transition (ThreeDSFinish).
+
 	// ExpiredThreeDSChallenges returns up to limit challenges of any
 	// merchant that are unconsumed, expired at now and not claimed at now,
 	// oldest expiry first. It serves the background expiry job only. A

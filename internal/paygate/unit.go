@@ -66,12 +66,12 @@ type Unit struct {
 //     the customer has an active card of the same fingerprint (the store
 //     keeps one active card per number: a caller that deduplicates looks
 //     for it first with StoredCards, and looks again on ErrConflict).
+//   - StoredCardLink, StoredCardDeletion, PendingCardActivation,
+//     PendingCardDiscard and StoredCardRewrap: see their types.
 //   - RecoveryClaim claims a payment for one recovery attempt. It fails the
 //     unit with ErrStateConflict when the payment is not recoverable at Now
 //     (claimed, no longer created, or in its lease), with NOT_FOUND when it
 //     does not exist for its merchant and mode.
-//   - StoredCardLink, StoredCardDeletion, PendingCardActivation,
-//     PendingCardDiscard and StoredCardRewrap: see their types.
 type Op interface {
 	unitOp()
 }
@@ -120,8 +120,8 @@ func (u *Unit) AddCompletion(done *IdempotencyCompletion) {
 // Validate checks what the operations require of the unit itself: each
 // ThreeDSChallenge follows a transition of its payment to pending_3ds, each
 // NewRefund has a positive amount (INVALID_REQUEST param amount), and each
-// StoredCard is active or pending. An
-// engine refuses an invalid unit before it writes anything.
+// StoredCard is active or pending. An engine refuses an invalid unit before
+// it writes anything.
 func (u Unit) Validate() error {
 	for i, op := range u.Ops {
 		if c, ok := op.(StoredCard); ok && c.State != StoredCardActive && c.State != StoredCardPending {
