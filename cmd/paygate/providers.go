@@ -175,11 +175,22 @@ func cmdProviderDrain(ctx context.Context, c *cli, verb string, args []string) e
 	var st paygate.ProviderState
 	err = withStore(ctx, dbURL, func(ctx context.Context, s paygate.Store) error {
 		var err error
-		st, err = s.SetProviderDrained(ctx, id, drain, now())
+		if err := s.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.ProviderDrain{ProviderID: id, Drained: drain, At: now()}}}); err != nil {
+			return fmt.Errorf("%s %s: %w", verb, id, err)
+		}
+		// The stored state: setting the state a provider already has keeps
+		// the time it was set.
+		states, err := s.ProviderStates(ctx)
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", verb, id, err)
 		}
-		return nil
+		for _, ps := range states {
+			if ps.ProviderID == id {
+				st = ps
+				return nil
+			}
+		}
+		return fmt.Errorf("%s %s: the provider's state was not stored", verb, id)
 	})
 	if err != nil {
 		return err

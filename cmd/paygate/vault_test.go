@@ -67,7 +67,7 @@ func storeCards(t *testing.T, db, merchantID string, v *vault.Vault, numbers ...
 		if c.Sealed, err = v.Seal(c, paygate.PAN(n)); err != nil {
 			t.Fatal(err)
 		}
-		saved, _, err := st.SaveStoredCard(ctx, c, []string{c.Sealed.Fingerprint})
+		saved, _, err := paygate.SaveStoredCard(ctx, st, c, []string{c.Sealed.Fingerprint})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,11 +87,14 @@ func reread(t *testing.T, db string, cards []paygate.StoredCard) []paygate.Store
 	defer st.Close()
 	var out []paygate.StoredCard
 	for _, c := range cards {
-		got, err := st.StoredCardByID(ctx, c.MerchantID, c.Mode, c.CustomerID, c.ID)
+		got, err := st.StoredCards(ctx, paygate.StoredCardQuery{MerchantID: c.MerchantID, Mode: c.Mode, CustomerID: c.CustomerID, ID: c.ID})
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, got)
+		if len(got) != 1 {
+			t.Fatalf("card %s: %d cards read", c.ID, len(got))
+		}
+		out = append(out, got[0])
 	}
 	return out
 }

@@ -107,7 +107,7 @@ func (d *Dashboard) loadCustomer(ctx context.Context, v *viewer, customerID stri
 		ps, data.More = ps[:pageSize], true
 	}
 	data.Payments = ps
-	if data.Cards, err = d.store.StoredCardsByCustomer(ctx, mid, mode, c.ID); err != nil {
+	if data.Cards, err = d.store.StoredCards(ctx, paygate.StoredCardQuery{MerchantID: mid, Mode: mode, CustomerID: c.ID}); err != nil {
 		return customerData{}, fmt.Errorf("list stored cards: %w", err)
 	}
 	return data, nil
@@ -125,9 +125,13 @@ func (d *Dashboard) deleteCard(w http.ResponseWriter, r *http.Request, v *viewer
 	customerID, cardID := strings.ToLower(params[0]), strings.ToLower(params[1])
 	// Read the card first (scoped to merchant, mode and customer) for the
 	// audit entry's description.
-	card, err := d.store.StoredCardByID(ctx, mid, mode, customerID, cardID)
-	if err == nil && card.State != paygate.StoredCardActive {
+	cards, err := d.store.StoredCards(ctx, paygate.StoredCardQuery{MerchantID: mid, Mode: mode, CustomerID: customerID, ID: cardID})
+	var card paygate.StoredCard
+	switch {
+	case paygate.IsNotFound(err) || (err == nil && len(cards) == 0):
 		err = paygate.Errorf(paygate.CodeNotFound, "", "no such stored card")
+	case err == nil:
+		card = cards[0]
 	}
 	if err != nil {
 		d.fail(w, r, v, fmt.Errorf("read stored card: %w", err))

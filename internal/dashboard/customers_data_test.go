@@ -139,7 +139,7 @@ func TestCustomerDetailAndDeleteCard(t *testing.T) {
 	if del.code != http.StatusSeeOther || del.location != "/dashboard/test/customers/"+cid+"?deleted=1" {
 		t.Fatalf("delete: %d %q\n%s", del.code, del.location, del.body)
 	}
-	cards, err := f.st.StoredCardsByCustomer(context.Background(), f.a.merchantID, paygate.ModeTest, cid)
+	cards, err := f.st.StoredCards(context.Background(), paygate.StoredCardQuery{MerchantID: f.a.merchantID, Mode: paygate.ModeTest, CustomerID: cid})
 	if err != nil || len(cards) != 0 {
 		t.Fatalf("cards after delete: %v %v", cards, err)
 	}
@@ -216,7 +216,7 @@ func TestOtherTenantsIDs(t *testing.T) {
 		tn       tenant
 		customer string
 	}{{f.b, bCustomer}, {f.a, aCustomer}} {
-		cards, err := f.st.StoredCardsByCustomer(context.Background(), c.tn.merchantID, c.tn.mode, c.customer)
+		cards, err := f.st.StoredCards(context.Background(), paygate.StoredCardQuery{MerchantID: c.tn.merchantID, Mode: c.tn.mode, CustomerID: c.customer})
 		if err != nil || len(cards) != 1 {
 			t.Errorf("cards of %s: %v %v", c.customer, cards, err)
 		}

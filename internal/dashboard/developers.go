@@ -159,15 +159,16 @@ func (d *Dashboard) createKey(w http.ResponseWriter, r *http.Request, v *viewer,
 	}
 	secret, created, err := account.CreateKey(ctx, d.store, v.User.MerchantID, v.Mode, d.now())
 	if err != nil {
-		if rerr := d.store.ReleaseIdempotency(context.WithoutCancel(ctx), v.User.MerchantID, v.Mode, key); rerr != nil {
+		release := paygate.IdempotencyRelease{MerchantID: v.User.MerchantID, Mode: v.Mode, Key: key}
+		if rerr := d.store.Commit(context.WithoutCancel(ctx), paygate.Unit{Ops: []paygate.Op{release}}); rerr != nil {
 			err = errors.Join(err, fmt.Errorf("release the create-key form: %w", rerr))
 		}
 		d.fail(w, r, v, err)
 		return
 	}
-	if err := d.store.CompleteIdempotency(ctx, paygate.IdempotencyCompletion{
+	if err := d.store.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.IdempotencyCompletion{
 		MerchantID: v.User.MerchantID, Mode: v.Mode, Key: key, StatusCode: http.StatusCreated, Body: []byte(created.ID),
-	}); err != nil {
+	}}}); err != nil {
 		// The key exists and its secret is about to be shown: a failure
 		// here only loses the protection against a second submission.
 		d.log.Warn("complete the create-key form", "key", created.ID, "error", err)

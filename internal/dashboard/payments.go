@@ -319,7 +319,7 @@ func (d *Dashboard) loadPayment(ctx context.Context, v *viewer, paymentID string
 	if err != nil {
 		return paymentData{}, fmt.Errorf("read payment: %w", err)
 	}
-	challenges, err := d.store.ThreeDSChallengesByPayment(ctx, mid, mode, p.ID)
+	challenges, err := d.store.ThreeDSChallenges(ctx, paygate.ThreeDSChallengeQuery{MerchantID: mid, Mode: mode, PaymentID: p.ID})
 	if err != nil {
 		return paymentData{}, fmt.Errorf("read 3-D Secure challenges: %w", err)
 	}

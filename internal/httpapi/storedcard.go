@@ -66,7 +66,7 @@ func (s *Server) saveStoredCard(w http.ResponseWriter, r *http.Request, key payg
 }
 
 func (s *Server) listStoredCards(w http.ResponseWriter, r *http.Request, key paygate.APIKey, ids []string) {
-	cards, err := s.cfg.Store.StoredCardsByCustomer(r.Context(), key.MerchantID, key.Mode, ids[0])
+	cards, err := s.cfg.Store.StoredCards(r.Context(), paygate.StoredCardQuery{MerchantID: key.MerchantID, Mode: key.Mode, CustomerID: ids[0]})
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -81,6 +81,15 @@ type IdempotencyCompletion struct {
 	Body       []byte
 }
 
+// IdempotencyRelease deletes the in-flight record of a key, for answers that
+// are not stored (validation errors): the key may be used again at once. A
+// complete record is kept, and a key without a record is left alone.
+type IdempotencyRelease struct {
+	MerchantID string
+	Mode       Mode
+	Key        string
+}
+
 // RequestReads names what a request reads together with its API key.
 type RequestReads struct {
 	// IdempotencyKey, when not "", asks for the record of this

@@ -69,14 +69,9 @@ type Store interface {
 	// the new in-flight record. Concurrent calls with one key reserve it
 	// once.
 	ReserveIdempotency(ctx context.Context, r IdempotencyReservation) (existing IdempotencyRecord, reserved bool, err error)
-	// CompleteIdempotency stores the answer of a reserved (in-flight) key.
-	// A complete record keeps its first answer, since a client may have seen
-	// it; a key with no record is left alone (no error).
-	CompleteIdempotency(ctx context.Context, c IdempotencyCompletion) error
-	// ReleaseIdempotency deletes an in-flight record, for answers that are
-	// not stored (validation errors): the key may be used again at once. A
-	// complete record is kept.
-	ReleaseIdempotency(ctx context.Context, merchantID string, mode Mode, key string) error
+	// An IdempotencyCompletion operation (Commit) stores the answer of a
+	// reserved key, and an IdempotencyRelease deletes an in-flight record.
+
 	// PurgeIdempotency deletes records created before the time and returns
 	// how many.
 	PurgeIdempotency(ctx context.Context, createdBefore time.Time) (int64, error)

@@ -15,6 +15,14 @@ type ProviderState struct {
 	UpdatedAt  time.Time
 }
 
+// ProviderDrain drains (Drained true) or restores (false) a provider at At.
+// Setting the state a provider already has keeps its UpdatedAt.
+type ProviderDrain struct {
+	ProviderID string
+	Drained    bool
+	At         time.Time
+}
+
 // BreakerState is the state of one node's circuit breaker for a provider.
 type BreakerState string
 
@@ -35,6 +43,15 @@ type BreakerReport struct {
 	State      BreakerState
 	Since      time.Time // when the breaker entered State
 	ReportedAt time.Time
+}
+
+// BreakerReplacement replaces every report of Node with Reports (all of
+// which name that node), stamped at At. No reports forgets the node (a node
+// that stops).
+type BreakerReplacement struct {
+	Node    string
+	Reports []BreakerReport
+	At      time.Time
 }
 
 // SandboxOutcome is what a sandbox provider decided about a charge it
@@ -70,6 +87,20 @@ type SandboxCharge struct {
 	CreatedAt time.Time
 }
 
+// RecoveryClaim claims the payment PaymentID of (MerchantID, Mode) for one
+// recovery attempt until Until, when it is still one PaymentsToRecover
+// would return at Now. It fails the unit, changing nothing, with
+// ErrStateConflict when it is not (another node claimed it, it is no longer
+// created, or its lease runs), and with NOT_FOUND when it does not exist
+// for the merchant and mode. Concurrent claims of one payment succeed once.
+type RecoveryClaim struct {
+	MerchantID string
+	Mode       Mode
+	PaymentID  string
+	Now        time.Time
+	Until      time.Time
+}
+
 // RoutingStore is the part of Store for provider routing and recovery (issue
 // 5): provider states, breaker reports, the sandbox ledger, and the
 // payments the recovery job takes over.
@@ -79,24 +110,19 @@ type RoutingStore interface {
 	// ProviderStates returns every provider state an operator ever set,
 	// sorted by provider id.
 	ProviderStates(ctx context.Context) ([]ProviderState, error)
-	// SetProviderDrained drains (true) or restores (false) the provider at
-	// the time and returns the stored state. Setting the state a provider
-	// already has keeps its UpdatedAt.
-	SetProviderDrained(ctx context.Context, providerID string, drained bool, at time.Time) (ProviderState, error)
+	// A ProviderDrain operation (Commit) sets a provider's state.
 
-	// ReportBreakers replaces every report of the node with the given ones
-	// (all of which name that node), stamped at the time.
-	ReportBreakers(ctx context.Context, node string, reports []BreakerReport, at time.Time) error
+	// A BreakerReplacement operation (Commit) replaces or forgets a node's
+	// reports.
+
 	// BreakerReports returns the reports of every node reported at or after
 	// since, sorted by provider id, mode and node.
 	BreakerReports(ctx context.Context, since time.Time) ([]BreakerReport, error)
-	// ForgetBreakers deletes the node's reports (a node that stops).
-	ForgetBreakers(ctx context.Context, node string) error
 
-	// RecordSandboxCharge stores the ledger entry unless the provider already
-	// has one for the payment, and returns the stored entry: the first one
-	// wins, as the payment id is the provider's idempotency key.
-	RecordSandboxCharge(ctx context.Context, c SandboxCharge) (SandboxCharge, error)
+	// A SandboxCharge operation (Commit) stores a ledger entry unless the
+	// provider already has one for the payment: the first one wins, as the
+	// payment id is the provider's idempotency key.
+
 	// SandboxChargeByPayment returns the provider's ledger entry for the
 	// payment, or NOT_FOUND when the provider never received it.
 	SandboxChargeByPayment(ctx context.Context, providerID, paymentID string) (SandboxCharge, error)
@@ -109,10 +135,5 @@ type RoutingStore interface {
 	// now. It serves the background recovery job only. A limit <= 0 means no
 	// limit.
 	PaymentsToRecover(ctx context.Context, now time.Time, limit int) ([]Payment, error)
-	// ClaimPaymentRecovery claims the payment for one recovery attempt until
-	// the given time, when it is still one PaymentsToRecover would return at
-	// now. It reports false, changing nothing, when it is not (another node
-	// claimed it, it is no longer created, its lease runs, or it does not
-	// exist for the merchant and mode). Concurrent calls claim it once.
-	ClaimPaymentRecovery(ctx context.Context, merchantID string, mode Mode, paymentID string, now, until time.Time) (bool, error)
+	// A RecoveryClaim operation (Commit) claims a payment for recovery.
 }

@@ -35,8 +35,33 @@ func (c ThreeDSChallenge) Usable(now time.Time) bool {
 	return c.ConsumedAt == nil && now.Before(c.ExpiresAt)
 }
 
+// ThreeDSConsumption consumes the challenge of TokenHash, which must be the
+// challenge of the payment PaymentID of (MerchantID, Mode), at At. It is
+// what a callback or the expiry job commits, in one unit with the payment's
+// transition out of pending_3ds and its events (ThreeDSFinish). It fails
+// the unit with ErrStateConflict when the challenge is already consumed, or
+// when OnlyExpired and it is not expired or is claimed at At; with
+// NOT_FOUND when the payment has no challenge with the hash.
+type ThreeDSConsumption struct {
+	TokenHash  []byte
+	PaymentID  string
+	MerchantID string
+	Mode       Mode
+	At         time.Time // the consumption time
+	// OnlyExpired restricts the consumption to a challenge that is expired
+	// at At and not claimed by a callback at At (the expiry job).
+	OnlyExpired bool
+}
+
+// ThreeDSRelease drops the claim of an unconsumed challenge, so that the
+// customer may try again at once (the provider could not be reached). A
+// consumed or unknown challenge is left alone: it never fails the unit.
+type ThreeDSRelease struct {
+	TokenHash []byte
+}
+
 // ThreeDSFinish consumes a challenge and moves its payment to its final
-// status, in one transaction.
+// status: the operations of one unit (Ops).
 type ThreeDSFinish struct {
 	TokenHash []byte
 	At        time.Time // the consumption time
@@ -44,40 +69,58 @@ type ThreeDSFinish struct {
 	// and not claimed by a callback at At (the expiry job).
 	OnlyExpired bool
 	// Transition moves the payment (From pending_3ds); its ID, MerchantID
-	// and Mode must be the challenge's.
+	// and Mode name the challenge's payment.
 	Transition PaymentTransition
 	Events     []Event
+}
+
+// Ops returns the finish's operations: the challenge's consumption, then
+// the payment's transition, then the events. The unit writes nothing when
+// the challenge cannot be consumed or the payment cannot move.
+func (f ThreeDSFinish) Ops() []Op {
+	t := f.Transition
+	ops := []Op{ThreeDSConsumption{
+		TokenHash: f.TokenHash, PaymentID: t.ID, MerchantID: t.MerchantID, Mode: t.Mode,
+		At: f.At, OnlyExpired: f.OnlyExpired,
+	}, t}
+	for _, e := range f.Events {
+		ops = append(ops, e)
+	}
+	return ops
+}
+
+// ThreeDSChallengeQuery selects challenges for Store.ThreeDSChallenges:
+// the challenge of TokenHash when it is set, otherwise the challenges of
+// the payment PaymentID of (MerchantID, Mode).
+type ThreeDSChallengeQuery struct {
+	// TokenHash selects the challenge of the token, whatever its state.
+	// The token is the credential (as an API key is): this lookup is not
+	// scoped by merchant, and the challenge names its merchant and mode for
+	// every later read.
+	TokenHash  []byte
+	MerchantID string
+	Mode       Mode
+	PaymentID  string
 }
 
 // ThreeDSStore is the part of Store for 3-D Secure challenges (issue 4): tokens bound to payments.
 // Methods follow the rules of Store: one transaction at most, merchant and
 // mode filtered in SQL for merchant data, errors as documented on Store.
 type ThreeDSStore interface {
-	// ThreeDSChallengeByTokenHash returns the challenge of the token hash,
-	// whatever its state, or NOT_FOUND. The token is the credential (as an
-	// API key is): the lookup is not scoped by merchant, and the challenge
-	// names its merchant and mode for every later read.
-	ThreeDSChallengeByTokenHash(ctx context.Context, tokenHash []byte) (ThreeDSChallenge, error)
-	// ThreeDSChallengesByPayment lists the challenges of a payment of
-	// (merchant, mode), oldest first; none for an unknown payment.
-	ThreeDSChallengesByPayment(ctx context.Context, merchantID string, mode Mode, paymentID string) ([]ThreeDSChallenge, error)
+	// ThreeDSChallenges lists the challenges the query selects, oldest
+	// first: at most one for a token hash; none for an unknown hash or
+	// payment.
+	ThreeDSChallenges(ctx context.Context, q ThreeDSChallengeQuery) ([]ThreeDSChallenge, error)
 	// ClaimThreeDSChallenge claims a usable challenge (not consumed, not
 	// expired at now) for one callback request until the given time, and
 	// returns it. NOT_FOUND when no usable challenge has the hash;
 	// ErrStateConflict when another request's claim is still running at
 	// now. Concurrent calls claim a challenge once.
 	ClaimThreeDSChallenge(ctx context.Context, tokenHash []byte, now, until time.Time) (ThreeDSChallenge, error)
-	// ReleaseThreeDSChallenge drops the claim of an unconsumed challenge,
-	// so that the customer may try again at once (the provider could not
-	// be reached). A consumed or unknown challenge is left alone (no error).
-	ReleaseThreeDSChallenge(ctx context.Context, tokenHash []byte) error
-	// FinishThreeDSChallenge consumes the challenge, applies f.Transition and
-	// inserts f.Events, in one transaction. ErrStateConflict when the
-	// challenge is already consumed, when f.OnlyExpired and it is not
-	// expired or is claimed at f.At, or when the payment is in none of
-	// f.Transition.From; NOT_FOUND when no challenge has the hash. Nothing
-	// is written on error.
-	FinishThreeDSChallenge(ctx context.Context, f ThreeDSFinish) error
+	// A ThreeDSRelease operation (Commit) drops a claim; a
+	// ThreeDSConsumption consumes a challenge, in the unit of its payment's
+	// transition (ThreeDSFinish).
+
 	// ExpiredThreeDSChallenges returns up to limit challenges of any
 	// merchant that are unconsumed, expired at now and not claimed at now,
 	// oldest expiry first. It serves the background expiry job only. A

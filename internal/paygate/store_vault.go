@@ -2,6 +2,7 @@ package paygate
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -61,63 +62,164 @@ type StoredCard struct {
 	DeletedAt  *time.Time
 }
 
+// StoredCardQuery selects stored cards for Store.StoredCards: the active
+// cards of one customer of (MerchantID, Mode), named by CustomerID (its
+// UUID) or, when that is "", by CustomerExternalID (as a stored_card
+// payment names it).
+type StoredCardQuery struct {
+	MerchantID         string
+	Mode               Mode
+	CustomerID         string
+	CustomerExternalID string
+	// ID, when set, selects the card with the id only.
+	ID string
+	// Fingerprints, when set, selects the cards whose fingerprint is one
+	// of them: the same number sealed under any of the master keys.
+	Fingerprints []string
+}
+
+// StoredCardLink sets the stored card of the payment PaymentID, a payment
+// of the customer CustomerID in (MerchantID, Mode), to StoredCardID (a card
+// payment with saveCard). It fails the unit with NOT_FOUND when the payment
+// is not one of the customer's in (MerchantID, Mode).
+type StoredCardLink struct {
+	PaymentID    string
+	MerchantID   string
+	Mode         Mode
+	CustomerID   string
+	StoredCardID string
+}
+
+// StoredCardDeletion deletes an active card of the customer (a UUID) at At:
+// the state becomes deleted and the sealed number, wrapped key and
+// fingerprint are erased. It fails the unit with NOT_FOUND when the
+// customer has no active card with the id in (MerchantID, Mode), deleted
+// cards included.
+type StoredCardDeletion struct {
+	MerchantID string
+	Mode       Mode
+	CustomerID string
+	ID         string
+	At         time.Time
+}
+
+// PendingCardActivation activates the pending card of the payment (after a
+// successful 3-D Secure challenge or a recovered outcome) and links the
+// payment to it. When the customer already has an active card with the
+// pending card's fingerprint, the pending card is erased as a deleted one
+// and the payment is linked to the existing card instead. It fails the unit
+// with NOT_FOUND when the payment has no pending card in (MerchantID, Mode).
+type PendingCardActivation struct {
+	MerchantID string
+	Mode       Mode
+	PaymentID  string
+	At         time.Time
+}
+
+// PendingCardDiscard erases the pending card of the payment (its challenge
+// failed or expired), as StoredCardDeletion does. A payment without a
+// pending card is left alone: it never fails the unit.
+type PendingCardDiscard struct {
+	MerchantID string
+	Mode       Mode
+	PaymentID  string
+	At         time.Time
+}
+
+// StoredCardRewrap replaces the sealed number of the card ID, when it is
+// still sealed under FromKeyID and not deleted (`paygate vault rewrap`). It
+// fails the unit with ErrStateConflict when the card changed meanwhile
+// (deleted, or rewrapped by another process), with NOT_FOUND when no card
+// has the id.
+type StoredCardRewrap struct {
+	ID        string
+	FromKeyID string
+	To        SealedCard
+	At        time.Time
+}
+
 // VaultStore is the part of Store for stored cards (issue 6): encrypted card
 // records bound to (merchant, mode, customer).
 // Methods follow the rules of Store: one transaction at most, merchant and
 // mode filtered in SQL for merchant data, errors as documented on Store.
 //
-// The store never sees a card number: it keeps what the vault sealed.
+// The store never sees a card number: it keeps what the vault sealed. Its
+// writes are operations of a unit (Commit): StoredCard (insert),
+// StoredCardLink, StoredCardDeletion, PendingCardActivation,
+// PendingCardDiscard and StoredCardRewrap.
 type VaultStore interface {
-	// SaveStoredCard stores c (State active or pending), in one transaction.
-	// An active card is deduplicated: when the customer already has an
-	// active card whose fingerprint is one of match, that card is returned
-	// with created false and c is not stored. When c.PaymentID is set and
-	// the card is active, the payment's StoredCardID becomes the returned
-	// card's id in the same transaction. A pending card is always inserted
-	// (and not linked to its payment until activated). NOT_FOUND when the
-	// customer does not exist for (c.MerchantID, c.Mode), or when
-	// c.PaymentID names no payment of that customer; ErrConflict on a
-	// duplicate id.
-	SaveStoredCard(ctx context.Context, c StoredCard, match []string) (saved StoredCard, created bool, err error)
-	// ActivatePendingCard activates the pending card of the payment (after
-	// a successful 3-D Secure challenge) and links the payment to it, in one
-	// transaction. When the customer already has an active card with the
-	// pending card's fingerprint, the pending card is erased as a deleted
-	// one and the payment is linked to the existing card instead. Returns
-	// the active card. NOT_FOUND when the payment has no pending card in
-	// (merchant, mode).
-	ActivatePendingCard(ctx context.Context, merchantID string, mode Mode, paymentID string, at time.Time) (StoredCard, error)
-	// DiscardPendingCard erases the pending card of the payment (its
-	// challenge failed or expired), as DeleteStoredCard does. A payment
-	// without a pending card is left alone (no error).
-	DiscardPendingCard(ctx context.Context, merchantID string, mode Mode, paymentID string, at time.Time) error
-	// StoredCardByID returns an active card of the customer (a UUID) in
-	// (merchant, mode), or NOT_FOUND.
-	StoredCardByID(ctx context.Context, merchantID string, mode Mode, customerID, id string) (StoredCard, error)
-	// StoredCardByCustomerRef returns an active card of the customer of the
-	// external id in (merchant, mode), as a stored_card payment names it, or
-	// NOT_FOUND (also when no such customer exists).
-	StoredCardByCustomerRef(ctx context.Context, merchantID string, mode Mode, customerExternalID, id string) (StoredCard, error)
-	// StoredCardsByCustomer lists the customer's active cards, newest first.
+	// StoredCards lists the active cards the query selects, newest first.
 	// NOT_FOUND when the customer does not exist for (merchant, mode).
-	StoredCardsByCustomer(ctx context.Context, merchantID string, mode Mode, customerID string) ([]StoredCard, error)
-	// DeleteStoredCard deletes an active card of the customer at the time:
-	// the state becomes deleted and the sealed number, wrapped key and
-	// fingerprint are erased. NOT_FOUND when the customer has no active card
-	// with the id in (merchant, mode), deleted cards included.
-	DeleteStoredCard(ctx context.Context, merchantID string, mode Mode, customerID, id string, at time.Time) error
+	StoredCards(ctx context.Context, q StoredCardQuery) ([]StoredCard, error)
 
 	// StoredCardsToRewrap returns up to limit cards of any merchant, active
 	// or pending, whose KeyID is not keyID and whose id is greater than
 	// after, in id order. It serves `paygate vault rewrap` only. A limit <= 0
 	// means no limit.
 	StoredCardsToRewrap(ctx context.Context, keyID, after string, limit int) ([]StoredCard, error)
-	// RewrapStoredCard replaces the sealed number of a card that is still
-	// sealed under fromKeyID and not deleted. ErrStateConflict when the card
-	// changed meanwhile (deleted, or rewrapped by another process);
-	// NOT_FOUND when no card has the id.
-	RewrapStoredCard(ctx context.Context, id, fromKeyID string, to SealedCard, at time.Time) error
 	// StoredCardKeyIDs counts the cards that are not deleted by the master
 	// key id they are sealed under.
 	StoredCardKeyIDs(ctx context.Context) (map[string]int, error)
+}
+
+// StoredCardSaver is what SaveStoredCard needs of a Store.
+type StoredCardSaver interface {
+	StoredCards(ctx context.Context, q StoredCardQuery) ([]StoredCard, error)
+	Commit(ctx context.Context, u Unit) error
+}
+
+// SaveStoredCard stores c (State active or pending) through st and returns
+// the stored card. An active card is deduplicated: when the customer
+// already has an active card whose fingerprint is one of match, that card
+// is returned with created false and c is not stored. When c.PaymentID is
+// set and the card is active, the payment's StoredCardID becomes the
+// returned card's id (in the unit that stores c). A pending card is always
+// inserted (and not linked to its payment until activated). NOT_FOUND when
+// the customer does not exist for (c.MerchantID, c.Mode), or when
+// c.PaymentID names no payment of that customer; ErrConflict on a duplicate
+// id.
+//
+// Two concurrent saves of one number may both find no card; the store keeps
+// one active card per fingerprint (StoredCard fails with ErrConflict), so
+// the later one looks again and finds the first one's card.
+func SaveStoredCard(ctx context.Context, st StoredCardSaver, c StoredCard, match []string) (saved StoredCard, created bool, err error) {
+	c.CreatedAt, c.UpdatedAt = Normalize(c.CreatedAt), Normalize(c.UpdatedAt)
+	linked := c.State == StoredCardActive && c.PaymentID != ""
+	for range 3 {
+		if c.State == StoredCardActive && len(match) > 0 {
+			cards, err := st.StoredCards(ctx, StoredCardQuery{
+				MerchantID: c.MerchantID, Mode: c.Mode, CustomerID: c.CustomerID, Fingerprints: match,
+			})
+			if err != nil {
+				return StoredCard{}, false, err
+			}
+			if len(cards) > 0 {
+				existing := cards[len(cards)-1] // the oldest
+				if linked {
+					err := st.Commit(ctx, Unit{Ops: []Op{c.link(existing.ID)}})
+					if err != nil {
+						return StoredCard{}, false, err
+					}
+				}
+				return existing, false, nil
+			}
+		}
+		u := Unit{Ops: []Op{c}}
+		if linked {
+			u.Add(c.link(c.ID))
+		}
+		err = st.Commit(ctx, u)
+		if err == nil {
+			return c, true, nil
+		}
+		if !errors.Is(err, ErrConflict) {
+			break
+		}
+	}
+	return StoredCard{}, false, err
+}
+
+// link is the linking of c's payment to the card id.
+func (c StoredCard) link(cardID string) StoredCardLink {
+	return StoredCardLink{PaymentID: c.PaymentID, MerchantID: c.MerchantID, Mode: c.Mode, CustomerID: c.CustomerID, StoredCardID: cardID}
 }

@@ -20,10 +20,10 @@ type Unit struct {
 //     the event's (merchant, mode) has an endpoint subscribed to it.
 //   - IdempotencyCompletion stores the answer of an in-flight key. A
 //     complete record keeps its first answer and a key without a record is
-//     left alone: neither fails the unit (as CompleteIdempotency).
+//     left alone: neither fails the unit.
 //   - SandboxCharge inserts a sandbox ledger entry unless the provider has
 //     one for the payment: the first entry wins and is kept, and the unit
-//     does not fail (as RecordSandboxCharge).
+//     does not fail.
 //   - ThreeDSChallenge inserts a 3-D Secure challenge. It must follow, in
 //     the unit, a PaymentTransition of its payment (ID, MerchantID, Mode)
 //     to pending_3ds, so that a payment is never pending_3ds without its
@@ -59,6 +59,35 @@ type Unit struct {
 //     new delivery of an event; each fails the unit with NOT_FOUND when
 //     there is no endpoint (or no such event) and with ErrStateConflict
 //     when the endpoint is disabled.
+//
+// Vault, 3-D Secure, routing and idempotency operations:
+//
+//   - IdempotencyRelease deletes the in-flight record of a key (the key may
+//     be used again at once). A complete record is kept and a key without a
+//     record is left alone: neither fails the unit.
+//   - ProviderDrain sets a provider's drained state; setting the state it
+//     already has keeps its UpdatedAt. It never fails the unit.
+//   - BreakerReplacement replaces every breaker report of a node (none:
+//     forgets the node). It never fails the unit.
+//   - ThreeDSConsumption consumes a 3-D Secure challenge of its payment. It
+//     fails the unit with ErrStateConflict when the challenge is consumed
+//     (or, OnlyExpired, not expired or claimed at At), with NOT_FOUND when
+//     the payment has no challenge with the hash. ThreeDSFinish.Ops puts it
+//     in one unit with the payment's transition.
+//   - ThreeDSRelease drops the claim of an unconsumed challenge. It never
+//     fails the unit.
+//   - StoredCard inserts a stored card, active or pending (Validate). It
+//     fails the unit with NOT_FOUND when its customer does not exist for
+//     its merchant and mode, and with ErrConflict on a duplicate id or when
+//     the customer has an active card of the same fingerprint (the store
+//     keeps one active card per number: a caller that deduplicates looks
+//     for it first with StoredCards, and looks again on ErrConflict).
+//   - StoredCardLink, StoredCardDeletion, PendingCardActivation,
+//     PendingCardDiscard and StoredCardRewrap: see their types.
+//   - RecoveryClaim claims a payment for one recovery attempt. It fails the
+//     unit with ErrStateConflict when the payment is not recoverable at Now
+//     (claimed, no longer created, or in its lease), with NOT_FOUND when it
+//     does not exist for its merchant and mode.
 type Op interface {
 	unitOp()
 }
@@ -70,6 +99,20 @@ func (SandboxCharge) unitOp()         {}
 func (ThreeDSChallenge) unitOp()      {}
 func (NewRefund) unitOp()             {}
 func (RefundTransition) unitOp()      {}
+
+// Vault, 3-D Secure, routing and idempotency operations.
+func (IdempotencyRelease) unitOp()    {}
+func (ProviderDrain) unitOp()         {}
+func (BreakerReplacement) unitOp()    {}
+func (ThreeDSConsumption) unitOp()    {}
+func (ThreeDSRelease) unitOp()        {}
+func (StoredCard) unitOp()            {}
+func (StoredCardLink) unitOp()        {}
+func (StoredCardDeletion) unitOp()    {}
+func (PendingCardActivation) unitOp() {}
+func (PendingCardDiscard) unitOp()    {}
+func (StoredCardRewrap) unitOp()      {}
+func (RecoveryClaim) unitOp()         {}
 
 // Add appends the operations to the unit.
 func (u *Unit) Add(ops ...Op) {
@@ -91,11 +134,15 @@ func (u *Unit) AddCompletion(done *IdempotencyCompletion) {
 }
 
 // Validate checks what the operations require of the unit itself: each
-// ThreeDSChallenge follows a transition of its payment to pending_3ds, and
-// each NewRefund has a positive amount (INVALID_REQUEST param amount). An
-// engine refuses an invalid unit before it writes anything.
+// ThreeDSChallenge follows a transition of its payment to pending_3ds, each
+// NewRefund has a positive amount (INVALID_REQUEST param amount), and each
+// StoredCard is active or pending. An engine refuses an invalid unit before
+// it writes anything.
 func (u Unit) Validate() error {
 	for i, op := range u.Ops {
+		if c, ok := op.(StoredCard); ok && c.State != StoredCardActive && c.State != StoredCardPending {
+			return fmt.Errorf("operation %d of the unit: a stored card is saved active or pending, not %q", i, c.State)
+		}
 		if r, ok := op.(NewRefund); ok && r.Refund.Amount.Amount <= 0 {
 			return Errorf(CodeInvalidRequest, "amount", "The refund amount must be greater than zero.")
 		}
@@ -115,6 +162,20 @@ func (u Unit) Validate() error {
 		}
 	}
 	return nil
+}
+
+// OnlyLedgerEntries reports whether the unit writes sandbox ledger entries
+// (SandboxCharge) and nothing else: a charge that is not answered at once
+// writes its entry alone before it answers. Such a unit may commit without
+// waiting for its flush: the payment's outcome, the only thing a client is
+// told, commits durably after it, and that flush covers it.
+func (u Unit) OnlyLedgerEntries() bool {
+	for _, op := range u.Ops {
+		if _, ok := op.(SandboxCharge); !ok {
+			return false
+		}
+	}
+	return len(u.Ops) > 0
 }
 
 // HasEvents reports whether the unit appends events: after it commits, the

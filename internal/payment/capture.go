@@ -109,7 +109,7 @@ func (s *Service) settleAuthorized(ctx context.Context, req Request, p paygate.P
 // under the request's idempotency key and returns the result.
 func (s *Service) storeResult(ctx context.Context, req Request, r Result) (Result, error) {
 	r = s.result(r)
-	if err := s.store.CompleteIdempotency(ctx, *req.completion(r)); err != nil {
+	if err := s.store.Commit(ctx, paygate.Unit{Ops: []paygate.Op{*req.completion(r)}}); err != nil {
 		return Result{}, fmt.Errorf("store answer: %w", err)
 	}
 	return r, nil

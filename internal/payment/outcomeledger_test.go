@@ -120,7 +120,7 @@ func TestOutcomeLedgerCommitsWithTheOutcome(t *testing.T) {
 				t.Fatalf("card %s: ledger entry %+v, want %s with the payment's reference %q", c.number, e, c.outcome, p.ProviderRef)
 			}
 			if c.status == paygate.PaymentPending3DS {
-				cs, err := st.ThreeDSChallengesByPayment(t.Context(), "m1", paygate.ModeTest, p.ID)
+				cs, err := st.ThreeDSChallenges(t.Context(), paygate.ThreeDSChallengeQuery{MerchantID: "m1", Mode: paygate.ModeTest, PaymentID: p.ID})
 				if err != nil || len(cs) != 1 {
 					t.Fatalf("challenges of the pending_3ds payment: %d, %v", len(cs), err)
 				}

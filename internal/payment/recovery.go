@@ -129,14 +129,15 @@ func (r *Recovery) run(ctx context.Context) (more bool, finished int) {
 			return false, n
 		}
 		at := s.clock.Now()
-		claimed, err := s.store.ClaimPaymentRecovery(ctx, p.MerchantID, p.Mode, p.ID, at, at.Add(claimFor))
+		claim := paygate.RecoveryClaim{MerchantID: p.MerchantID, Mode: p.Mode, PaymentID: p.ID, Now: at, Until: at.Add(claimFor)}
+		err := s.store.Commit(ctx, paygate.Unit{Ops: []paygate.Op{claim}})
+		if errors.Is(err, paygate.ErrStateConflict) || paygate.IsNotFound(err) {
+			continue // claimed by another node, finished, or in its lease
+		}
 		if err != nil {
 			if ctx.Err() == nil {
 				s.log.Error("claim payment for recovery", "payment", p.ID, "error", err)
 			}
-			continue
-		}
-		if !claimed {
 			continue
 		}
 		claims++

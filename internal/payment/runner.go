@@ -211,7 +211,8 @@ func (s *Service) Run(ctx context.Context, ir IdempotentRequest, prepare Prepare
 // the client may fix the request and retry with the same key, and returns
 // the request's error.
 func (s *Service) release(ctx context.Context, res paygate.IdempotencyReservation, err error) error {
-	if rerr := s.store.ReleaseIdempotency(context.WithoutCancel(ctx), res.MerchantID, res.Mode, res.Key); rerr != nil {
+	release := paygate.IdempotencyRelease{MerchantID: res.MerchantID, Mode: res.Mode, Key: res.Key}
+	if rerr := s.store.Commit(context.WithoutCancel(ctx), paygate.Unit{Ops: []paygate.Op{release}}); rerr != nil {
 		return &ReleaseError{Err: err, Release: rerr}
 	}
 	return err

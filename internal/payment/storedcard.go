@@ -48,7 +48,7 @@ func (s *Service) SaveCard(ctx context.Context, req Request, customerID string, 
 	if err != nil {
 		return Result{}, err
 	}
-	saved, created, err := s.store.SaveStoredCard(ctx, sc, s.vault.Fingerprints(c.Number))
+	saved, created, err := paygate.SaveStoredCard(ctx, s.store, sc, s.vault.Fingerprints(c.Number))
 	if err != nil {
 		return Result{}, fmt.Errorf("save stored card: %w", err)
 	}
@@ -62,7 +62,8 @@ func (s *Service) SaveCard(ctx context.Context, req Request, customerID string, 
 // longer be used, and its encrypted number is erased. NOT_FOUND when the
 // customer has no such card (a deleted card included).
 func (s *Service) DeleteCard(ctx context.Context, merchantID string, mode paygate.Mode, customerID, cardID string) error {
-	if err := s.store.DeleteStoredCard(ctx, merchantID, mode, customerID, cardID, s.clock.Now()); err != nil {
+	del := paygate.StoredCardDeletion{MerchantID: merchantID, Mode: mode, CustomerID: customerID, ID: cardID, At: s.clock.Now()}
+	if err := s.store.Commit(ctx, paygate.Unit{Ops: []paygate.Op{del}}); err != nil {
 		return err
 	}
 	s.log.LogAttrs(ctx, levelInfo, "stored card deleted",
@@ -77,13 +78,16 @@ func (s *Service) DeleteCard(ctx context.Context, merchantID string, mode paygat
 // decrypted (its record altered or moved, or its master key not configured)
 // is an internal failure, logged without anything of the number.
 func (s *Service) storedCard(ctx context.Context, req Request, in CreateInput) (paygate.Card, error) {
-	sc, err := s.store.StoredCardByCustomerRef(ctx, req.MerchantID, req.Mode, in.CustomerExternalID, in.StoredCardID)
-	if paygate.IsNotFound(err) {
+	cards, err := s.store.StoredCards(ctx, paygate.StoredCardQuery{
+		MerchantID: req.MerchantID, Mode: req.Mode, CustomerExternalID: in.CustomerExternalID, ID: in.StoredCardID,
+	})
+	if paygate.IsNotFound(err) || (err == nil && len(cards) == 0) {
 		return paygate.Card{}, paygate.Errorf(paygate.CodeInvalidRequest, "storedCardId", "no stored card with this id exists for the customer")
 	}
 	if err != nil {
 		return paygate.Card{}, fmt.Errorf("load stored card: %w", err)
 	}
+	sc := cards[0]
 	if card.Expired(sc.ExpMonth, sc.ExpYear, s.clock.Now()) {
 		return paygate.Card{}, paygate.Errorf(paygate.CodeInvalidRequest, "storedCardId", "the stored card has expired")
 	}
@@ -120,7 +124,7 @@ func (s *Service) saveCard(ctx context.Context, p paygate.Payment, c paygate.Car
 	}
 	sc, err := s.newStoredCard(p.MerchantID, p.Mode, p.CustomerID, c, state, p.ID)
 	if err == nil {
-		sc, _, err = s.store.SaveStoredCard(ctx, sc, s.vault.Fingerprints(c.Number))
+		sc, _, err = paygate.SaveStoredCard(ctx, s.store, sc, s.vault.Fingerprints(c.Number))
 	}
 	if err != nil {
 		s.log.LogAttrs(ctx, slog.LevelError, "card not stored", attrPayment(p), strAttr("error", err.Error()))
@@ -143,17 +147,25 @@ func (s *Service) settlePendingCard(ctx context.Context, p paygate.Payment) stri
 	now := s.clock.Now()
 	switch p.Status {
 	case paygate.PaymentCaptured, paygate.PaymentAuthorized:
-		sc, err := s.store.ActivatePendingCard(ctx, p.MerchantID, p.Mode, p.ID, now)
+		activate := paygate.PendingCardActivation{MerchantID: p.MerchantID, Mode: p.Mode, PaymentID: p.ID, At: now}
+		err := s.store.Commit(ctx, paygate.Unit{Ops: []paygate.Op{activate}})
 		if paygate.IsNotFound(err) {
 			return ""
+		}
+		var linked paygate.Payment
+		if err == nil {
+			// The card the payment is now linked to: its pending card, or
+			// the customer's card of the same number.
+			linked, err = s.store.PaymentByID(ctx, p.MerchantID, p.Mode, p.ID)
 		}
 		if err != nil {
 			s.log.LogAttrs(ctx, slog.LevelError, "pending card not stored", attrPayment(p), strAttr("error", err.Error()))
 			return ""
 		}
-		return sc.ID
+		return linked.StoredCardID
 	case paygate.PaymentFailed, paygate.PaymentVoided:
-		if err := s.store.DiscardPendingCard(ctx, p.MerchantID, p.Mode, p.ID, now); err != nil {
+		discard := paygate.PendingCardDiscard{MerchantID: p.MerchantID, Mode: p.Mode, PaymentID: p.ID, At: now}
+		if err := s.store.Commit(ctx, paygate.Unit{Ops: []paygate.Op{discard}}); err != nil {
 			s.log.LogAttrs(ctx, slog.LevelError, "pending card not erased", attrPayment(p), strAttr("error", err.Error()))
 		}
 	}
@@ -187,12 +199,18 @@ type RewrapResult struct {
 	Rewrapped int    // cards moved to it
 }
 
+// RewrapStore is what Rewrap needs of a Store.
+type RewrapStore interface {
+	StoredCardsToRewrap(ctx context.Context, keyID, after string, limit int) ([]paygate.StoredCard, error)
+	Commit(ctx context.Context, u paygate.Unit) error
+}
+
 // Rewrap seals every stored card that is not under the vault's first master
 // key afresh under it (a new data key, and the fingerprint under the new
 // key), page by page. It stops at the first card it cannot open, naming the
 // card and its key id: a card whose key is not configured stays unreadable
 // until that key is given again.
-func Rewrap(ctx context.Context, st paygate.VaultStore, v *vault.Vault, clock paygate.Clock) (RewrapResult, error) {
+func Rewrap(ctx context.Context, st RewrapStore, v *vault.Vault, clock paygate.Clock) (RewrapResult, error) {
 	const page = 100
 	res := RewrapResult{KeyID: v.PrimaryKeyID()}
 	after := ""
@@ -210,7 +228,8 @@ func Rewrap(ctx context.Context, st paygate.VaultStore, v *vault.Vault, clock pa
 			if !moved {
 				continue
 			}
-			err = st.RewrapStoredCard(ctx, c.ID, c.Sealed.KeyID, sealed, clock.Now())
+			rewrap := paygate.StoredCardRewrap{ID: c.ID, FromKeyID: c.Sealed.KeyID, To: sealed, At: clock.Now()}
+			err = st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{rewrap}})
 			if errors.Is(err, paygate.ErrStateConflict) || paygate.IsNotFound(err) {
 				continue // deleted or moved meanwhile
 			}

@@ -208,6 +208,11 @@ func TestSaveCardFailureKeepsThePayment(t *testing.T) {
 // failingSaveStore fails every save of a stored card.
 type failingSaveStore struct{ paygate.Store }
 
-func (failingSaveStore) SaveStoredCard(context.Context, paygate.StoredCard, []string) (paygate.StoredCard, bool, error) {
-	return paygate.StoredCard{}, false, errors.New("disk on fire")
+func (f failingSaveStore) Commit(ctx context.Context, u paygate.Unit) error {
+	for _, op := range u.Ops {
+		if _, ok := op.(paygate.StoredCard); ok {
+			return errors.New("disk on fire")
+		}
+	}
+	return f.Store.Commit(ctx, u)
 }

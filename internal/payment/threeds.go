@@ -148,7 +148,7 @@ func (s *Service) ThreeDSChallenge(ctx context.Context, token string) (paygate.T
 	if !validToken(token) {
 		return paygate.ThreeDSView{}, challengeNotFound()
 	}
-	c, err := s.store.ThreeDSChallengeByTokenHash(ctx, tokenHash(token))
+	c, err := s.challengeByHash(ctx, tokenHash(token))
 	if err != nil {
 		return paygate.ThreeDSView{}, err
 	}
@@ -167,6 +167,19 @@ func (s *Service) ThreeDSChallenge(ctx context.Context, token string) (paygate.T
 		return paygate.ThreeDSView{}, err
 	}
 	return paygate.ThreeDSView{Payment: p, MerchantName: m.Name}, nil
+}
+
+// challengeByHash returns the challenge of the token hash, whatever its
+// state, or NOT_FOUND.
+func (s *Service) challengeByHash(ctx context.Context, hash []byte) (paygate.ThreeDSChallenge, error) {
+	cs, err := s.store.ThreeDSChallenges(ctx, paygate.ThreeDSChallengeQuery{TokenHash: hash})
+	if err != nil {
+		return paygate.ThreeDSChallenge{}, err
+	}
+	if len(cs) == 0 {
+		return paygate.ThreeDSChallenge{}, challengeNotFound()
+	}
+	return cs[0], nil
 }
 
 func challengeNotFound() error {
@@ -228,7 +241,7 @@ func (s *Service) CompleteThreeDS(ctx context.Context, token string, response ma
 // consumedOutcome returns the payment of a challenge another request just
 // consumed, or NOT_FOUND when it was not consumed (it expired meanwhile).
 func (s *Service) consumedOutcome(ctx context.Context, hash []byte) (paygate.Payment, error) {
-	c, err := s.store.ThreeDSChallengeByTokenHash(ctx, hash)
+	c, err := s.challengeByHash(ctx, hash)
 	if err != nil {
 		return paygate.Payment{}, err
 	}
@@ -242,7 +255,8 @@ func (s *Service) consumedOutcome(ctx context.Context, hash []byte) (paygate.Pay
 // challenge.
 func (s *Service) completeClaimed(ctx context.Context, c paygate.ThreeDSChallenge, response map[string]string) (paygate.Payment, error) {
 	release := func() {
-		if err := s.store.ReleaseThreeDSChallenge(context.WithoutCancel(ctx), c.TokenHash); err != nil {
+		u := paygate.Unit{Ops: []paygate.Op{paygate.ThreeDSRelease{TokenHash: c.TokenHash}}}
+		if err := s.store.Commit(context.WithoutCancel(ctx), u); err != nil {
 			s.log.Error("release 3-D Secure challenge", "payment", c.PaymentID, "error", err)
 		}
 	}
@@ -290,9 +304,9 @@ func (s *Service) completeClaimed(ctx context.Context, c paygate.ThreeDSChalleng
 		release()
 		return paygate.Payment{}, err
 	}
-	err = s.store.FinishThreeDSChallenge(ctx, paygate.ThreeDSFinish{
+	err = s.store.Commit(ctx, paygate.Unit{Ops: paygate.ThreeDSFinish{
 		TokenHash: c.TokenHash, At: now, Transition: t, Events: []paygate.Event{ev},
-	})
+	}.Ops()})
 	if errors.Is(err, paygate.ErrStateConflict) {
 		// Our claim lapsed and the challenge was finished (or expired)
 		// meanwhile: the stored outcome stands.
@@ -460,10 +474,10 @@ func (e *ThreeDSExpirer) expire(ctx context.Context, c paygate.ThreeDSChallenge,
 		UpdatedAt:    now,
 	}
 	p.Status, p.ErrorCode, p.ErrorMessage, p.UpdatedAt = t.To, t.ErrorCode, t.ErrorMessage, now
-	err = s.store.FinishThreeDSChallenge(ctx, paygate.ThreeDSFinish{
+	err = s.store.Commit(ctx, paygate.Unit{Ops: paygate.ThreeDSFinish{
 		TokenHash: c.TokenHash, At: now, OnlyExpired: true, Transition: t,
 		Events: []paygate.Event{webhook.PaymentEvent(paygate.EventPaymentFailed, p, p.Amount.Amount, now)},
-	})
+	}.Ops()})
 	if errors.Is(err, paygate.ErrStateConflict) {
 		return false // completed, claimed or expired by another node meanwhile
 	}

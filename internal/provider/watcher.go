@@ -26,8 +26,8 @@ const (
 // StateStore is the part of the store the Watcher uses.
 type StateStore interface {
 	ProviderStates(ctx context.Context) ([]paygate.ProviderState, error)
-	ReportBreakers(ctx context.Context, node string, reports []paygate.BreakerReport, at time.Time) error
-	ForgetBreakers(ctx context.Context, node string) error
+	// Commit applies BreakerReplacement units.
+	Commit(ctx context.Context, u paygate.Unit) error
 }
 
 // Watcher keeps a Router in step with the database: it polls the
@@ -109,7 +109,7 @@ func (w *Watcher) Stop() {
 		<-w.done
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if err := w.store.ForgetBreakers(ctx, w.cfg.Node); err != nil {
+		if err := w.store.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.BreakerReplacement{Node: w.cfg.Node}}}); err != nil {
 			w.cfg.Logger.Warn("withdraw breaker reports", "error", err)
 		}
 	})
@@ -166,7 +166,8 @@ func (w *Watcher) report(ctx context.Context) {
 			Node: w.cfg.Node, Mode: s.Mode, ProviderID: s.ID, State: s.Breaker, Since: paygate.Normalize(s.Since),
 		})
 	}
-	if err := w.store.ReportBreakers(ctx, w.cfg.Node, reports, w.cfg.Clock.Now()); err != nil && ctx.Err() == nil {
+	replace := paygate.BreakerReplacement{Node: w.cfg.Node, Reports: reports, At: w.cfg.Clock.Now()}
+	if err := w.store.Commit(ctx, paygate.Unit{Ops: []paygate.Op{replace}}); err != nil && ctx.Err() == nil {
 		w.cfg.Logger.Warn("report breaker states", "error", err)
 	}
 }

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -32,17 +33,20 @@ func (m *memStates) ProviderStates(context.Context) ([]paygate.ProviderState, er
 	return out, nil
 }
 
-func (m *memStates) ReportBreakers(_ context.Context, node string, rs []paygate.BreakerReport, _ time.Time) error {
+func (m *memStates) Commit(_ context.Context, u paygate.Unit) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.reports[node] = rs
-	return nil
-}
-
-func (m *memStates) ForgetBreakers(_ context.Context, node string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.reports, node)
+	for _, op := range u.Ops {
+		r, ok := op.(paygate.BreakerReplacement)
+		if !ok {
+			return fmt.Errorf("memStates: %T is not a breaker replacement", op)
+		}
+		if len(r.Reports) == 0 {
+			delete(m.reports, r.Node)
+			continue
+		}
+		m.reports[r.Node] = r.Reports
+	}
 	return nil
 }
 

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -24,9 +25,10 @@ const (
 // database (paygate.Store implements it), as a remote provider's records
 // are, or in memory for unit tests. Entries never hold card data.
 type Ledger interface {
-	// RecordSandboxCharge stores the entry unless the provider has one for
-	// the payment, and returns the stored entry (the first one wins).
-	RecordSandboxCharge(ctx context.Context, c paygate.SandboxCharge) (paygate.SandboxCharge, error)
+	// Commit applies a unit of SandboxCharge operations: each stores its
+	// entry unless the provider has one for the payment (the first one
+	// wins).
+	Commit(ctx context.Context, u paygate.Unit) error
 	// SandboxChargeByPayment returns the provider's entry for the payment,
 	// or a NOT_FOUND *paygate.Error when it never received the payment.
 	SandboxChargeByPayment(ctx context.Context, providerID, paymentID string) (paygate.SandboxCharge, error)
@@ -152,7 +154,7 @@ func (p *Provider) Charge(ctx context.Context, req paygate.ChargeRequest) (payga
 	case p.withOutcome && !timesOut && p.latency <= 0:
 		commit = []paygate.Op{entry} // answered at once: see WithOutcomeLedger
 	default:
-		if stored, err = p.ledger.RecordSandboxCharge(ctx, entry); err != nil {
+		if stored, err = p.record(ctx, entry); err != nil {
 			// The write may have happened all the same: the outcome is
 			// unknown, as a remote provider's would be when it fails
 			// while recording a request. Recovery asks the ledger later.
@@ -182,6 +184,16 @@ func (p *Provider) Charge(ctx context.Context, req paygate.ChargeRequest) (payga
 	}
 	res.Commit = commit
 	return res, nil
+}
+
+// record writes the entry unless the ledger has one for the payment, and
+// returns the ledger's entry: the first one wins (entries never change
+// once written, so the read after the write finds the winner).
+func (p *Provider) record(ctx context.Context, entry paygate.SandboxCharge) (paygate.SandboxCharge, error) {
+	if err := p.ledger.Commit(ctx, paygate.Unit{Ops: []paygate.Op{entry}}); err != nil {
+		return paygate.SandboxCharge{}, err
+	}
+	return p.ledger.SandboxChargeByPayment(ctx, entry.ProviderID, entry.PaymentID)
 }
 
 // Inquire reports what the sandbox's ledger knows of the payment: unknown
@@ -270,17 +282,25 @@ func NewMemoryLedger() *MemoryLedger {
 	return &MemoryLedger{entries: make(map[[2]string]paygate.SandboxCharge)}
 }
 
-// RecordSandboxCharge stores c unless an entry exists, and returns the
-// stored entry.
-func (l *MemoryLedger) RecordSandboxCharge(_ context.Context, c paygate.SandboxCharge) (paygate.SandboxCharge, error) {
+// Commit stores the entry of each SandboxCharge operation unless an entry
+// exists; the unit is all or nothing: any other operation fails it before
+// anything is stored.
+func (l *MemoryLedger) Commit(_ context.Context, u paygate.Unit) error {
+	for i, op := range u.Ops {
+		if _, ok := op.(paygate.SandboxCharge); !ok {
+			return fmt.Errorf("sandbox ledger: operation %d of the unit: %T is not a sandbox charge", i, op)
+		}
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	k := [2]string{c.ProviderID, c.PaymentID}
-	if prev, ok := l.entries[k]; ok {
-		return prev, nil
+	for _, op := range u.Ops {
+		c := op.(paygate.SandboxCharge)
+		k := [2]string{c.ProviderID, c.PaymentID}
+		if _, ok := l.entries[k]; !ok {
+			l.entries[k] = c
+		}
 	}
-	l.entries[k] = c
-	return c, nil
+	return nil
 }
 
 // SandboxChargeByPayment returns the entry, or NOT_FOUND.

@@ -160,8 +160,8 @@ func TestTestCardErrorsAreCardOutcomes(t *testing.T) {
 // failingLedger cannot be written or read.
 type failingLedger struct{}
 
-func (failingLedger) RecordSandboxCharge(context.Context, paygate.SandboxCharge) (paygate.SandboxCharge, error) {
-	return paygate.SandboxCharge{}, errors.New("disk full")
+func (failingLedger) Commit(context.Context, paygate.Unit) error {
+	return errors.New("disk full")
 }
 
 func (failingLedger) SandboxChargeByPayment(context.Context, string, string) (paygate.SandboxCharge, error) {
@@ -253,7 +253,7 @@ func TestOutcomeLedgerWritesNothing(t *testing.T) {
 			if !ok || e.PaymentID != req.PaymentID || e.ProviderID != "sandbox-eu" || e.Outcome != c.want || e.Amount != req.Amount {
 				t.Fatalf("write to commit %+v, want the %s entry of the payment", res.Commit[0], c.want)
 			}
-			if _, err := l.RecordSandboxCharge(context.Background(), e); err != nil { // the outcome's unit
+			if err := l.Commit(context.Background(), paygate.Unit{Ops: []paygate.Op{e}}); err != nil { // the outcome's unit
 				t.Fatal(err)
 			}
 			// A committed entry answers as written: the errored charge's

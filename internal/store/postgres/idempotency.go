@@ -155,26 +155,12 @@ func reserveArgs(r paygate.IdempotencyReservation, paymentID string) namedArgs {
 	}
 }
 
-// CompleteIdempotency stores the answer of an in-flight key. The first
-// answer stored is the one replayed, byte for byte: a record that is already
-// complete keeps its answer. A key without a record (released or purged
-// meanwhile) has nothing to complete. Neither case is an error.
-func (s *Store) CompleteIdempotency(ctx context.Context, c paygate.IdempotencyCompletion) error {
-	_, err := s.pool.Exec(ctx, `
-		UPDATE idempotency_keys SET state = 'complete', status_code = $4, body = $5
-		WHERE merchant_id = $1 AND mode = $2 AND key = $3 AND state = 'in_flight'`,
-		c.MerchantID, c.Mode, c.Key, c.StatusCode, nonNil(c.Body))
-	return translate(err)
-}
-
-// ReleaseIdempotency deletes an in-flight record so that the key may be used
-// again at once. A completed record is kept: its answer stands.
-func (s *Store) ReleaseIdempotency(ctx context.Context, merchantID string, mode paygate.Mode, key string) error {
-	_, err := s.pool.Exec(ctx, `
-		DELETE FROM idempotency_keys
-		WHERE merchant_id = $1 AND mode = $2 AND key = $3 AND state = 'in_flight'`, merchantID, mode, key)
-	return translate(err)
-}
+// releaseIdempotency deletes an in-flight record so that the key may be
+// used again at once (IdempotencyRelease). A completed record is kept: its
+// answer stands.
+const releaseIdempotency = `
+	DELETE FROM idempotency_keys
+	WHERE merchant_id = $1 AND mode = $2 AND key = $3 AND state = 'in_flight'`
 
 // PurgeIdempotency deletes the records created before the time and returns
 // how many.

@@ -296,18 +296,6 @@ const paymentExists = `EXISTS (SELECT 1 FROM payments WHERE id = @id AND merchan
 const transitionPayment = movedPayment + `
 	SELECT EXISTS (SELECT 1 FROM moved), ` + paymentExists
 
-// transitionPaymentOn moves the payment from one of t.From to t.To, inserts
-// the events and stores done (if not nil) as the answer of its idempotency
-// key, in one statement, inside a transaction that also writes other rows
-// (a 3-D Secure challenge). ErrStateConflict when the payment is in none of
-// t.From; NOT_FOUND when it does not exist for the merchant and mode.
-func transitionPaymentOn(ctx context.Context, q querier, t paygate.PaymentTransition, events []paygate.Event, done *paygate.IdempotencyCompletion) error {
-	args := transitionArgs(t, events, done)
-	var moved, exists bool
-	err := q.QueryRow(ctx, transitionPayment, args).Scan(&moved, &exists)
-	return transitionResult(err, moved, exists)
-}
-
 // transitionArgs returns the arguments of transitionPayment.
 func transitionArgs(t paygate.PaymentTransition, events []paygate.Event, done *paygate.IdempotencyCompletion) namedArgs {
 	from := make([]string, len(t.From))
@@ -324,21 +312,6 @@ func transitionArgs(t paygate.PaymentTransition, events []paygate.Event, done *p
 	addEventArgs(args, events)
 	addCompletionArgs(args, done)
 	return args
-}
-
-// transitionResult is the outcome of transitionPayment: NOT_FOUND or
-// ErrStateConflict when nothing moved.
-func transitionResult(err error, moved, exists bool) error {
-	switch {
-	case err != nil:
-		return translate(err)
-	case moved:
-		return nil
-	case !exists:
-		return notFound("payment")
-	default:
-		return paygate.ErrStateConflict
-	}
 }
 
 const paymentByID = `SELECT ` + paymentColumns + ` FROM payments

@@ -138,15 +138,6 @@ func OpenWith(ctx context.Context, url string, o Options) (*Store, error) {
 	return &Store{pool: pool, onEvents: o.OnEvents}, nil
 }
 
-// wrote calls the OnEvents hook after a successful commit that wrote
-// events, and returns err.
-func (s *Store) wrote(err error, events []paygate.Event) error {
-	if err == nil && len(events) > 0 && s.onEvents != nil {
-		s.onEvents()
-	}
-	return err
-}
-
 // migrate applies the embedded migrations with goose over a short-lived
 // database/sql handle. The session advisory lock is keyed by the current
 // schema (advisory locks are per database already), so nodes starting at

@@ -217,9 +217,9 @@ func TestReserveIdempotencyConcurrent(t *testing.T) {
 			name: "Expired",
 			setup: func(t *testing.T, key string) {
 				reserveOnce(t, s, f, key, epoch)
-				if err := s.CompleteIdempotency(t.Context(), paygate.IdempotencyCompletion{
+				if err := s.Commit(t.Context(), paygate.Unit{Ops: []paygate.Op{paygate.IdempotencyCompletion{
 					MerchantID: f.merchant.ID, Mode: paygate.ModeTest, Key: key, StatusCode: 201, Body: []byte(`{}`),
-				}); err != nil {
+				}}}); err != nil {
 					t.Fatal(err)
 				}
 			},

@@ -67,6 +67,11 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 		return fmt.Errorf("postgres: %w", err)
 	}
 	b := &pgx.Batch{}
+	if u.OnlyLedgerEntries() {
+		// A sandbox's entry of a charge not answered at once: the
+		// payment's outcome commits synchronously after it (skipFlushWait).
+		b.Queue(skipFlushWait)
+	}
 	refusedBy := "" // the kind of row whose conditional write refused the unit
 	// refusal, when set by the operation that refused the unit, names its
 	// refusal from the error (nil: not one of its own).
@@ -161,6 +166,43 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 			i++
 		case paygate.EventResend:
 			b.Queue(resendEvent, resendArgs(op)).QueryRow(refuses(deliveryRefused))
+		// Vault, 3-D Secure, routing and idempotency operations.
+		case paygate.IdempotencyRelease:
+			b.Queue(releaseIdempotency, op.MerchantID, op.Mode, op.Key)
+			i++
+		case paygate.ProviderDrain:
+			b.Queue(drainProvider, op.ProviderID, op.Drained, op.At)
+			i++
+		case paygate.BreakerReplacement:
+			queueBreakerReplacement(b, op)
+			i++
+		case paygate.ThreeDSConsumption:
+			queueRefusable(b, consumeChallengeInUnit, consumeChallengeArgs(op), "challenge", &refusedBy)
+			i++
+		case paygate.ThreeDSRelease:
+			b.Queue(releaseChallenge, op.TokenHash)
+			i++
+		case paygate.StoredCard:
+			queueRefusable(b, insertStoredCardInUnit, storedCardArgs(op), "customer", &refusedBy)
+			i++
+		case paygate.StoredCardLink:
+			queueRefusable(b, linkStoredCardInUnit, linkArgs(op), "payment", &refusedBy)
+			i++
+		case paygate.StoredCardDeletion:
+			queueRefusable(b, deleteStoredCardInUnit, deletionArgs(op), "stored card", &refusedBy)
+			i++
+		case paygate.PendingCardActivation:
+			queueRefusable(b, activatePendingCardInUnit, pendingCardArgs(op.MerchantID, op.Mode, op.PaymentID, op.At),
+				"pending stored card", &refusedBy)
+			i++
+		case paygate.PendingCardDiscard:
+			b.Queue(discardPendingCard, pendingCardArgs(op.MerchantID, op.Mode, op.PaymentID, op.At))
+			i++
+		case paygate.StoredCardRewrap:
+			queueRefusable(b, rewrapStoredCardInUnit, rewrapArgs(op), "stored card", &refusedBy)
+			i++
+		case paygate.RecoveryClaim:
+			queueRefusable(b, claimRecoveryInUnit, recoveryClaimArgs(op), "payment", &refusedBy)
 			i++
 		default:
 			return fmt.Errorf("postgres: operation %d of the unit: %T is not an operation", i, op)
@@ -190,6 +232,19 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 		}
 	}
 	return translate(err)
+}
+
+// queueRefusable queues a statement that answers true or fails the unit
+// through unit_refused, and sets *refusedBy to kind when it fails.
+func queueRefusable(b *pgx.Batch, sql string, args namedArgs, kind string, refusedBy *string) {
+	b.Queue(sql, args).QueryRow(func(row pgx.Row) error {
+		var ok bool
+		err := row.Scan(&ok)
+		if err != nil {
+			*refusedBy = kind
+		}
+		return err
+	})
 }
 
 // eventsFrom returns the Event operations of ops from index i up to the

@@ -2,8 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -55,202 +53,37 @@ func collectStoredCards(rows pgx.Rows, err error) ([]paygate.StoredCard, error) 
 	return cards, nil
 }
 
-// inVaultTx runs fn in a short transaction (several statements whose
-// writes depend on each other's reads), and commits when fn returns nil.
-func (s *Store) inVaultTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	return translate(pgx.BeginFunc(ctx, s.pool, fn))
-}
-
-// activeByFingerprint returns the customer's active card whose fingerprint
-// is one of match; ok is false when there is none.
-func activeByFingerprint(ctx context.Context, tx pgx.Tx, merchantID string, mode paygate.Mode, customerID string, match []string) (paygate.StoredCard, bool, error) {
-	if len(match) == 0 {
-		return paygate.StoredCard{}, false, nil
+// StoredCards lists the active cards of the query's customer, newest
+// first, or NOT_FOUND when the customer does not exist for (merchant,
+// mode). Only an empty list costs a second query (customers are never
+// deleted, so it cannot disagree with the first).
+func (s *Store) StoredCards(ctx context.Context, q paygate.StoredCardQuery) ([]paygate.StoredCard, error) {
+	args := namedArgs{"merchant_id": q.MerchantID, "mode": q.Mode}
+	customer := `@customer_id`
+	args["customer_id"] = q.CustomerID
+	if q.CustomerID == "" {
+		customer = `(SELECT id FROM customers WHERE merchant_id = @merchant_id AND mode = @mode AND external_id = @external_id)`
+		args["external_id"] = q.CustomerExternalID
 	}
-	c, err := scanStoredCard(tx.QueryRow(ctx, `
-		SELECT `+storedCardColumns+` FROM stored_cards
-		WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 AND state = 'active' AND fingerprint = ANY($4::text[])
-		ORDER BY created_at, seq LIMIT 1`,
-		merchantID, mode, customerID, match))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return paygate.StoredCard{}, false, nil
+	where := `customer_id = ` + customer + ` AND merchant_id = @merchant_id AND mode = @mode AND state = 'active'`
+	if q.ID != "" {
+		where += ` AND id = @id`
+		args["id"] = q.ID
 	}
-	return c, err == nil, err
-}
-
-// linkPayment sets the payment's stored card, for a payment of the card's
-// customer in its merchant and mode; NOT_FOUND otherwise.
-func linkPayment(ctx context.Context, tx pgx.Tx, c paygate.StoredCard, paymentID string) error {
-	tag, err := tx.Exec(ctx, `
-		UPDATE payments SET stored_card_id = $1
-		WHERE id = $2 AND merchant_id = $3 COLLATE "C" AND mode = $4 COLLATE "C" AND customer_id = $5`,
-		c.ID, paymentID, c.MerchantID, c.Mode, c.CustomerID)
-	if err != nil {
-		return err
+	if len(q.Fingerprints) > 0 {
+		where += ` AND fingerprint = ANY(@fingerprints::text[])`
+		args["fingerprints"] = q.Fingerprints
 	}
-	if tag.RowsAffected() == 0 {
-		return notFound("payment")
-	}
-	return nil
-}
-
-// SaveStoredCard stores an active or pending card; see paygate.VaultStore.
-//
-// Two concurrent saves of one number for one customer both miss the lookup
-// under READ COMMITTED; the unique index on active fingerprints makes the
-// later insert fail once the first commits, and the retry finds the first
-// card.
-func (s *Store) SaveStoredCard(ctx context.Context, c paygate.StoredCard, match []string) (paygate.StoredCard, bool, error) {
-	if c.State != paygate.StoredCardActive && c.State != paygate.StoredCardPending {
-		return paygate.StoredCard{}, false, fmt.Errorf("postgres: save a stored card in state %q", c.State)
-	}
-	var err error
-	for range 3 {
-		var (
-			saved   paygate.StoredCard
-			created bool
-		)
-		err = s.inVaultTx(ctx, func(tx pgx.Tx) error {
-			var one int
-			err := tx.QueryRow(ctx, `SELECT 1 FROM customers WHERE id = $1 AND merchant_id = $2 COLLATE "C" AND mode = $3 COLLATE "C"`,
-				c.CustomerID, c.MerchantID, c.Mode).Scan(&one)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return notFound("customer")
-			}
-			if err != nil {
-				return err
-			}
-			if c.State == paygate.StoredCardActive {
-				existing, ok, err := activeByFingerprint(ctx, tx, c.MerchantID, c.Mode, c.CustomerID, match)
-				if err != nil {
-					return err
-				}
-				if ok {
-					saved = existing
-					if c.PaymentID != "" {
-						return linkPayment(ctx, tx, existing, c.PaymentID)
-					}
-					return nil
-				}
-			}
-			saved, err = scanStoredCard(tx.QueryRow(ctx, `
-				INSERT INTO stored_cards (id, merchant_id, mode, customer_id, state, payment_id, brand, last4,
-					exp_month, exp_year, holder_name, key_id, wrapped_key, ciphertext, fingerprint, created_at, updated_at)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
-				RETURNING `+storedCardColumns,
-				c.ID, c.MerchantID, c.Mode, c.CustomerID, c.State, nullText(c.PaymentID), c.Brand, c.Last4,
-				c.ExpMonth, c.ExpYear, c.HolderName, c.Sealed.KeyID, c.Sealed.WrappedKey, c.Sealed.Ciphertext,
-				c.Sealed.Fingerprint, c.CreatedAt, c.UpdatedAt))
-			if err != nil {
-				return err
-			}
-			created = true
-			if c.State == paygate.StoredCardActive && c.PaymentID != "" {
-				return linkPayment(ctx, tx, saved, c.PaymentID)
-			}
-			return nil
-		})
-		if err == nil {
-			return saved, created, nil
-		}
-		if !errors.Is(err, paygate.ErrConflict) {
-			break
-		}
-	}
-	return paygate.StoredCard{}, false, err
-}
-
-// ActivatePendingCard activates the payment's pending card, or links the
-// payment to the customer's active card of the same number; see
-// paygate.VaultStore.
-func (s *Store) ActivatePendingCard(ctx context.Context, merchantID string, mode paygate.Mode, paymentID string, at time.Time) (paygate.StoredCard, error) {
-	var out paygate.StoredCard
-	err := s.inVaultTx(ctx, func(tx pgx.Tx) error {
-		pending, err := scanStoredCard(tx.QueryRow(ctx, `
-			SELECT `+storedCardColumns+` FROM stored_cards
-			WHERE payment_id = $1 AND merchant_id = $2 AND mode = $3 AND state = 'pending'
-			FOR UPDATE`,
-			paymentID, merchantID, mode))
-		if errors.Is(err, pgx.ErrNoRows) {
-			return notFound("pending stored card")
-		}
-		if err != nil {
-			return err
-		}
-		existing, ok, err := activeByFingerprint(ctx, tx, merchantID, mode, pending.CustomerID, []string{pending.Sealed.Fingerprint})
-		if err != nil {
-			return err
-		}
-		if ok {
-			if _, err := tx.Exec(ctx, `UPDATE stored_cards SET `+eraseCard+` WHERE id = @id`,
-				namedArgs{"id": pending.ID, "at": at}); err != nil {
-				return err
-			}
-			out = existing
-		} else {
-			out, err = scanStoredCard(tx.QueryRow(ctx, `
-				UPDATE stored_cards SET state = 'active', updated_at = $1 WHERE id = $2
-				RETURNING `+storedCardColumns, at, pending.ID))
-			if err != nil {
-				return err
-			}
-		}
-		return linkPayment(ctx, tx, out, paymentID)
-	})
-	return out, err
-}
-
-// DiscardPendingCard erases the payment's pending card, if any.
-func (s *Store) DiscardPendingCard(ctx context.Context, merchantID string, mode paygate.Mode, paymentID string, at time.Time) error {
-	_, err := s.pool.Exec(ctx, `
-		UPDATE stored_cards SET `+eraseCard+`
-		WHERE payment_id = @payment_id AND merchant_id = @merchant_id AND mode = @mode AND state = 'pending'`,
-		namedArgs{"payment_id": paymentID, "merchant_id": merchantID, "mode": mode, "at": at})
-	return translate(err)
-}
-
-// StoredCardByID returns an active card of the customer, or NOT_FOUND.
-func (s *Store) StoredCardByID(ctx context.Context, merchantID string, mode paygate.Mode, customerID, id string) (paygate.StoredCard, error) {
-	c, err := scanStoredCard(s.pool.QueryRow(ctx, `
-		SELECT `+storedCardColumns+` FROM stored_cards
-		WHERE id = $1 AND merchant_id = $2 AND mode = $3 AND customer_id = $4 AND state = 'active'`,
-		id, merchantID, mode, customerID))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return paygate.StoredCard{}, notFound("stored card")
-	}
-	return c, translate(err)
-}
-
-// StoredCardByCustomerRef returns an active card of the customer of the
-// external id, or NOT_FOUND.
-func (s *Store) StoredCardByCustomerRef(ctx context.Context, merchantID string, mode paygate.Mode, customerExternalID, id string) (paygate.StoredCard, error) {
-	c, err := scanStoredCard(s.pool.QueryRow(ctx, `
-		SELECT `+storedCardColumns+` FROM stored_cards
-		WHERE id = $1 AND merchant_id = $2 AND mode = $3 AND state = 'active'
-			AND customer_id = (SELECT id FROM customers WHERE merchant_id = $2 AND mode = $3 AND external_id = $4)`,
-		id, merchantID, mode, customerExternalID))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return paygate.StoredCard{}, notFound("stored card")
-	}
-	return c, translate(err)
-}
-
-// StoredCardsByCustomer lists the customer's active cards, newest first, or
-// NOT_FOUND when the customer does not exist for (merchant, mode). Only an
-// empty list costs a second query (customers are never deleted, so it
-// cannot disagree with the first).
-func (s *Store) StoredCardsByCustomer(ctx context.Context, merchantID string, mode paygate.Mode, customerID string) ([]paygate.StoredCard, error) {
 	cards, err := collectStoredCards(s.pool.Query(ctx, `
-		SELECT `+storedCardColumns+` FROM stored_cards
-		WHERE customer_id = $1 AND merchant_id = $2 AND mode = $3 AND state = 'active'
-		ORDER BY created_at DESC, seq DESC`,
-		customerID, merchantID, mode))
+		SELECT `+storedCardColumns+` FROM stored_cards WHERE `+where+`
+		ORDER BY created_at DESC, seq DESC`, args))
 	if err != nil || len(cards) > 0 {
 		return cards, err
 	}
 	var exists bool
-	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM customers WHERE id = $1 AND merchant_id = $2 COLLATE "C" AND mode = $3 COLLATE "C")`,
-		customerID, merchantID, mode).Scan(&exists); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM customers
+		WHERE id = `+customer+` AND merchant_id = @merchant_id COLLATE "C" AND mode = @mode COLLATE "C")`,
+		args).Scan(&exists); err != nil {
 		return nil, translate(err)
 	}
 	if !exists {
@@ -259,20 +92,112 @@ func (s *Store) StoredCardsByCustomer(ctx context.Context, merchantID string, mo
 	return cards, nil
 }
 
-// DeleteStoredCard deletes an active card of the customer and erases its
-// sealed number; NOT_FOUND when there is none.
-func (s *Store) DeleteStoredCard(ctx context.Context, merchantID string, mode paygate.Mode, customerID, id string, at time.Time) error {
-	tag, err := s.pool.Exec(ctx, `
-		UPDATE stored_cards SET `+eraseCard+`
-		WHERE id = @id AND merchant_id = @merchant_id AND mode = @mode AND customer_id = @customer_id AND state = 'active'`,
-		namedArgs{"id": id, "merchant_id": merchantID, "mode": mode, "customer_id": customerID, "at": at})
-	if err != nil {
-		return translate(err)
+// insertStoredCardInUnit inserts the card of a StoredCard operation when its
+// customer exists for its merchant and mode, and fails the unit through
+// unit_refused (PG404) otherwise. A second active card of one number for
+// the customer violates stored_cards_active_fingerprint: ErrConflict.
+const insertStoredCardInUnit = `
+	WITH inserted AS (
+		INSERT INTO stored_cards (id, merchant_id, mode, customer_id, state, payment_id, brand, last4,
+			exp_month, exp_year, holder_name, key_id, wrapped_key, ciphertext, fingerprint, created_at, updated_at)
+		SELECT @id, @merchant_id, @mode, @customer_id, @state, @payment_id, @brand, @last4,
+			@exp_month, @exp_year, @holder_name, @key_id, @wrapped_key, @ciphertext, @fingerprint, @created_at, @updated_at
+		FROM customers WHERE id = @customer_id AND merchant_id = @merchant_id COLLATE "C" AND mode = @mode COLLATE "C"
+		RETURNING 1
+	)
+	SELECT CASE WHEN EXISTS (SELECT 1 FROM inserted) THEN true ELSE unit_refused(false) END`
+
+// storedCardArgs returns the arguments of insertStoredCardInUnit.
+func storedCardArgs(c paygate.StoredCard) namedArgs {
+	return namedArgs{
+		"id": c.ID, "merchant_id": c.MerchantID, "mode": c.Mode, "customer_id": c.CustomerID,
+		"state": c.State, "payment_id": nullText(c.PaymentID), "brand": c.Brand, "last4": c.Last4,
+		"exp_month": c.ExpMonth, "exp_year": c.ExpYear, "holder_name": c.HolderName,
+		"key_id": c.Sealed.KeyID, "wrapped_key": c.Sealed.WrappedKey, "ciphertext": c.Sealed.Ciphertext,
+		"fingerprint": c.Sealed.Fingerprint, "created_at": c.CreatedAt, "updated_at": c.UpdatedAt,
 	}
-	if tag.RowsAffected() == 0 {
-		return notFound("stored card")
+}
+
+// linkStoredCardInUnit sets the payment's stored card (StoredCardLink), for
+// a payment of the customer in its merchant and mode, and fails the unit
+// through unit_refused (PG404) otherwise.
+const linkStoredCardInUnit = `
+	WITH linked AS (
+		UPDATE payments SET stored_card_id = @stored_card_id
+		WHERE id = @payment_id AND merchant_id = @merchant_id COLLATE "C" AND mode = @mode COLLATE "C"
+			AND customer_id = @customer_id
+		RETURNING 1
+	)
+	SELECT CASE WHEN EXISTS (SELECT 1 FROM linked) THEN true ELSE unit_refused(false) END`
+
+// linkArgs returns the arguments of linkStoredCardInUnit.
+func linkArgs(l paygate.StoredCardLink) namedArgs {
+	return namedArgs{
+		"stored_card_id": l.StoredCardID, "payment_id": l.PaymentID, "merchant_id": l.MerchantID,
+		"mode": l.Mode, "customer_id": l.CustomerID,
 	}
-	return nil
+}
+
+// deleteStoredCardInUnit deletes an active card of the customer and erases
+// its sealed number (StoredCardDeletion), and fails the unit through
+// unit_refused (PG404) when there is none.
+const deleteStoredCardInUnit = `
+	WITH deleted AS (
+		UPDATE stored_cards SET ` + eraseCard + `
+		WHERE id = @id AND merchant_id = @merchant_id AND mode = @mode AND customer_id = @customer_id AND state = 'active'
+		RETURNING 1
+	)
+	SELECT CASE WHEN EXISTS (SELECT 1 FROM deleted) THEN true ELSE unit_refused(false) END`
+
+// deletionArgs returns the arguments of deleteStoredCardInUnit.
+func deletionArgs(d paygate.StoredCardDeletion) namedArgs {
+	return namedArgs{"id": d.ID, "merchant_id": d.MerchantID, "mode": d.Mode, "customer_id": d.CustomerID, "at": d.At}
+}
+
+// activatePendingCardInUnit settles the payment's pending card after a
+// successful payment (PendingCardActivation): when the customer has an
+// active card of the same fingerprint, the pending card is erased and the
+// payment linked to that card; otherwise the pending card becomes active and
+// the payment is linked to it. The pending card's row is locked first, so a
+// concurrent activation waits and then, under READ COMMITTED, finds it no
+// longer pending. When the payment has no pending card (or is not its
+// customer's), the statement fails the unit through unit_refused (PG404).
+const activatePendingCardInUnit = `
+	WITH pending AS (
+		SELECT id, customer_id, fingerprint FROM stored_cards
+		WHERE payment_id = @payment_id AND merchant_id = @merchant_id AND mode = @mode AND state = 'pending'
+		FOR UPDATE
+	), existing AS (
+		SELECT s.id FROM stored_cards s JOIN pending p ON s.customer_id = p.customer_id AND s.fingerprint = p.fingerprint
+		WHERE s.merchant_id = @merchant_id AND s.mode = @mode AND s.state = 'active'
+		ORDER BY s.created_at, s.seq LIMIT 1
+	), erased AS (
+		UPDATE stored_cards SET ` + eraseCard + `
+		WHERE id = (SELECT id FROM pending) AND EXISTS (SELECT 1 FROM existing)
+		RETURNING id
+	), activated AS (
+		UPDATE stored_cards SET state = 'active', updated_at = @at
+		WHERE id = (SELECT id FROM pending) AND NOT EXISTS (SELECT 1 FROM existing)
+		RETURNING id
+	), linked AS (
+		UPDATE payments SET stored_card_id = COALESCE((SELECT id FROM existing), (SELECT id FROM activated))
+		WHERE id = @payment_id AND merchant_id = @merchant_id COLLATE "C" AND mode = @mode COLLATE "C"
+			AND customer_id = (SELECT customer_id FROM pending)
+			AND (EXISTS (SELECT 1 FROM erased) OR EXISTS (SELECT 1 FROM activated))
+		RETURNING 1
+	)
+	SELECT CASE WHEN EXISTS (SELECT 1 FROM linked) THEN true ELSE unit_refused(false) END`
+
+// discardPendingCard erases the payment's pending card, if any
+// (PendingCardDiscard).
+const discardPendingCard = `
+	UPDATE stored_cards SET ` + eraseCard + `
+	WHERE payment_id = @payment_id AND merchant_id = @merchant_id AND mode = @mode AND state = 'pending'`
+
+// pendingCardArgs returns the arguments of activatePendingCardInUnit and
+// discardPendingCard.
+func pendingCardArgs(merchantID string, mode paygate.Mode, paymentID string, at time.Time) namedArgs {
+	return namedArgs{"payment_id": paymentID, "merchant_id": merchantID, "mode": mode, "at": at}
 }
 
 // StoredCardsToRewrap returns cards not sealed under keyID, after the id,
@@ -285,27 +210,25 @@ func (s *Store) StoredCardsToRewrap(ctx context.Context, keyID, after string, li
 		keyID, after, nullLimit(limit)))
 }
 
-// RewrapStoredCard replaces the seal of a card still sealed under
-// fromKeyID; the last SELECT tells a changed card from a missing one.
-func (s *Store) RewrapStoredCard(ctx context.Context, id, fromKeyID string, to paygate.SealedCard, at time.Time) error {
-	var moved, exists bool
-	err := s.pool.QueryRow(ctx, `
-		WITH moved AS (
-			UPDATE stored_cards SET key_id = $3, wrapped_key = $4, ciphertext = $5, fingerprint = $6, updated_at = $7
-			WHERE id = $1 AND key_id = $2 AND state <> 'deleted'
-			RETURNING id
-		)
-		SELECT EXISTS (SELECT 1 FROM moved), EXISTS (SELECT 1 FROM stored_cards WHERE id = $1)`,
-		id, fromKeyID, to.KeyID, to.WrappedKey, to.Ciphertext, to.Fingerprint, at).Scan(&moved, &exists)
-	switch {
-	case err != nil:
-		return translate(err)
-	case moved:
-		return nil
-	case !exists:
-		return notFound("stored card")
-	default:
-		return fmt.Errorf("%w: stored card %s", paygate.ErrStateConflict, id)
+// rewrapStoredCardInUnit replaces the seal of a card still sealed under
+// @from_key_id (StoredCardRewrap), and fails the unit through unit_refused
+// otherwise: PG409 when the card changed meanwhile, PG404 when no card has
+// the id.
+const rewrapStoredCardInUnit = `
+	WITH moved AS (
+		UPDATE stored_cards SET key_id = @key_id, wrapped_key = @wrapped_key, ciphertext = @ciphertext,
+			fingerprint = @fingerprint, updated_at = @at
+		WHERE id = @id AND key_id = @from_key_id AND state <> 'deleted'
+		RETURNING id
+	)
+	SELECT CASE WHEN EXISTS (SELECT 1 FROM moved) THEN true
+		ELSE unit_refused(EXISTS (SELECT 1 FROM stored_cards WHERE id = @id)) END`
+
+// rewrapArgs returns the arguments of rewrapStoredCardInUnit.
+func rewrapArgs(r paygate.StoredCardRewrap) namedArgs {
+	return namedArgs{
+		"id": r.ID, "from_key_id": r.FromKeyID, "key_id": r.To.KeyID, "wrapped_key": r.To.WrappedKey,
+		"ciphertext": r.To.Ciphertext, "fingerprint": r.To.Fingerprint, "at": r.At,
 	}
 }
 

@@ -426,9 +426,9 @@ func TestWhichWritesCommitLazily(t *testing.T) {
 	check("a payment that may go to a remote provider", syncFull)
 	sandboxed := newPayment(sandbox.New("sandbox-eu", nil))
 	check("a payment for a sandbox", syncNormal)
-	if _, err := s.RecordSandboxCharge(ctx, paygate.SandboxCharge{ProviderID: "sandbox", PaymentID: sandboxed,
+	if err := s.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.SandboxCharge{ProviderID: "sandbox", PaymentID: sandboxed,
 		Mode: paygate.ModeTest, Amount: paygate.Money{Amount: 1000, Currency: "EUR"},
-		Outcome: paygate.SandboxCaptured, ReadyAt: now, CreatedAt: now}); err != nil {
+		Outcome: paygate.SandboxCaptured, ReadyAt: now, CreatedAt: now}}}); err != nil {
 		t.Fatal(err)
 	}
 	check("a sandbox ledger entry", syncNormal)

@@ -109,12 +109,9 @@ func scanIdempotency(row scanner) (paygate.IdempotencyRecord, error) {
 	return rec, nil
 }
 
-// CompleteIdempotency stores the answer of a reserved key. Completing a key
-// that has no record (released or purged meanwhile) changes nothing.
-func (s *Store) CompleteIdempotency(ctx context.Context, c paygate.IdempotencyCompletion) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error { return completeIdempotency(ctx, tx, c) })
-}
-
+// completeIdempotency stores the answer of a reserved key
+// (IdempotencyCompletion). Completing a key that has no record (released or
+// purged meanwhile) or a complete one changes nothing.
 func completeIdempotency(ctx context.Context, tx *sql.Tx, c paygate.IdempotencyCompletion) error {
 	body := c.Body
 	if body == nil {
@@ -128,15 +125,14 @@ func completeIdempotency(ctx context.Context, tx *sql.Tx, c paygate.IdempotencyC
 	return err
 }
 
-// ReleaseIdempotency deletes the in-flight record of the key, so that it
-// may be used again at once. A complete record is kept.
-func (s *Store) ReleaseIdempotency(ctx context.Context, merchantID string, mode paygate.Mode, key string) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx,
-			`DELETE FROM idempotency_keys WHERE merchant_id = ? AND mode = ? AND key = ? AND state = ?`,
-			merchantID, string(mode), key, string(paygate.IdempotencyInFlight))
-		return err
-	})
+// releaseIdempotency deletes the in-flight record of the key
+// (IdempotencyRelease), so that it may be used again at once. A complete
+// record is kept.
+func releaseIdempotency(ctx context.Context, tx *sql.Tx, r paygate.IdempotencyRelease) error {
+	_, err := tx.ExecContext(ctx,
+		`DELETE FROM idempotency_keys WHERE merchant_id = ? AND mode = ? AND key = ? AND state = ?`,
+		r.MerchantID, string(r.Mode), r.Key, string(paygate.IdempotencyInFlight))
+	return err
 }
 
 // PurgeIdempotency deletes the records created before the time, of every

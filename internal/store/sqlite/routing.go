@@ -32,42 +32,34 @@ func (s *Store) ProviderStates(ctx context.Context) ([]paygate.ProviderState, er
 	return states, translate(rows.Err())
 }
 
-// SetProviderDrained drains or restores the provider and returns the stored
-// state; setting the state it already has keeps its UpdatedAt.
-func (s *Store) SetProviderDrained(ctx context.Context, providerID string, drained bool, at time.Time) (paygate.ProviderState, error) {
-	st := paygate.ProviderState{ProviderID: providerID}
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		var updated int64
-		err := tx.QueryRowContext(ctx, `
-			INSERT INTO provider_states (provider_id, drained, updated_at) VALUES (?1, ?2, ?3)
-			ON CONFLICT (provider_id) DO UPDATE SET
-				drained = excluded.drained,
-				updated_at = CASE WHEN provider_states.drained = excluded.drained
-					THEN provider_states.updated_at ELSE excluded.updated_at END
-			RETURNING drained, updated_at`,
-			providerID, drained, micros(at)).Scan(&st.Drained, &updated)
-		st.UpdatedAt = fromMicros(updated)
-		return err
-	})
-	return st, err
+// drainProvider sets the provider's state (ProviderDrain); setting the
+// state it already has keeps its updated_at.
+func drainProvider(ctx context.Context, tx *sql.Tx, d paygate.ProviderDrain) error {
+	_, err := tx.ExecContext(ctx, `
+		INSERT INTO provider_states (provider_id, drained, updated_at) VALUES (?1, ?2, ?3)
+		ON CONFLICT (provider_id) DO UPDATE SET
+			drained = excluded.drained,
+			updated_at = CASE WHEN provider_states.drained = excluded.drained
+				THEN provider_states.updated_at ELSE excluded.updated_at END`,
+		d.ProviderID, d.Drained, micros(d.At))
+	return err
 }
 
-// ReportBreakers replaces the node's reports with the given ones.
-func (s *Store) ReportBreakers(ctx context.Context, node string, reports []paygate.BreakerReport, at time.Time) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM provider_breakers WHERE node = ?`, node); err != nil {
+// replaceBreakers replaces the node's reports with the given ones
+// (BreakerReplacement).
+func replaceBreakers(ctx context.Context, tx *sql.Tx, r paygate.BreakerReplacement) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM provider_breakers WHERE node = ?`, r.Node); err != nil {
+		return err
+	}
+	for _, rep := range r.Reports {
+		if _, err := tx.ExecContext(ctx, `
+			INSERT INTO provider_breakers (node, mode, provider_id, state, since, reported_at)
+			VALUES (?, ?, ?, ?, ?, ?)`,
+			r.Node, string(rep.Mode), rep.ProviderID, string(rep.State), micros(rep.Since), micros(r.At)); err != nil {
 			return err
 		}
-		for _, r := range reports {
-			if _, err := tx.ExecContext(ctx, `
-				INSERT INTO provider_breakers (node, mode, provider_id, state, since, reported_at)
-				VALUES (?, ?, ?, ?, ?, ?)`,
-				node, string(r.Mode), r.ProviderID, string(r.State), micros(r.Since), micros(at)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // BreakerReports returns the reports made at or after since.
@@ -96,36 +88,8 @@ func (s *Store) BreakerReports(ctx context.Context, since time.Time) ([]paygate.
 	return reports, translate(rows.Err())
 }
 
-// ForgetBreakers deletes the node's reports.
-func (s *Store) ForgetBreakers(ctx context.Context, node string) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM provider_breakers WHERE node = ?`, node)
-		return err
-	})
-}
-
 const sandboxChargeColumns = `provider_id, payment_id, mode, amount, currency, outcome,
 	provider_ref, decline_code, message, ready_at, created_at`
-
-// RecordSandboxCharge stores the entry unless the provider has one for the
-// payment already, and returns the stored entry. It commits lazily
-// (lazyTx), as the PostgreSQL store's entry commits without waiting for its
-// flush: the payment's outcome, the only thing a client is told, commits
-// durably after it.
-func (s *Store) RecordSandboxCharge(ctx context.Context, c paygate.SandboxCharge) (paygate.SandboxCharge, error) {
-	var stored paygate.SandboxCharge
-	err := s.lazyTx(ctx, func(tx *sql.Tx) error {
-		if err := insertSandboxCharge(ctx, tx, c); err != nil {
-			return err
-		}
-		var err error
-		stored, err = scanSandboxCharge(tx.QueryRowContext(ctx,
-			`SELECT `+sandboxChargeColumns+` FROM sandbox_ledger WHERE provider_id = ? AND payment_id = ?`,
-			c.ProviderID, c.PaymentID))
-		return err
-	})
-	return stored, err
-}
 
 // insertSandboxCharge inserts the entry in the caller's transaction unless
 // the provider has one for the payment, which is then kept.
@@ -192,20 +156,19 @@ func (s *Store) PaymentsToRecover(ctx context.Context, now time.Time, limit int)
 	return payments, translate(rows.Err())
 }
 
-// ClaimPaymentRecovery claims a recoverable payment until the given time.
-func (s *Store) ClaimPaymentRecovery(ctx context.Context, merchantID string, mode paygate.Mode, paymentID string, now, until time.Time) (bool, error) {
-	var claimed bool
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `
-			UPDATE payments SET recovery_until = ?2
-			WHERE id = ?3 AND merchant_id = ?4 AND mode = ?5 AND `+recoverable,
-			micros(now), micros(until), paymentID, merchantID, string(mode))
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		claimed = n == 1
+// claimRecovery claims a recoverable payment until c.Until (RecoveryClaim):
+// ErrStateConflict when it is not recoverable at c.Now, NOT_FOUND when it
+// does not exist for the merchant and mode.
+func claimRecovery(ctx context.Context, tx *sql.Tx, c paygate.RecoveryClaim) error {
+	res, err := tx.ExecContext(ctx, `
+		UPDATE payments SET recovery_until = ?2
+		WHERE id = ?3 AND merchant_id = ?4 AND mode = ?5 AND `+recoverable,
+		micros(c.Now), micros(c.Until), c.PaymentID, c.MerchantID, string(c.Mode))
+	if err != nil {
 		return err
-	})
-	return claimed, err
+	}
+	if n, err := res.RowsAffected(); err != nil || n > 0 {
+		return err
+	}
+	return missingOrConflict(ctx, tx, "payments", "payment", c.PaymentID, c.MerchantID, c.Mode)
 }

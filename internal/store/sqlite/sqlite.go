@@ -81,15 +81,6 @@ func OpenWith(ctx context.Context, path string, o Options) (*Store, error) {
 	return s, nil
 }
 
-// wrote calls the OnEvents hook after a successful commit that wrote
-// events, and returns err.
-func (s *Store) wrote(err error, events []paygate.Event) error {
-	if err == nil && len(events) > 0 && s.onEvents != nil {
-		s.onEvents()
-	}
-	return err
-}
-
 // open is Open with a chosen busy timeout (tests shorten it).
 func open(ctx context.Context, path string, busy time.Duration) (*Store, error) {
 	if path == "" {

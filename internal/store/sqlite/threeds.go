@@ -38,26 +38,23 @@ func insertChallenge(ctx context.Context, tx *sql.Tx, c paygate.ThreeDSChallenge
 	return err
 }
 
-// ThreeDSChallengeByTokenHash returns the challenge of the token hash in any
-// state, or NOT_FOUND.
-func (s *Store) ThreeDSChallengeByTokenHash(ctx context.Context, tokenHash []byte) (paygate.ThreeDSChallenge, error) {
-	c, err := scanChallenge(s.read.QueryRowContext(ctx,
-		`SELECT `+challengeColumns+` FROM threeds_challenges WHERE token_hash = ?`, tokenHash))
-	if errors.Is(err, sql.ErrNoRows) {
-		return paygate.ThreeDSChallenge{}, notFound("challenge")
+// ThreeDSChallenges lists the challenges of the query, oldest first: the
+// one of the token hash (not scoped by merchant: the token is the
+// credential), or the payment's within its merchant and mode.
+func (s *Store) ThreeDSChallenges(ctx context.Context, q paygate.ThreeDSChallengeQuery) ([]paygate.ThreeDSChallenge, error) {
+	var rows *sql.Rows
+	var err error
+	if q.TokenHash != nil {
+		rows, err = s.read.QueryContext(ctx, `SELECT `+challengeColumns+` FROM threeds_challenges WHERE token_hash = ?`, q.TokenHash)
+	} else {
+		rows, err = s.read.QueryContext(ctx, `SELECT `+challengeColumns+` FROM threeds_challenges
+			WHERE payment_id = ? AND merchant_id = ? AND mode = ? ORDER BY created_at, rowid`, q.PaymentID, q.MerchantID, string(q.Mode))
 	}
-	return c, translate(err)
-}
-
-// ThreeDSChallengesByPayment lists a payment's challenges, oldest first.
-func (s *Store) ThreeDSChallengesByPayment(ctx context.Context, merchantID string, mode paygate.Mode, paymentID string) ([]paygate.ThreeDSChallenge, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT `+challengeColumns+` FROM threeds_challenges
-		WHERE payment_id = ? AND merchant_id = ? AND mode = ? ORDER BY created_at, rowid`, paymentID, merchantID, mode)
 	if err != nil {
 		return nil, translate(err)
 	}
 	defer rows.Close()
-	var out []paygate.ThreeDSChallenge
+	out := []paygate.ThreeDSChallenge{}
 	for rows.Next() {
 		c, err := scanChallenge(rows)
 		if err != nil {
@@ -104,45 +101,41 @@ func (s *Store) ClaimThreeDSChallenge(ctx context.Context, tokenHash []byte, now
 	return c, nil
 }
 
-// ReleaseThreeDSChallenge drops the claim of an unconsumed challenge.
-func (s *Store) ReleaseThreeDSChallenge(ctx context.Context, tokenHash []byte) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx,
-			`UPDATE threeds_challenges SET claimed_until = NULL WHERE token_hash = ? AND consumed_at IS NULL`, tokenHash)
-		return err
-	})
+// releaseChallenge drops the claim of an unconsumed challenge
+// (ThreeDSRelease).
+func releaseChallenge(ctx context.Context, tx *sql.Tx, r paygate.ThreeDSRelease) error {
+	_, err := tx.ExecContext(ctx,
+		`UPDATE threeds_challenges SET claimed_until = NULL WHERE token_hash = ? AND consumed_at IS NULL`, r.TokenHash)
+	return err
 }
 
-// FinishThreeDSChallenge consumes the challenge and applies the payment's
-// transition with its events, in one transaction.
-func (s *Store) FinishThreeDSChallenge(ctx context.Context, f paygate.ThreeDSFinish) error {
-	t := f.Transition
-	return s.wrote(s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `
-			UPDATE threeds_challenges SET consumed_at = ?1
-			WHERE token_hash = ?2 AND payment_id = ?3 AND merchant_id = ?4 AND mode = ?5
-				AND consumed_at IS NULL
-				AND (NOT ?6 OR (expires_at <= ?1 AND (claimed_until IS NULL OR claimed_until <= ?1)))`,
-			micros(f.At), f.TokenHash, t.ID, t.MerchantID, string(t.Mode), f.OnlyExpired)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			var one int
-			err := tx.QueryRowContext(ctx, `SELECT 1 FROM threeds_challenges WHERE token_hash = ? AND payment_id = ? AND merchant_id = ? AND mode = ?`,
-				f.TokenHash, t.ID, t.MerchantID, string(t.Mode)).Scan(&one)
-			if errors.Is(err, sql.ErrNoRows) {
-				return notFound("challenge")
-			}
-			if err != nil {
-				return err
-			}
-			return fmt.Errorf("%w: challenge already used or not finishable", paygate.ErrStateConflict)
-		}
-		return transitionPayment(ctx, tx, t, f.Events, nil)
-	}), f.Events)
+// consumeChallenge consumes the challenge of a ThreeDSConsumption:
+// ErrStateConflict when the payment's challenge is consumed or not
+// finishable at c.At, NOT_FOUND when the payment has no challenge with the
+// hash.
+func consumeChallenge(ctx context.Context, tx *sql.Tx, c paygate.ThreeDSConsumption) error {
+	res, err := tx.ExecContext(ctx, `
+		UPDATE threeds_challenges SET consumed_at = ?1
+		WHERE token_hash = ?2 AND payment_id = ?3 AND merchant_id = ?4 AND mode = ?5
+			AND consumed_at IS NULL
+			AND (NOT ?6 OR (expires_at <= ?1 AND (claimed_until IS NULL OR claimed_until <= ?1)))`,
+		micros(c.At), c.TokenHash, c.PaymentID, c.MerchantID, string(c.Mode), c.OnlyExpired)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n > 0 {
+		return err
+	}
+	var one int
+	err = tx.QueryRowContext(ctx, `SELECT 1 FROM threeds_challenges WHERE token_hash = ? AND payment_id = ? AND merchant_id = ? AND mode = ?`,
+		c.TokenHash, c.PaymentID, c.MerchantID, string(c.Mode)).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return notFound("challenge")
+	}
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: challenge already used or not finishable", paygate.ErrStateConflict)
 }
 
 // ExpiredThreeDSChallenges lists unconsumed challenges expired and

@@ -20,7 +20,13 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 	if err := u.Validate(); err != nil {
 		return fmt.Errorf("sqlite: %w", err)
 	}
-	err := s.inTx(ctx, func(tx *sql.Tx) error { return applyUnit(ctx, tx, u) })
+	run := s.inTx
+	if u.OnlyLedgerEntries() {
+		// A sandbox's entry of a charge not answered at once: the
+		// payment's outcome commits durably after it (lazyTx).
+		run = s.lazyTx
+	}
+	err := run(ctx, func(tx *sql.Tx) error { return applyUnit(ctx, tx, u) })
 	if err == nil && u.HasEvents() && s.onEvents != nil {
 		s.onEvents()
 	}
@@ -58,6 +64,31 @@ func applyUnit(ctx context.Context, tx *sql.Tx, u paygate.Unit) error {
 			err = insertPing(ctx, tx, op)
 		case paygate.EventResend:
 			err = resendEvent(ctx, tx, op)
+		// Vault, 3-D Secure, routing and idempotency operations.
+		case paygate.IdempotencyRelease:
+			err = releaseIdempotency(ctx, tx, op)
+		case paygate.ProviderDrain:
+			err = drainProvider(ctx, tx, op)
+		case paygate.BreakerReplacement:
+			err = replaceBreakers(ctx, tx, op)
+		case paygate.ThreeDSConsumption:
+			err = consumeChallenge(ctx, tx, op)
+		case paygate.ThreeDSRelease:
+			err = releaseChallenge(ctx, tx, op)
+		case paygate.StoredCard:
+			err = insertStoredCard(ctx, tx, op)
+		case paygate.StoredCardLink:
+			err = linkStoredCard(ctx, tx, op)
+		case paygate.StoredCardDeletion:
+			err = deleteStoredCard(ctx, tx, op)
+		case paygate.PendingCardActivation:
+			err = activatePendingCard(ctx, tx, op)
+		case paygate.PendingCardDiscard:
+			err = discardPendingCard(ctx, tx, op)
+		case paygate.StoredCardRewrap:
+			err = rewrapStoredCard(ctx, tx, op)
+		case paygate.RecoveryClaim:
+			err = claimRecovery(ctx, tx, op)
 		default:
 			err = fmt.Errorf("sqlite: operation %d of the unit: %T is not an operation", i, op)
 		}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/paygate/paygate/internal/paygate"
 )
@@ -73,13 +72,13 @@ func activeByFingerprint(ctx context.Context, tx *sql.Tx, merchantID string, mod
 	return c, err == nil, err
 }
 
-// linkPayment sets the payment's stored card, for a payment of the card's
-// customer in its merchant and mode; NOT_FOUND otherwise.
-func linkPayment(ctx context.Context, tx *sql.Tx, c paygate.StoredCard, paymentID string) error {
+// linkStoredCard sets the payment's stored card (StoredCardLink), for a
+// payment of the customer in its merchant and mode; NOT_FOUND otherwise.
+func linkStoredCard(ctx context.Context, tx *sql.Tx, l paygate.StoredCardLink) error {
 	res, err := tx.ExecContext(ctx, `
 		UPDATE payments SET stored_card_id = ?
 		WHERE id = ? AND merchant_id = ? AND mode = ? AND customer_id = ?`,
-		c.ID, paymentID, c.MerchantID, string(c.Mode), c.CustomerID)
+		l.StoredCardID, l.PaymentID, l.MerchantID, string(l.Mode), l.CustomerID)
 	if err != nil {
 		return err
 	}
@@ -91,98 +90,60 @@ func linkPayment(ctx context.Context, tx *sql.Tx, c paygate.StoredCard, paymentI
 	return nil
 }
 
-// SaveStoredCard stores an active or pending card; see paygate.VaultStore.
-func (s *Store) SaveStoredCard(ctx context.Context, c paygate.StoredCard, match []string) (paygate.StoredCard, bool, error) {
-	if c.State != paygate.StoredCardActive && c.State != paygate.StoredCardPending {
-		return paygate.StoredCard{}, false, fmt.Errorf("sqlite: save a stored card in state %q", c.State)
-	}
-	var (
-		saved   paygate.StoredCard
-		created bool
-	)
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		var one int
-		err := tx.QueryRowContext(ctx, `SELECT 1 FROM customers WHERE id = ? AND merchant_id = ? AND mode = ?`,
-			c.CustomerID, c.MerchantID, string(c.Mode)).Scan(&one)
-		if errors.Is(err, sql.ErrNoRows) {
-			return notFound("customer")
-		}
-		if err != nil {
-			return err
-		}
-		if c.State == paygate.StoredCardActive {
-			existing, ok, err := activeByFingerprint(ctx, tx, c.MerchantID, c.Mode, c.CustomerID, match)
-			if err != nil {
-				return err
-			}
-			if ok {
-				saved = existing
-				if c.PaymentID != "" {
-					return linkPayment(ctx, tx, existing, c.PaymentID)
-				}
-				return nil
-			}
-		}
-		// The write lock is held since BEGIN IMMEDIATE: no concurrent save
-		// can slip in between the lookup and the insert.
-		saved, err = scanStoredCard(tx.QueryRowContext(ctx, `
-			INSERT INTO stored_cards (`+storedCardColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)
-			RETURNING `+storedCardColumns,
-			c.ID, c.MerchantID, string(c.Mode), c.CustomerID, string(c.State), c.PaymentID, c.Brand, c.Last4,
-			c.ExpMonth, c.ExpYear, c.HolderName, c.Sealed.KeyID, c.Sealed.WrappedKey, c.Sealed.Ciphertext,
-			c.Sealed.Fingerprint, micros(c.CreatedAt), micros(c.UpdatedAt)))
-		if err != nil {
-			return err
-		}
-		created = true
-		if c.State == paygate.StoredCardActive && c.PaymentID != "" {
-			return linkPayment(ctx, tx, saved, c.PaymentID)
-		}
-		return nil
-	})
+// insertStoredCard inserts the card of a StoredCard operation; NOT_FOUND
+// when its customer does not exist for its merchant and mode. A second
+// active card of one number for the customer violates
+// stored_cards_active_fingerprint: ErrConflict.
+func insertStoredCard(ctx context.Context, tx *sql.Tx, c paygate.StoredCard) error {
+	res, err := tx.ExecContext(ctx, `
+		INSERT INTO stored_cards (`+storedCardColumns+`)
+		SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL
+		FROM customers WHERE id = ?4 AND merchant_id = ?2 AND mode = ?3`,
+		c.ID, c.MerchantID, string(c.Mode), c.CustomerID, string(c.State), c.PaymentID, c.Brand, c.Last4,
+		c.ExpMonth, c.ExpYear, c.HolderName, c.Sealed.KeyID, c.Sealed.WrappedKey, c.Sealed.Ciphertext,
+		c.Sealed.Fingerprint, micros(c.CreatedAt), micros(c.UpdatedAt))
 	if err != nil {
-		return paygate.StoredCard{}, false, err
+		return err
 	}
-	return saved, created, nil
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return notFound("customer")
+	}
+	return nil
 }
 
-// ActivatePendingCard activates the payment's pending card, or links the
-// payment to the customer's active card of the same number; see
-// paygate.VaultStore.
-func (s *Store) ActivatePendingCard(ctx context.Context, merchantID string, mode paygate.Mode, paymentID string, at time.Time) (paygate.StoredCard, error) {
-	var out paygate.StoredCard
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		pending, err := scanStoredCard(tx.QueryRowContext(ctx, `
-			SELECT `+storedCardColumns+` FROM stored_cards
-			WHERE payment_id = ? AND merchant_id = ? AND mode = ? AND state = 'pending'`,
-			paymentID, merchantID, string(mode)))
-		if errors.Is(err, sql.ErrNoRows) {
-			return notFound("pending stored card")
-		}
-		if err != nil {
+// activatePendingCard activates the payment's pending card, or erases it
+// and links the payment to the customer's active card of the same number
+// (PendingCardActivation); NOT_FOUND when the payment has no pending card.
+func activatePendingCard(ctx context.Context, tx *sql.Tx, a paygate.PendingCardActivation) error {
+	pending, err := scanStoredCard(tx.QueryRowContext(ctx, `
+		SELECT `+storedCardColumns+` FROM stored_cards
+		WHERE payment_id = ? AND merchant_id = ? AND mode = ? AND state = 'pending'`,
+		a.PaymentID, a.MerchantID, string(a.Mode)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return notFound("pending stored card")
+	}
+	if err != nil {
+		return err
+	}
+	existing, ok, err := activeByFingerprint(ctx, tx, a.MerchantID, a.Mode, pending.CustomerID, []string{pending.Sealed.Fingerprint})
+	if err != nil {
+		return err
+	}
+	cardID := pending.ID
+	if ok {
+		if _, err := tx.ExecContext(ctx, `UPDATE stored_cards SET `+eraseCard+` WHERE id = ?2`, micros(a.At), pending.ID); err != nil {
 			return err
 		}
-		existing, ok, err := activeByFingerprint(ctx, tx, merchantID, mode, pending.CustomerID, []string{pending.Sealed.Fingerprint})
-		if err != nil {
-			return err
-		}
-		if ok {
-			if _, err := tx.ExecContext(ctx, `UPDATE stored_cards SET `+eraseCard+` WHERE id = ?2`, micros(at), pending.ID); err != nil {
-				return err
-			}
-			out = existing
-		} else {
-			out, err = scanStoredCard(tx.QueryRowContext(ctx, `
-				UPDATE stored_cards SET state = 'active', updated_at = ? WHERE id = ?
-				RETURNING `+storedCardColumns, micros(at), pending.ID))
-			if err != nil {
-				return err
-			}
-		}
-		return linkPayment(ctx, tx, out, paymentID)
+		cardID = existing.ID
+	} else if _, err := tx.ExecContext(ctx, `UPDATE stored_cards SET state = 'active', updated_at = ? WHERE id = ?`,
+		micros(a.At), pending.ID); err != nil {
+		return err
+	}
+	return linkStoredCard(ctx, tx, paygate.StoredCardLink{
+		PaymentID: a.PaymentID, MerchantID: a.MerchantID, Mode: a.Mode, CustomerID: pending.CustomerID, StoredCardID: cardID,
 	})
-	return out, err
 }
 
 // eraseCard is the SET clause that deletes a card at ?1: the sealed number,
@@ -190,85 +151,76 @@ func (s *Store) ActivatePendingCard(ctx context.Context, merchantID string, mode
 const eraseCard = `state = 'deleted', key_id = NULL, wrapped_key = NULL, ciphertext = NULL,
 	fingerprint = NULL, deleted_at = ?1, updated_at = ?1`
 
-// DiscardPendingCard erases the payment's pending card, if any.
-func (s *Store) DiscardPendingCard(ctx context.Context, merchantID string, mode paygate.Mode, paymentID string, at time.Time) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `
-			UPDATE stored_cards SET `+eraseCard+`
-			WHERE payment_id = ?2 AND merchant_id = ?3 AND mode = ?4 AND state = 'pending'`,
-			micros(at), paymentID, merchantID, string(mode))
-		return err
-	})
+// discardPendingCard erases the payment's pending card, if any
+// (PendingCardDiscard).
+func discardPendingCard(ctx context.Context, tx *sql.Tx, d paygate.PendingCardDiscard) error {
+	_, err := tx.ExecContext(ctx, `
+		UPDATE stored_cards SET `+eraseCard+`
+		WHERE payment_id = ?2 AND merchant_id = ?3 AND mode = ?4 AND state = 'pending'`,
+		micros(d.At), d.PaymentID, d.MerchantID, string(d.Mode))
+	return err
 }
 
-// StoredCardByID returns an active card of the customer, or NOT_FOUND.
-func (s *Store) StoredCardByID(ctx context.Context, merchantID string, mode paygate.Mode, customerID, id string) (paygate.StoredCard, error) {
-	c, err := scanStoredCard(s.read.QueryRowContext(ctx, `
-		SELECT `+storedCardColumns+` FROM stored_cards
-		WHERE id = ? AND merchant_id = ? AND mode = ? AND customer_id = ? AND state = 'active'`,
-		id, merchantID, string(mode), customerID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return paygate.StoredCard{}, notFound("stored card")
-	}
-	return c, translate(err)
-}
-
-// StoredCardByCustomerRef returns an active card of the customer of the
-// external id, or NOT_FOUND.
-func (s *Store) StoredCardByCustomerRef(ctx context.Context, merchantID string, mode paygate.Mode, customerExternalID, id string) (paygate.StoredCard, error) {
-	c, err := scanStoredCard(s.read.QueryRowContext(ctx, `
-		SELECT `+storedCardColumns+` FROM stored_cards
-		WHERE id = ? AND merchant_id = ? AND mode = ? AND state = 'active'
-			AND customer_id = (SELECT id FROM customers WHERE merchant_id = ? AND mode = ? AND external_id = ?)`,
-		id, merchantID, string(mode), merchantID, string(mode), customerExternalID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return paygate.StoredCard{}, notFound("stored card")
-	}
-	return c, translate(err)
-}
-
-// StoredCardsByCustomer lists the customer's active cards, newest first, or
-// NOT_FOUND when the customer does not exist for (merchant, mode).
-func (s *Store) StoredCardsByCustomer(ctx context.Context, merchantID string, mode paygate.Mode, customerID string) ([]paygate.StoredCard, error) {
+// StoredCards lists the active cards of the query's customer, newest
+// first, or NOT_FOUND when the customer does not exist for (merchant,
+// mode).
+func (s *Store) StoredCards(ctx context.Context, q paygate.StoredCardQuery) ([]paygate.StoredCard, error) {
 	var cards []paygate.StoredCard
 	err := s.inReadTx(ctx, func(tx *sql.Tx) error {
-		var one int
-		err := tx.QueryRowContext(ctx, `SELECT 1 FROM customers WHERE id = ? AND merchant_id = ? AND mode = ?`,
-			customerID, merchantID, string(mode)).Scan(&one)
+		customerID := q.CustomerID
+		var err error
+		if customerID == "" {
+			err = tx.QueryRowContext(ctx, `SELECT id FROM customers WHERE merchant_id = ? AND mode = ? AND external_id = ?`,
+				q.MerchantID, string(q.Mode), q.CustomerExternalID).Scan(&customerID)
+		} else {
+			var one int
+			err = tx.QueryRowContext(ctx, `SELECT 1 FROM customers WHERE id = ? AND merchant_id = ? AND mode = ?`,
+				customerID, q.MerchantID, string(q.Mode)).Scan(&one)
+		}
 		if errors.Is(err, sql.ErrNoRows) {
 			return notFound("customer")
 		}
 		if err != nil {
 			return err
 		}
+		where := `customer_id = ? AND merchant_id = ? AND mode = ? AND state = 'active'`
+		args := []any{customerID, q.MerchantID, string(q.Mode)}
+		if q.ID != "" {
+			where += ` AND id = ?`
+			args = append(args, q.ID)
+		}
+		if len(q.Fingerprints) > 0 {
+			list, err := json.Marshal(q.Fingerprints)
+			if err != nil {
+				return fmt.Errorf("sqlite: encode fingerprints: %w", err)
+			}
+			where += ` AND fingerprint IN (SELECT value FROM json_each(?))`
+			args = append(args, string(list))
+		}
 		cards, err = queryStoredCards(ctx, tx, `
-			SELECT `+storedCardColumns+` FROM stored_cards
-			WHERE customer_id = ? AND merchant_id = ? AND mode = ? AND state = 'active'
-			ORDER BY created_at DESC, rowid DESC`,
-			customerID, merchantID, string(mode))
+			SELECT `+storedCardColumns+` FROM stored_cards WHERE `+where+`
+			ORDER BY created_at DESC, rowid DESC`, args...)
 		return err
 	})
 	return cards, err
 }
 
-// DeleteStoredCard deletes an active card of the customer and erases its
-// sealed number; NOT_FOUND when there is none.
-func (s *Store) DeleteStoredCard(ctx context.Context, merchantID string, mode paygate.Mode, customerID, id string, at time.Time) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `
-			UPDATE stored_cards SET `+eraseCard+`
-			WHERE id = ?2 AND merchant_id = ?3 AND mode = ?4 AND customer_id = ?5 AND state = 'active'`,
-			micros(at), id, merchantID, string(mode), customerID)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return notFound("stored card")
-		}
-		return nil
-	})
+// deleteStoredCard deletes an active card of the customer and erases its
+// sealed number (StoredCardDeletion); NOT_FOUND when there is none.
+func deleteStoredCard(ctx context.Context, tx *sql.Tx, d paygate.StoredCardDeletion) error {
+	res, err := tx.ExecContext(ctx, `
+		UPDATE stored_cards SET `+eraseCard+`
+		WHERE id = ?2 AND merchant_id = ?3 AND mode = ?4 AND customer_id = ?5 AND state = 'active'`,
+		micros(d.At), d.ID, d.MerchantID, string(d.Mode), d.CustomerID)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return notFound("stored card")
+	}
+	return nil
 }
 
 // StoredCardsToRewrap returns cards not sealed under keyID, after the id,
@@ -287,32 +239,31 @@ func (s *Store) StoredCardsToRewrap(ctx context.Context, keyID, after string, li
 	return cards, err
 }
 
-// RewrapStoredCard replaces the seal of a card still sealed under
-// fromKeyID.
-func (s *Store) RewrapStoredCard(ctx context.Context, id, fromKeyID string, to paygate.SealedCard, at time.Time) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `
-			UPDATE stored_cards SET key_id = ?, wrapped_key = ?, ciphertext = ?, fingerprint = ?, updated_at = ?
-			WHERE id = ? AND key_id = ? AND state <> 'deleted'`,
-			to.KeyID, to.WrappedKey, to.Ciphertext, to.Fingerprint, micros(at), id, fromKeyID)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n > 0 {
-			return nil
-		}
-		var one int
-		err = tx.QueryRowContext(ctx, `SELECT 1 FROM stored_cards WHERE id = ?`, id).Scan(&one)
-		if errors.Is(err, sql.ErrNoRows) {
-			return notFound("stored card")
-		}
-		if err != nil {
-			return err
-		}
-		return fmt.Errorf("%w: stored card %s", paygate.ErrStateConflict, id)
-	})
+// rewrapStoredCard replaces the seal of a card still sealed under
+// r.FromKeyID (StoredCardRewrap): ErrStateConflict when the card changed
+// meanwhile, NOT_FOUND when no card has the id.
+func rewrapStoredCard(ctx context.Context, tx *sql.Tx, r paygate.StoredCardRewrap) error {
+	res, err := tx.ExecContext(ctx, `
+		UPDATE stored_cards SET key_id = ?, wrapped_key = ?, ciphertext = ?, fingerprint = ?, updated_at = ?
+		WHERE id = ? AND key_id = ? AND state <> 'deleted'`,
+		r.To.KeyID, r.To.WrappedKey, r.To.Ciphertext, r.To.Fingerprint, micros(r.At), r.ID, r.FromKeyID)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n > 0 {
+		return nil
+	}
+	var one int
+	err = tx.QueryRowContext(ctx, `SELECT 1 FROM stored_cards WHERE id = ?`, r.ID).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return notFound("stored card")
+	}
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: stored card %s", paygate.ErrStateConflict, r.ID)
 }
 
 // StoredCardKeyIDs counts the cards that are not deleted by key id.

@@ -38,7 +38,7 @@ func idempotencyCases() []testCase {
 			_, _, err := s.ReserveIdempotency(ctx(t), r)
 			must(t, err)
 			body := []byte("{\"data\":{\"id\":\"x\", \"amount\":\"10.5\"},\n \"z\":\"\u00e9\\u00e9\"}\n")
-			must(t, s.CompleteIdempotency(ctx(t), paygate.IdempotencyCompletion{
+			must(t, commitOp(ctx(t), s, paygate.IdempotencyCompletion{
 				MerchantID: f.merchant.ID, Mode: paygate.ModeLive, Key: "key-1",
 				StatusCode: 201, Body: body,
 			}))
@@ -54,7 +54,7 @@ func idempotencyCases() []testCase {
 			f := newMerchant(t, s, base)
 			f.reserve(t, paygate.ModeTest, "key-1", at(time.Hour))
 			for _, body := range []string{`{"first":true}`, `{"second":true}`} {
-				must(t, s.CompleteIdempotency(ctx(t), paygate.IdempotencyCompletion{
+				must(t, commitOp(ctx(t), s, paygate.IdempotencyCompletion{
 					MerchantID: f.merchant.ID, Mode: paygate.ModeTest, Key: "key-1", StatusCode: 201, Body: []byte(body),
 				}))
 			}
@@ -70,7 +70,7 @@ func idempotencyCases() []testCase {
 			for len(body) < 128<<10 {
 				body = append(body, `{"k":"0123456789abcdef","n":[1,2,3]},`...)
 			}
-			must(t, s.CompleteIdempotency(ctx(t), paygate.IdempotencyCompletion{
+			must(t, commitOp(ctx(t), s, paygate.IdempotencyCompletion{
 				MerchantID: f.merchant.ID, Mode: paygate.ModeTest, Key: "key-1", StatusCode: 502, Body: body,
 			}))
 			got := f.lookup(t, paygate.ModeTest, "key-1", at(2*time.Hour))
@@ -81,7 +81,7 @@ func idempotencyCases() []testCase {
 		{"ExpiredRecordIsReplaced", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			f.reserve(t, paygate.ModeTest, "key-1", at(time.Hour))
-			must(t, s.CompleteIdempotency(ctx(t), paygate.IdempotencyCompletion{
+			must(t, commitOp(ctx(t), s, paygate.IdempotencyCompletion{
 				MerchantID: f.merchant.ID, Mode: paygate.ModeTest, Key: "key-1", StatusCode: 201, Body: []byte(`{}`),
 			}))
 			// One microsecond before the TTL ends the record is live.
@@ -134,7 +134,7 @@ func idempotencyCases() []testCase {
 		{"CompleteWithoutPaymentIsKept", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			f.reserve(t, paygate.ModeTest, "key-1", at(time.Hour))
-			must(t, s.CompleteIdempotency(ctx(t), paygate.IdempotencyCompletion{
+			must(t, commitOp(ctx(t), s, paygate.IdempotencyCompletion{
 				MerchantID: f.merchant.ID, Mode: paygate.ModeTest, Key: "key-1", StatusCode: 201, Body: []byte(`{"a":1}`),
 			}))
 			got := f.lookup(t, paygate.ModeTest, "key-1", at(time.Hour+paygate.PaymentLease+time.Hour))
@@ -215,7 +215,7 @@ func idempotencyCases() []testCase {
 			f := newMerchant(t, s, base)
 			f.reserve(t, paygate.ModeTest, "key-1", at(time.Hour))
 			f.reserve(t, paygate.ModeLive, "key-1", at(time.Hour))
-			must(t, s.ReleaseIdempotency(ctx(t), f.merchant.ID, paygate.ModeTest, "key-1"))
+			must(t, commitOp(ctx(t), s, paygate.IdempotencyRelease{MerchantID: f.merchant.ID, Mode: paygate.ModeTest, Key: "key-1"}))
 			f.reserve(t, paygate.ModeTest, "key-1", at(time.Hour+time.Second))
 			// The live record of the same key was not touched.
 			f.lookup(t, paygate.ModeLive, "key-1", at(time.Hour+time.Second))
@@ -223,10 +223,10 @@ func idempotencyCases() []testCase {
 		{"ReleaseKeepsCompleteRecord", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			f.reserve(t, paygate.ModeTest, "key-1", at(time.Hour))
-			must(t, s.CompleteIdempotency(ctx(t), paygate.IdempotencyCompletion{
+			must(t, commitOp(ctx(t), s, paygate.IdempotencyCompletion{
 				MerchantID: f.merchant.ID, Mode: paygate.ModeTest, Key: "key-1", StatusCode: 201, Body: []byte(`{}`),
 			}))
-			must(t, s.ReleaseIdempotency(ctx(t), f.merchant.ID, paygate.ModeTest, "key-1"))
+			must(t, commitOp(ctx(t), s, paygate.IdempotencyRelease{MerchantID: f.merchant.ID, Mode: paygate.ModeTest, Key: "key-1"}))
 			got := f.lookup(t, paygate.ModeTest, "key-1", at(time.Hour+time.Second))
 			if got.State != paygate.IdempotencyComplete {
 				t.Fatalf("state %q, want complete", got.State)
@@ -241,7 +241,7 @@ func idempotencyCases() []testCase {
 			f.reserve(t, paygate.ModeTest, "new", at(4*time.Hour))
 			// Completed, so that the later lookups do not take them for abandoned.
 			for _, key := range []string{"edge", "new"} {
-				must(t, s.CompleteIdempotency(ctx(t), paygate.IdempotencyCompletion{
+				must(t, commitOp(ctx(t), s, paygate.IdempotencyCompletion{
 					MerchantID: f.merchant.ID, Mode: paygate.ModeTest, Key: key, StatusCode: 201, Body: []byte(`{}`),
 				}))
 			}

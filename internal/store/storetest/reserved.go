@@ -81,7 +81,7 @@ func reservedCreateCases() []testCase {
 			// A completed answer, then a request still in flight.
 			done := f.paymentValue(paygate.ModeTest, at(time.Hour))
 			f.reserve(t, done.Mode, done.IdempotencyKey, done.CreatedAt)
-			must(t, s.CompleteIdempotency(ctx(t), paygate.IdempotencyCompletion{
+			must(t, commitOp(ctx(t), s, paygate.IdempotencyCompletion{
 				MerchantID: f.merchant.ID, Mode: done.Mode, Key: done.IdempotencyKey, StatusCode: 201, Body: []byte(`{"x":1}`),
 			}))
 			running := f.paymentValue(paygate.ModeTest, at(time.Hour))

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -35,6 +36,15 @@ func recoverIDs(t *testing.T, s paygate.Store, now time.Time, limit int) []strin
 	return ids
 }
 
+// recordSandboxCharge commits the entry, as a sandbox provider's charge
+// does, and returns the provider's stored entry for the payment.
+func recordSandboxCharge(t *testing.T, s paygate.Store, c paygate.SandboxCharge) (paygate.SandboxCharge, error) {
+	if err := commitOp(ctx(t), s, c); err != nil {
+		return paygate.SandboxCharge{}, err
+	}
+	return s.SandboxChargeByPayment(ctx(t), c.ProviderID, c.PaymentID)
+}
+
 func sandboxChargeValue(providerID, paymentID string, created time.Time) paygate.SandboxCharge {
 	return paygate.SandboxCharge{
 		ProviderID: providerID, PaymentID: paymentID, Mode: paygate.ModeTest,
@@ -55,15 +65,30 @@ func routingCases() []testCase {
 			}
 		}},
 		{"DrainAndRestore", func(t *testing.T, s paygate.Store) {
-			st, err := s.SetProviderDrained(ctx(t), "sandbox-eu", true, at(time.Minute))
+			// set commits a ProviderDrain and reads the provider's stored
+			// state back.
+			set := func(id string, drained bool, when time.Time) (paygate.ProviderState, error) {
+				if err := commitOp(ctx(t), s, paygate.ProviderDrain{ProviderID: id, Drained: drained, At: when}); err != nil {
+					return paygate.ProviderState{}, err
+				}
+				states, err := s.ProviderStates(ctx(t))
+				for _, st := range states {
+					if st.ProviderID == id {
+						return st, err
+					}
+				}
+				t.Fatalf("no state of %s after a ProviderDrain: %+v", id, states)
+				return paygate.ProviderState{}, err
+			}
+			st, err := set("sandbox-eu", true, at(time.Minute))
 			must(t, err)
 			drained := paygate.ProviderState{ProviderID: "sandbox-eu", Drained: true, UpdatedAt: at(time.Minute)}
 			equal(t, "drained state", drained, st)
 			// Draining again keeps the time it was drained.
-			st, err = s.SetProviderDrained(ctx(t), "sandbox-eu", true, at(2*time.Minute))
+			st, err = set("sandbox-eu", true, at(2*time.Minute))
 			must(t, err)
 			equal(t, "drained again", drained, st)
-			_, err = s.SetProviderDrained(ctx(t), "sandbox-apac", false, at(3*time.Minute))
+			_, err = set("sandbox-apac", false, at(3*time.Minute))
 			must(t, err)
 			got, err := s.ProviderStates(ctx(t))
 			must(t, err)
@@ -71,7 +96,7 @@ func routingCases() []testCase {
 				{ProviderID: "sandbox-apac", Drained: false, UpdatedAt: at(3 * time.Minute)},
 				drained,
 			}, got)
-			st, err = s.SetProviderDrained(ctx(t), "sandbox-eu", false, at(4*time.Minute))
+			st, err = set("sandbox-eu", false, at(4*time.Minute))
 			must(t, err)
 			restored := paygate.ProviderState{ProviderID: "sandbox-eu", Drained: false, UpdatedAt: at(4 * time.Minute)}
 			equal(t, "restored state", restored, st)
@@ -91,8 +116,8 @@ func routingCases() []testCase {
 				{Node: "b", Mode: paygate.ModeTest, ProviderID: "sandbox-eu", State: paygate.BreakerHalfOpen, Since: at(2 * time.Second)},
 				{Node: "b", Mode: paygate.ModeLive, ProviderID: "sandbox-eu", State: paygate.BreakerClosed, Since: base},
 			}
-			must(t, s.ReportBreakers(ctx(t), "a", a, at(time.Minute)))
-			must(t, s.ReportBreakers(ctx(t), "b", b, at(2*time.Minute)))
+			must(t, commitOp(ctx(t), s, paygate.BreakerReplacement{Node: "a", Reports: a, At: at(time.Minute)}))
+			must(t, commitOp(ctx(t), s, paygate.BreakerReplacement{Node: "b", Reports: b, At: at(2 * time.Minute)}))
 			stamp := func(rs []paygate.BreakerReport, when time.Time) []paygate.BreakerReport {
 				out := make([]paygate.BreakerReport, len(rs))
 				for i, r := range rs {
@@ -112,13 +137,14 @@ func routingCases() []testCase {
 
 			// A new report replaces every report of the node.
 			a2 := []paygate.BreakerReport{{Node: "a", Mode: paygate.ModeTest, ProviderID: "sandbox-eu", State: paygate.BreakerClosed, Since: at(3 * time.Minute)}}
-			must(t, s.ReportBreakers(ctx(t), "a", a2, at(3*time.Minute)))
+			must(t, commitOp(ctx(t), s, paygate.BreakerReplacement{Node: "a", Reports: a2, At: at(3 * time.Minute)}))
 			got, err = s.BreakerReports(ctx(t), base)
 			must(t, err)
 			equal(t, "reports after a's new report", []paygate.BreakerReport{sb[1], stamp(a2, at(3*time.Minute))[0], sb[0]}, got)
 
-			must(t, s.ForgetBreakers(ctx(t), "b"))
-			must(t, s.ReportBreakers(ctx(t), "a", nil, at(4*time.Minute)))
+			// No reports forget the node; the two nodes go in one unit.
+			must(t, commitOp(ctx(t), s, paygate.BreakerReplacement{Node: "b"},
+				paygate.BreakerReplacement{Node: "a", At: at(4 * time.Minute)}))
 			got, err = s.BreakerReports(ctx(t), base)
 			must(t, err)
 			if len(got) != 0 {
@@ -130,7 +156,7 @@ func routingCases() []testCase {
 			_, err := s.SandboxChargeByPayment(ctx(t), "sandbox-eu", pay)
 			wantNotFound(t, err)
 			c := sandboxChargeValue("sandbox-eu", pay, at(time.Minute))
-			got, err := s.RecordSandboxCharge(ctx(t), c)
+			got, err := recordSandboxCharge(t, s, c)
 			must(t, err)
 			equal(t, "recorded entry", c, got)
 			got, err = s.SandboxChargeByPayment(ctx(t), "sandbox-eu", pay)
@@ -141,7 +167,7 @@ func routingCases() []testCase {
 			again := c
 			again.Outcome, again.DeclineCode, again.Message = paygate.SandboxCaptured, "", ""
 			again.ReadyAt, again.CreatedAt = at(time.Hour), at(time.Hour)
-			got, err = s.RecordSandboxCharge(ctx(t), again)
+			got, err = recordSandboxCharge(t, s, again)
 			must(t, err)
 			equal(t, "entry after a repeat", c, got)
 
@@ -150,7 +176,7 @@ func routingCases() []testCase {
 			wantNotFound(t, err)
 			other := sandboxChargeValue("sandbox-global", pay, at(2*time.Minute))
 			other.Outcome, other.DeclineCode, other.Message = paygate.SandboxErrored, "", "The payment provider could not process the payment."
-			got, err = s.RecordSandboxCharge(ctx(t), other)
+			got, err = recordSandboxCharge(t, s, other)
 			must(t, err)
 			equal(t, "other provider's entry", other, got)
 			got, err = s.SandboxChargeByPayment(ctx(t), "sandbox-eu", pay)
@@ -168,7 +194,7 @@ func routingCases() []testCase {
 				go func() {
 					defer wg.Done()
 					c := sandboxChargeValue("sandbox-eu", pay, at(time.Duration(i)*time.Second))
-					results[i], errs[i] = s.RecordSandboxCharge(ctx(t), c)
+					results[i], errs[i] = recordSandboxCharge(t, s, c)
 				}()
 			}
 			wg.Wait()
@@ -217,9 +243,12 @@ func routingCases() []testCase {
 
 			claim := func(p paygate.Payment, merchantID string, mode paygate.Mode, now, until time.Time) bool {
 				t.Helper()
-				ok, err := s.ClaimPaymentRecovery(ctx(t), merchantID, mode, p.ID, now, until)
+				err := commitOp(ctx(t), s, paygate.RecoveryClaim{MerchantID: merchantID, Mode: mode, PaymentID: p.ID, Now: now, Until: until})
+				if errors.Is(err, paygate.ErrStateConflict) || paygate.IsNotFound(err) {
+					return false
+				}
 				must(t, err)
-				return ok
+				return true
 			}
 			if claim(young, f.merchant.ID, paygate.ModeTest, now, now.Add(time.Minute)) {
 				t.Fatal("claimed a payment whose lease runs")
@@ -259,6 +288,26 @@ func routingCases() []testCase {
 				t.Fatal("could not claim a handed-over payment in its lease")
 			}
 		}},
+		{"RecoveryClaimRefusals", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			p := f.newPayment(t, paygate.ModeTest, at(time.Minute))
+			q := f.newPayment(t, paygate.ModeTest, at(time.Minute))
+			young := f.newPayment(t, paygate.ModeTest, at(2*time.Minute))
+			now := at(2*time.Minute + time.Second)
+			claim := func(p paygate.Payment, mode paygate.Mode) paygate.RecoveryClaim {
+				return paygate.RecoveryClaim{MerchantID: p.MerchantID, Mode: mode, PaymentID: p.ID, Now: now, Until: now.Add(time.Minute)}
+			}
+			wantIs(t, commitOp(ctx(t), s, claim(young, young.Mode)), paygate.ErrStateConflict)
+			wantNotFound(t, commitOp(ctx(t), s, claim(p, paygate.ModeLive)))
+			// A unit with a good claim and a refused one claims nothing.
+			wantIs(t, commitOp(ctx(t), s, claim(p, p.Mode), claim(young, young.Mode)), paygate.ErrStateConflict)
+			wantNotFound(t, commitOp(ctx(t), s, claim(p, p.Mode), claim(paygate.Payment{ID: newID(), MerchantID: p.MerchantID}, p.Mode)))
+			equal(t, "to recover after refused units", []string{p.ID, q.ID}, recoverIDs(t, s, now, 0))
+			// Two claims of one payment in one unit: the second is refused.
+			wantIs(t, commitOp(ctx(t), s, claim(q, q.Mode), claim(q, q.Mode)), paygate.ErrStateConflict)
+			must(t, commitOp(ctx(t), s, claim(p, p.Mode), claim(q, q.Mode)))
+			equal(t, "to recover after the claims", []string{}, recoverIDs(t, s, now, 0))
+		}},
 		{"ClaimPaymentRecoveryConcurrentClaimsOnce", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			p := f.newPayment(t, paygate.ModeTest, at(time.Minute))
@@ -271,12 +320,12 @@ func routingCases() []testCase {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					ok, err := s.ClaimPaymentRecovery(ctx(t), p.MerchantID, p.Mode, p.ID, now, now.Add(time.Minute))
-					if err != nil {
+					err := commitOp(ctx(t), s, paygate.RecoveryClaim{MerchantID: p.MerchantID, Mode: p.Mode, PaymentID: p.ID, Now: now, Until: now.Add(time.Minute)})
+					if err != nil && !errors.Is(err, paygate.ErrStateConflict) {
 						t.Error(err)
 						return
 					}
-					if ok {
+					if err == nil {
 						mu.Lock()
 						wins++
 						mu.Unlock()

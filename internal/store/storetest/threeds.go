@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -85,6 +86,26 @@ func finishExpired(p paygate.Payment, c paygate.ThreeDSChallenge, now time.Time)
 	}
 }
 
+// finishChallenge commits the finish's unit: the challenge's consumption,
+// the payment's transition and its events.
+func finishChallenge(c context.Context, s paygate.Store, f paygate.ThreeDSFinish) error {
+	return s.Commit(c, paygate.Unit{Ops: f.Ops()})
+}
+
+// challengeByHash returns the challenge of the token hash, or NOT_FOUND.
+func challengeByHash(c context.Context, s paygate.Store, hash []byte) (paygate.ThreeDSChallenge, error) {
+	cs, err := s.ThreeDSChallenges(c, paygate.ThreeDSChallengeQuery{TokenHash: hash})
+	switch {
+	case err != nil:
+		return paygate.ThreeDSChallenge{}, err
+	case len(cs) == 0:
+		return paygate.ThreeDSChallenge{}, paygate.Errorf(paygate.CodeNotFound, "", "no challenge has the hash")
+	case len(cs) > 1:
+		return paygate.ThreeDSChallenge{}, fmt.Errorf("%d challenges have one token hash", len(cs))
+	}
+	return cs[0], nil
+}
+
 // wantStatus fails unless the stored payment has the status.
 func wantStatus(t *testing.T, s paygate.Store, p paygate.Payment, want paygate.PaymentStatus) paygate.Payment {
 	t.Helper()
@@ -120,7 +141,7 @@ func threeDSCases() []testCase {
 			must(t, createChallenge(ctx(t), s, c, toPending3DS(p, now), nil, &paygate.IdempotencyCompletion{
 				MerchantID: p.MerchantID, Mode: p.Mode, Key: p.IdempotencyKey, StatusCode: 201, Body: answer,
 			}))
-			got, err := s.ThreeDSChallengeByTokenHash(ctx(t), c.TokenHash)
+			got, err := challengeByHash(ctx(t), s, c.TokenHash)
 			must(t, err)
 			equal(t, "challenge", c, got)
 			stored := wantStatus(t, s, p, paygate.PaymentPending3DS)
@@ -135,14 +156,14 @@ func threeDSCases() []testCase {
 			f := newMerchant(t, s, base)
 			p, c := f.pendingChallenge(t, paygate.ModeTest, at(time.Hour))
 			f.pendingChallenge(t, paygate.ModeTest, at(2*time.Hour)) // another payment's
-			got, err := s.ThreeDSChallengesByPayment(ctx(t), p.MerchantID, p.Mode, p.ID)
+			got, err := s.ThreeDSChallenges(ctx(t), paygate.ThreeDSChallengeQuery{MerchantID: p.MerchantID, Mode: p.Mode, PaymentID: p.ID})
 			must(t, err)
 			equal(t, "challenges", []paygate.ThreeDSChallenge{c}, got)
 			for _, q := range []struct {
 				merchant string
 				mode     paygate.Mode
 			}{{newID(), p.Mode}, {p.MerchantID, paygate.ModeLive}} {
-				got, err := s.ThreeDSChallengesByPayment(ctx(t), q.merchant, q.mode, p.ID)
+				got, err := s.ThreeDSChallenges(ctx(t), paygate.ThreeDSChallengeQuery{MerchantID: q.merchant, Mode: q.mode, PaymentID: p.ID})
 				must(t, err)
 				if len(got) != 0 {
 					t.Errorf("merchant %s mode %s sees %d challenges of another's payment", q.merchant, q.mode, len(got))
@@ -167,7 +188,7 @@ func threeDSCases() []testCase {
 			err := createChallenge(ctx(t), s, c, toPending3DS(p, at(2*time.Hour)),
 				[]paygate.Event{eventValue(p, paygate.EventPaymentFailed, "", at(2*time.Hour))}, nil)
 			wantIs(t, err, paygate.ErrStateConflict)
-			_, err = s.ThreeDSChallengeByTokenHash(ctx(t), c.TokenHash)
+			_, err = challengeByHash(ctx(t), s, c.TokenHash)
 			wantNotFound(t, err)
 			wantEvents(t, s, p)
 		}},
@@ -176,7 +197,7 @@ func threeDSCases() []testCase {
 			p := f.paymentValue(paygate.ModeTest, at(time.Hour)) // never stored
 			c := challengeValue(p, at(time.Hour))
 			wantNotFound(t, createChallenge(ctx(t), s, c, toPending3DS(p, at(time.Hour)), nil, nil))
-			_, err := s.ThreeDSChallengeByTokenHash(ctx(t), c.TokenHash)
+			_, err := challengeByHash(ctx(t), s, c.TokenHash)
 			wantNotFound(t, err)
 		}},
 		{"CreateOtherMerchantIsNotFound", func(t *testing.T, s paygate.Store) {
@@ -205,7 +226,7 @@ func threeDSCases() []testCase {
 			wantEvents(t, s, p)
 			rec := f.lookup(t, p.Mode, p.IdempotencyKey, now)
 			equal(t, "idempotency state", paygate.IdempotencyInFlight, rec.State)
-			got, err := s.ThreeDSChallengeByTokenHash(ctx(t), first.TokenHash)
+			got, err := challengeByHash(ctx(t), s, first.TokenHash)
 			must(t, err)
 			equal(t, "first challenge", first, got)
 		}},
@@ -227,11 +248,11 @@ func threeDSCases() []testCase {
 				}
 			}
 			wantStatus(t, s, p, paygate.PaymentCreated)
-			_, err := s.ThreeDSChallengeByTokenHash(ctx(t), c.TokenHash)
+			_, err := challengeByHash(ctx(t), s, c.TokenHash)
 			wantNotFound(t, err)
 		}},
 		{"ByUnknownHashIsNotFound", func(t *testing.T, s paygate.Store) {
-			_, err := s.ThreeDSChallengeByTokenHash(ctx(t), randomBytes(32))
+			_, err := challengeByHash(ctx(t), s, randomBytes(32))
 			wantNotFound(t, err)
 		}},
 		{"ClaimOnceUntilItLapses", func(t *testing.T, s paygate.Store) {
@@ -245,7 +266,7 @@ func threeDSCases() []testCase {
 			equal(t, "claimed challenge", want, got)
 			_, err = s.ClaimThreeDSChallenge(ctx(t), c.TokenHash, now.Add(time.Second), now.Add(2*time.Minute))
 			wantIs(t, err, paygate.ErrStateConflict)
-			stored, err := s.ThreeDSChallengeByTokenHash(ctx(t), c.TokenHash)
+			stored, err := challengeByHash(ctx(t), s, c.TokenHash)
 			must(t, err)
 			equal(t, "challenge after a refused claim", want, stored)
 			// At the end of the claim, another request may claim it.
@@ -267,7 +288,7 @@ func threeDSCases() []testCase {
 			equal(t, "claimed just before expiry", c.TokenHash, got.TokenHash)
 			// Consumed.
 			p, d := f.pendingChallenge(t, paygate.ModeTest, at(time.Hour))
-			must(t, s.FinishThreeDSChallenge(ctx(t), finishCaptured(p, d, at(time.Hour+time.Minute))))
+			must(t, finishChallenge(ctx(t), s, finishCaptured(p, d, at(time.Hour+time.Minute))))
 			_, err = s.ClaimThreeDSChallenge(ctx(t), d.TokenHash, at(time.Hour+2*time.Minute), at(2*time.Hour))
 			wantNotFound(t, err)
 		}},
@@ -292,22 +313,22 @@ func threeDSCases() []testCase {
 			now := at(time.Hour + time.Minute)
 			_, err := s.ClaimThreeDSChallenge(ctx(t), c.TokenHash, now, now.Add(time.Hour))
 			must(t, err)
-			must(t, s.ReleaseThreeDSChallenge(ctx(t), c.TokenHash))
-			got, err := s.ThreeDSChallengeByTokenHash(ctx(t), c.TokenHash)
+			must(t, commitOp(ctx(t), s, paygate.ThreeDSRelease{TokenHash: c.TokenHash}))
+			got, err := challengeByHash(ctx(t), s, c.TokenHash)
 			must(t, err)
 			equal(t, "released challenge", c, got)
 			_, err = s.ClaimThreeDSChallenge(ctx(t), c.TokenHash, now.Add(time.Second), now.Add(time.Hour))
 			must(t, err)
 			// Releasing a consumed challenge changes nothing.
-			must(t, s.FinishThreeDSChallenge(ctx(t), finishCaptured(p, c, now.Add(2*time.Second))))
-			before, err := s.ThreeDSChallengeByTokenHash(ctx(t), c.TokenHash)
+			must(t, finishChallenge(ctx(t), s, finishCaptured(p, c, now.Add(2*time.Second))))
+			before, err := challengeByHash(ctx(t), s, c.TokenHash)
 			must(t, err)
-			must(t, s.ReleaseThreeDSChallenge(ctx(t), c.TokenHash))
-			after, err := s.ThreeDSChallengeByTokenHash(ctx(t), c.TokenHash)
+			must(t, commitOp(ctx(t), s, paygate.ThreeDSRelease{TokenHash: c.TokenHash}))
+			after, err := challengeByHash(ctx(t), s, c.TokenHash)
 			must(t, err)
 			equal(t, "consumed challenge after release", before, after)
 			// An unknown hash is no error.
-			must(t, s.ReleaseThreeDSChallenge(ctx(t), randomBytes(32)))
+			must(t, commitOp(ctx(t), s, paygate.ThreeDSRelease{TokenHash: randomBytes(32)}))
 		}},
 		{"FinishConsumesOnce", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
@@ -316,12 +337,12 @@ func threeDSCases() []testCase {
 			_, err := s.ClaimThreeDSChallenge(ctx(t), c.TokenHash, now, now.Add(time.Minute))
 			must(t, err)
 			fin := finishCaptured(p, c, now.Add(time.Second))
-			must(t, s.FinishThreeDSChallenge(ctx(t), fin))
+			must(t, finishChallenge(ctx(t), s, fin))
 			got := wantStatus(t, s, p, paygate.PaymentCaptured)
 			equal(t, "amount captured", p.Amount.Amount, got.AmountCaptured)
 			equal(t, "provider ref", "captured-"+p.ID, got.ProviderRef)
 			equal(t, "updated at", now.Add(time.Second), got.UpdatedAt)
-			stored, err := s.ThreeDSChallengeByTokenHash(ctx(t), c.TokenHash)
+			stored, err := challengeByHash(ctx(t), s, c.TokenHash)
 			must(t, err)
 			equal(t, "consumed at", ptr(now.Add(time.Second)), stored.ConsumedAt)
 			evs, err := s.Events(ctx(t), paygate.EventQuery{MerchantID: p.MerchantID, Mode: p.Mode})
@@ -330,7 +351,7 @@ func threeDSCases() []testCase {
 			// A replay changes nothing.
 			again := finishCaptured(p, c, now.Add(2*time.Second))
 			again.Transition.From = []paygate.PaymentStatus{paygate.PaymentPending3DS, paygate.PaymentCaptured}
-			wantIs(t, s.FinishThreeDSChallenge(ctx(t), again), paygate.ErrStateConflict)
+			wantIs(t, finishChallenge(ctx(t), s, again), paygate.ErrStateConflict)
 			wantEvents(t, s, p, paygate.EventPaymentCaptured)
 			got = wantStatus(t, s, p, paygate.PaymentCaptured)
 			equal(t, "updated at after replay", now.Add(time.Second), got.UpdatedAt)
@@ -340,8 +361,8 @@ func threeDSCases() []testCase {
 			p, c := f.pendingChallenge(t, paygate.ModeTest, at(time.Hour))
 			fin := finishCaptured(p, c, at(time.Hour+time.Minute))
 			fin.Transition.From = []paygate.PaymentStatus{paygate.PaymentAuthorized}
-			wantIs(t, s.FinishThreeDSChallenge(ctx(t), fin), paygate.ErrStateConflict)
-			got, err := s.ThreeDSChallengeByTokenHash(ctx(t), c.TokenHash)
+			wantIs(t, finishChallenge(ctx(t), s, fin), paygate.ErrStateConflict)
+			got, err := challengeByHash(ctx(t), s, c.TokenHash)
 			must(t, err)
 			equal(t, "challenge after a refused finish", c, got)
 			wantStatus(t, s, p, paygate.PaymentPending3DS)
@@ -353,14 +374,14 @@ func threeDSCases() []testCase {
 			p, c := f.pendingChallenge(t, paygate.ModeTest, at(time.Hour))
 			fin := finishCaptured(p, c, at(time.Hour+time.Minute))
 			fin.TokenHash = randomBytes(32)
-			wantNotFound(t, s.FinishThreeDSChallenge(ctx(t), fin))
+			wantNotFound(t, finishChallenge(ctx(t), s, fin))
 			// The challenge of another merchant's (or mode's) payment.
 			fin = finishCaptured(p, c, at(time.Hour+time.Minute))
 			fin.Transition.MerchantID = other.merchant.ID
-			wantNotFound(t, s.FinishThreeDSChallenge(ctx(t), fin))
+			wantNotFound(t, finishChallenge(ctx(t), s, fin))
 			fin = finishCaptured(p, c, at(time.Hour+time.Minute))
 			fin.Transition.Mode = paygate.ModeLive
-			wantNotFound(t, s.FinishThreeDSChallenge(ctx(t), fin))
+			wantNotFound(t, finishChallenge(ctx(t), s, fin))
 			wantStatus(t, s, p, paygate.PaymentPending3DS)
 		}},
 		{"FinishConcurrentlyOnce", func(t *testing.T, s paygate.Store) {
@@ -371,7 +392,7 @@ func threeDSCases() []testCase {
 				if i%2 == 1 {
 					fin = finishExpired(p, c, c.ExpiresAt.Add(time.Second))
 				}
-				err := s.FinishThreeDSChallenge(ctx(t), fin)
+				err := finishChallenge(ctx(t), s, fin)
 				if errors.Is(err, paygate.ErrStateConflict) {
 					return false, nil
 				}
@@ -394,18 +415,68 @@ func threeDSCases() []testCase {
 			f := newMerchant(t, s, base)
 			p, c := f.pendingChallenge(t, paygate.ModeTest, at(time.Hour))
 			// Not expired yet.
-			wantIs(t, s.FinishThreeDSChallenge(ctx(t), finishExpired(p, c, c.ExpiresAt.Add(-time.Microsecond))), paygate.ErrStateConflict)
+			wantIs(t, finishChallenge(ctx(t), s, finishExpired(p, c, c.ExpiresAt.Add(-time.Microsecond))), paygate.ErrStateConflict)
 			// Claimed just before expiry by a callback that is still running.
 			_, err := s.ClaimThreeDSChallenge(ctx(t), c.TokenHash, c.ExpiresAt.Add(-time.Second), c.ExpiresAt.Add(time.Minute))
 			must(t, err)
-			wantIs(t, s.FinishThreeDSChallenge(ctx(t), finishExpired(p, c, c.ExpiresAt.Add(time.Second))), paygate.ErrStateConflict)
+			wantIs(t, finishChallenge(ctx(t), s, finishExpired(p, c, c.ExpiresAt.Add(time.Second))), paygate.ErrStateConflict)
 			wantStatus(t, s, p, paygate.PaymentPending3DS)
 			// Once the claim has lapsed, the expiry applies.
 			fin := finishExpired(p, c, c.ExpiresAt.Add(time.Minute))
-			must(t, s.FinishThreeDSChallenge(ctx(t), fin))
+			must(t, finishChallenge(ctx(t), s, fin))
 			got := wantStatus(t, s, p, paygate.PaymentFailed)
 			equal(t, "error code", string(paygate.CodeAuthenticationExpired), got.ErrorCode)
 			wantEvents(t, s, p, paygate.EventPaymentFailed)
+		}},
+		{"ByHashIsNotScopedByMerchant", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			other := newMerchant(t, s, base)
+			p, c := f.pendingChallenge(t, paygate.ModeTest, at(time.Hour))
+			// The hash selects the challenge; the payment fields do not
+			// narrow it (the token is the credential).
+			got, err := s.ThreeDSChallenges(ctx(t), paygate.ThreeDSChallengeQuery{
+				TokenHash: c.TokenHash, MerchantID: other.merchant.ID, Mode: paygate.ModeLive, PaymentID: p.ID,
+			})
+			must(t, err)
+			equal(t, "challenges of the hash", []paygate.ThreeDSChallenge{c}, got)
+			got, err = s.ThreeDSChallenges(ctx(t), paygate.ThreeDSChallengeQuery{TokenHash: randomBytes(32)})
+			must(t, err)
+			equal(t, "challenges of an unknown hash", []paygate.ThreeDSChallenge{}, got)
+			got, err = s.ThreeDSChallenges(ctx(t), paygate.ThreeDSChallengeQuery{MerchantID: p.MerchantID, Mode: p.Mode, PaymentID: newID()})
+			must(t, err)
+			equal(t, "challenges of an unknown payment", []paygate.ThreeDSChallenge{}, got)
+		}},
+		{"ConsumptionRefusalWritesNothing", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			p, c := f.pendingChallenge(t, paygate.ModeTest, at(time.Hour))
+			q, d := f.pendingChallenge(t, paygate.ModeTest, at(time.Hour))
+			must(t, finishChallenge(ctx(t), s, finishCaptured(p, c, at(time.Hour+time.Minute))))
+			now := at(time.Hour + 2*time.Minute)
+			// A good operation, then a consumption of a consumed challenge.
+			_, err := s.ClaimThreeDSChallenge(ctx(t), d.TokenHash, now, now.Add(time.Hour))
+			must(t, err)
+			consumed := paygate.ThreeDSConsumption{TokenHash: c.TokenHash, PaymentID: p.ID, MerchantID: p.MerchantID, Mode: p.Mode, At: now}
+			wantIs(t, commitOp(ctx(t), s, paygate.ThreeDSRelease{TokenHash: d.TokenHash},
+				eventValue(q, paygate.EventPaymentFailed, "", now), consumed), paygate.ErrStateConflict)
+			// Then one of a challenge the payment does not have.
+			unknown := paygate.ThreeDSConsumption{TokenHash: randomBytes(32), PaymentID: q.ID, MerchantID: q.MerchantID, Mode: q.Mode, At: now}
+			wantNotFound(t, commitOp(ctx(t), s, paygate.ThreeDSRelease{TokenHash: d.TokenHash},
+				eventValue(q, paygate.EventPaymentFailed, "", now), unknown))
+			// A consumption refused because it is not expired, after the
+			// consumption of another challenge.
+			early := paygate.ThreeDSConsumption{TokenHash: d.TokenHash, PaymentID: q.ID, MerchantID: q.MerchantID, Mode: q.Mode, At: now, OnlyExpired: true}
+			_, e := f.pendingChallenge(t, paygate.ModeTest, at(time.Hour))
+			r, _ := challengeByHash(ctx(t), s, e.TokenHash)
+			good := paygate.ThreeDSConsumption{TokenHash: e.TokenHash, PaymentID: r.PaymentID, MerchantID: r.MerchantID, Mode: r.Mode, At: now}
+			wantIs(t, commitOp(ctx(t), s, good, early), paygate.ErrStateConflict)
+			got, err := challengeByHash(ctx(t), s, e.TokenHash)
+			must(t, err)
+			equal(t, "challenge consumed in a refused unit", e, got)
+			got, err = challengeByHash(ctx(t), s, d.TokenHash)
+			must(t, err)
+			equal(t, "claim released in a refused unit", ptr(now.Add(time.Hour)), got.ClaimedUntil)
+			wantEvents(t, s, p, paygate.EventPaymentCaptured)
+			wantStatus(t, s, q, paygate.PaymentPending3DS)
 		}},
 		{"ExpiredOldestFirst", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
@@ -414,7 +485,7 @@ func threeDSCases() []testCase {
 			_, early := other.pendingChallenge(t, paygate.ModeLive, at(time.Hour))
 			f.pendingChallenge(t, paygate.ModeTest, at(5*time.Hour)) // expires after now
 			pc, consumed := f.pendingChallenge(t, paygate.ModeTest, at(time.Hour))
-			must(t, s.FinishThreeDSChallenge(ctx(t), finishCaptured(pc, consumed, at(time.Hour+time.Minute))))
+			must(t, finishChallenge(ctx(t), s, finishCaptured(pc, consumed, at(time.Hour+time.Minute))))
 			_, claimed := f.pendingChallenge(t, paygate.ModeTest, at(time.Hour))
 			now := at(4 * time.Hour)
 			_, err := s.ClaimThreeDSChallenge(ctx(t), claimed.TokenHash, claimed.ExpiresAt.Add(-time.Second), now.Add(time.Minute))

@@ -189,11 +189,10 @@ func unitCases() []testCase {
 		}},
 		{"LedgerEntryFirstWins", func(t *testing.T, s paygate.Store) {
 			// An entry the provider has already is kept, without failing
-			// the unit, as RecordSandboxCharge keeps it.
+			// the unit.
 			w := newUnitWorld(t, s)
 			first := sandboxChargeValue("sandbox-eu", w.p.ID, at(90*time.Second))
-			_, err := s.RecordSandboxCharge(ctx(t), first)
-			must(t, err)
+			must(t, commitOp(ctx(t), s, first))
 			again := first
 			again.Outcome, again.DeclineCode, again.Message = paygate.SandboxCaptured, "", ""
 			again.CreatedAt = at(2 * time.Minute)

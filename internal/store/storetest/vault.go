@@ -1,8 +1,10 @@
 package storetest
 
 import (
+	"context"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -45,7 +47,7 @@ func storedCardValue(c paygate.Customer, created time.Time) paygate.StoredCard {
 // saveCard stores the card and fails unless it was created.
 func saveCard(t *testing.T, s paygate.Store, c paygate.StoredCard) paygate.StoredCard {
 	t.Helper()
-	got, created, err := s.SaveStoredCard(ctx(t), c, []string{c.Sealed.Fingerprint})
+	got, created, err := paygate.SaveStoredCard(ctx(t), s, c, []string{c.Sealed.Fingerprint})
 	must(t, err)
 	if !created {
 		t.Fatalf("card %s was not created", c.ID)
@@ -53,14 +55,45 @@ func saveCard(t *testing.T, s paygate.Store, c paygate.StoredCard) paygate.Store
 	return got
 }
 
+// oneCard returns the one card the query selects, or NOT_FOUND.
+func oneCard(c context.Context, s paygate.Store, q paygate.StoredCardQuery) (paygate.StoredCard, error) {
+	cards, err := s.StoredCards(c, q)
+	switch {
+	case err != nil:
+		return paygate.StoredCard{}, err
+	case len(cards) == 0:
+		return paygate.StoredCard{}, paygate.Errorf(paygate.CodeNotFound, "", "no such stored card")
+	case len(cards) > 1:
+		return paygate.StoredCard{}, fmt.Errorf("%d stored cards have one id", len(cards))
+	}
+	return cards[0], nil
+}
+
+// activateCard commits the activation of the payment's pending card and
+// returns the card the payment is now linked to, as the payment service
+// reads it back.
+func activateCard(c context.Context, s paygate.Store, merchantID string, mode paygate.Mode, paymentID string, now time.Time) (paygate.StoredCard, error) {
+	err := s.Commit(c, paygate.Unit{Ops: []paygate.Op{paygate.PendingCardActivation{
+		MerchantID: merchantID, Mode: mode, PaymentID: paymentID, At: now,
+	}}})
+	if err != nil {
+		return paygate.StoredCard{}, err
+	}
+	p, err := s.PaymentByID(c, merchantID, mode, paymentID)
+	if err != nil {
+		return paygate.StoredCard{}, err
+	}
+	return oneCard(c, s, paygate.StoredCardQuery{MerchantID: merchantID, Mode: mode, CustomerID: p.CustomerID, ID: p.StoredCardID})
+}
+
 // wantNoCard fails unless the card is invisible to the customer's reads.
 func wantNoCard(t *testing.T, s paygate.Store, c paygate.StoredCard, externalID string) {
 	t.Helper()
-	_, err := s.StoredCardByID(ctx(t), c.MerchantID, c.Mode, c.CustomerID, c.ID)
+	_, err := oneCard(ctx(t), s, paygate.StoredCardQuery{MerchantID: c.MerchantID, Mode: c.Mode, CustomerID: c.CustomerID, ID: c.ID})
 	wantNotFound(t, err)
-	_, err = s.StoredCardByCustomerRef(ctx(t), c.MerchantID, c.Mode, externalID, c.ID)
+	_, err = oneCard(ctx(t), s, paygate.StoredCardQuery{MerchantID: c.MerchantID, Mode: c.Mode, CustomerExternalID: externalID, ID: c.ID})
 	wantNotFound(t, err)
-	list, err := s.StoredCardsByCustomer(ctx(t), c.MerchantID, c.Mode, c.CustomerID)
+	list, err := s.StoredCards(ctx(t), paygate.StoredCardQuery{MerchantID: c.MerchantID, Mode: c.Mode, CustomerID: c.CustomerID})
 	must(t, err)
 	for _, l := range list {
 		if l.ID == c.ID {
@@ -77,13 +110,13 @@ func vaultCases() []testCase {
 			want := storedCardValue(cust, at(time.Hour))
 			got := saveCard(t, s, want)
 			equal(t, "saved card", want, got)
-			got, err := s.StoredCardByID(ctx(t), f.merchant.ID, paygate.ModeTest, cust.ID, want.ID)
+			got, err := oneCard(ctx(t), s, paygate.StoredCardQuery{MerchantID: f.merchant.ID, Mode: paygate.ModeTest, CustomerID: cust.ID, ID: want.ID})
 			must(t, err)
 			equal(t, "card by id", want, got)
-			got, err = s.StoredCardByCustomerRef(ctx(t), f.merchant.ID, paygate.ModeTest, "cust-1", want.ID)
+			got, err = oneCard(ctx(t), s, paygate.StoredCardQuery{MerchantID: f.merchant.ID, Mode: paygate.ModeTest, CustomerExternalID: "cust-1", ID: want.ID})
 			must(t, err)
 			equal(t, "card by customer reference", want, got)
-			list, err := s.StoredCardsByCustomer(ctx(t), f.merchant.ID, paygate.ModeTest, cust.ID)
+			list, err := s.StoredCards(ctx(t), paygate.StoredCardQuery{MerchantID: f.merchant.ID, Mode: paygate.ModeTest, CustomerID: cust.ID})
 			must(t, err)
 			if len(list) != 1 {
 				t.Fatalf("listed %d cards, want 1", len(list))
@@ -97,7 +130,7 @@ func vaultCases() []testCase {
 			// Another seal of the same number: its fingerprint under an
 			// older key matches the stored one.
 			again := storedCardValue(cust, at(2*time.Hour))
-			got, created, err := s.SaveStoredCard(ctx(t), again, []string{again.Sealed.Fingerprint, first.Sealed.Fingerprint})
+			got, created, err := paygate.SaveStoredCard(ctx(t), s, again, []string{again.Sealed.Fingerprint, first.Sealed.Fingerprint})
 			must(t, err)
 			if created {
 				t.Fatal("the same number was stored twice")
@@ -105,7 +138,7 @@ func vaultCases() []testCase {
 			equal(t, "existing card", first, got)
 			// Another number is another card.
 			other := saveCard(t, s, storedCardValue(cust, at(3*time.Hour)))
-			list, err := s.StoredCardsByCustomer(ctx(t), f.merchant.ID, paygate.ModeTest, cust.ID)
+			list, err := s.StoredCards(ctx(t), paygate.StoredCardQuery{MerchantID: f.merchant.ID, Mode: paygate.ModeTest, CustomerID: cust.ID})
 			must(t, err)
 			if len(list) != 2 || list[0].ID != other.ID || list[1].ID != first.ID {
 				t.Fatalf("listed %v, want the two cards newest first", list)
@@ -127,7 +160,7 @@ func vaultCases() []testCase {
 			} {
 				c := storedCardValue(cust, base)
 				change(&c)
-				if _, _, err := s.SaveStoredCard(ctx(t), c, []string{c.Sealed.Fingerprint}); !paygate.IsNotFound(err) {
+				if _, _, err := paygate.SaveStoredCard(ctx(t), s, c, []string{c.Sealed.Fingerprint}); !paygate.IsNotFound(err) {
 					t.Errorf("%s: got %v, want NOT_FOUND", name, err)
 				}
 			}
@@ -143,7 +176,7 @@ func vaultCases() []testCase {
 			c := saveCard(t, s, storedCardValue(cust, base))
 			dup := storedCardValue(cust, base)
 			dup.ID = c.ID
-			_, _, err := s.SaveStoredCard(ctx(t), dup, []string{dup.Sealed.Fingerprint})
+			_, _, err := paygate.SaveStoredCard(ctx(t), s, dup, []string{dup.Sealed.Fingerprint})
 			wantIs(t, err, paygate.ErrConflict)
 		}},
 		{"SaveLinksThePayment", func(t *testing.T, s paygate.Store) {
@@ -163,7 +196,7 @@ func vaultCases() []testCase {
 			p2 := f.createPayment(t, f.paymentValue(paygate.ModeTest, at(2*time.Hour)), "cust-1")
 			again := storedCardValue(cust, at(2*time.Hour))
 			again.PaymentID = p2.ID
-			dup, created, err := s.SaveStoredCard(ctx(t), again, []string{saved.Sealed.Fingerprint})
+			dup, created, err := paygate.SaveStoredCard(ctx(t), s, again, []string{saved.Sealed.Fingerprint})
 			must(t, err)
 			got, err = s.PaymentByID(ctx(t), p2.MerchantID, p2.Mode, p2.ID)
 			must(t, err)
@@ -174,7 +207,7 @@ func vaultCases() []testCase {
 			p3 := f.createPayment(t, f.paymentValue(paygate.ModeTest, at(3*time.Hour)), "cust-other")
 			bad := storedCardValue(cust, at(3*time.Hour))
 			bad.PaymentID = p3.ID
-			_, _, err = s.SaveStoredCard(ctx(t), bad, []string{bad.Sealed.Fingerprint})
+			_, _, err = paygate.SaveStoredCard(ctx(t), s, bad, []string{bad.Sealed.Fingerprint})
 			wantNotFound(t, err)
 			wantNoCard(t, s, bad, "cust-1")
 		}},
@@ -200,18 +233,18 @@ func vaultCases() []testCase {
 				"OtherMerchant": {other.merchant.ID, paygate.ModeTest, cust.ID, "cust-1"},
 				"NoCustomer":    {f.merchant.ID, paygate.ModeTest, newID(), "nobody"},
 			} {
-				_, err := s.StoredCardByID(ctx(t), sc.merchant, sc.mode, sc.customer, c.ID)
+				_, err := oneCard(ctx(t), s, paygate.StoredCardQuery{MerchantID: sc.merchant, Mode: sc.mode, CustomerID: sc.customer, ID: c.ID})
 				if !paygate.IsNotFound(err) {
 					t.Errorf("%s: by id: got %v, want NOT_FOUND", name, err)
 				}
-				_, err = s.StoredCardByCustomerRef(ctx(t), sc.merchant, sc.mode, sc.externalID, c.ID)
+				_, err = oneCard(ctx(t), s, paygate.StoredCardQuery{MerchantID: sc.merchant, Mode: sc.mode, CustomerExternalID: sc.externalID, ID: c.ID})
 				if !paygate.IsNotFound(err) {
 					t.Errorf("%s: by customer reference: got %v, want NOT_FOUND", name, err)
 				}
-				if err := s.DeleteStoredCard(ctx(t), sc.merchant, sc.mode, sc.customer, c.ID, base); !paygate.IsNotFound(err) {
+				if err := commitOp(ctx(t), s, paygate.StoredCardDeletion{MerchantID: sc.merchant, Mode: sc.mode, CustomerID: sc.customer, ID: c.ID, At: base}); !paygate.IsNotFound(err) {
 					t.Errorf("%s: delete: got %v, want NOT_FOUND", name, err)
 				}
-				list, err := s.StoredCardsByCustomer(ctx(t), sc.merchant, sc.mode, sc.customer)
+				list, err := s.StoredCards(ctx(t), paygate.StoredCardQuery{MerchantID: sc.merchant, Mode: sc.mode, CustomerID: sc.customer})
 				if sc.customer != cust2.ID && !paygate.IsNotFound(err) {
 					t.Errorf("%s: list: got %v, want NOT_FOUND (no such customer there)", name, err)
 				}
@@ -219,13 +252,13 @@ func vaultCases() []testCase {
 					t.Errorf("%s: the card is listed", name)
 				}
 			}
-			list, err := s.StoredCardsByCustomer(ctx(t), f.merchant.ID, paygate.ModeTest, cust2.ID)
+			list, err := s.StoredCards(ctx(t), paygate.StoredCardQuery{MerchantID: f.merchant.ID, Mode: paygate.ModeTest, CustomerID: cust2.ID})
 			must(t, err)
 			if list == nil || len(list) != 0 {
 				t.Errorf("another customer's list: %v, want empty (not nil)", list)
 			}
 			// The card is still there for its customer.
-			_, err = s.StoredCardByID(ctx(t), f.merchant.ID, paygate.ModeTest, cust.ID, c.ID)
+			_, err = oneCard(ctx(t), s, paygate.StoredCardQuery{MerchantID: f.merchant.ID, Mode: paygate.ModeTest, CustomerID: cust.ID, ID: c.ID})
 			must(t, err)
 		}},
 		{"ListNewestFirst", func(t *testing.T, s paygate.Store) {
@@ -239,7 +272,7 @@ func vaultCases() []testCase {
 				}
 				ids = append(ids, saveCard(t, s, storedCardValue(cust, created)).ID)
 			}
-			list, err := s.StoredCardsByCustomer(ctx(t), f.merchant.ID, paygate.ModeTest, cust.ID)
+			list, err := s.StoredCards(ctx(t), paygate.StoredCardQuery{MerchantID: f.merchant.ID, Mode: paygate.ModeTest, CustomerID: cust.ID})
 			must(t, err)
 			if len(list) != 4 {
 				t.Fatalf("listed %d cards, want 4", len(list))
@@ -255,9 +288,9 @@ func vaultCases() []testCase {
 			cust := f.customer(t, paygate.ModeTest, "cust-1")
 			c := saveCard(t, s, storedCardValue(cust, base))
 			keep := saveCard(t, s, storedCardValue(cust, base))
-			must(t, s.DeleteStoredCard(ctx(t), f.merchant.ID, paygate.ModeTest, cust.ID, c.ID, at(time.Hour)))
+			must(t, commitOp(ctx(t), s, paygate.StoredCardDeletion{MerchantID: f.merchant.ID, Mode: paygate.ModeTest, CustomerID: cust.ID, ID: c.ID, At: at(time.Hour)}))
 			wantNoCard(t, s, c, "cust-1")
-			wantNotFound(t, s.DeleteStoredCard(ctx(t), f.merchant.ID, paygate.ModeTest, cust.ID, c.ID, at(2*time.Hour)))
+			wantNotFound(t, commitOp(ctx(t), s, paygate.StoredCardDeletion{MerchantID: f.merchant.ID, Mode: paygate.ModeTest, CustomerID: cust.ID, ID: c.ID, At: at(2 * time.Hour)}))
 			// The sealed number is gone: nothing to rewrap, nothing counted.
 			keys, err := s.StoredCardKeyIDs(ctx(t))
 			must(t, err)
@@ -269,11 +302,11 @@ func vaultCases() []testCase {
 			if len(todo) != 1 || todo[0].ID != keep.ID {
 				t.Errorf("cards to rewrap after delete: %v", todo)
 			}
-			wantIs(t, s.RewrapStoredCard(ctx(t), c.ID, c.Sealed.KeyID, sealedValue("k2"), at(time.Hour)), paygate.ErrStateConflict)
+			wantIs(t, commitOp(ctx(t), s, paygate.StoredCardRewrap{ID: c.ID, FromKeyID: c.Sealed.KeyID, To: sealedValue("k2"), At: at(time.Hour)}), paygate.ErrStateConflict)
 			// Saving the number again makes a new card.
 			again := storedCardValue(cust, at(3*time.Hour))
 			again.Sealed.Fingerprint = c.Sealed.Fingerprint
-			got, created, err := s.SaveStoredCard(ctx(t), again, []string{again.Sealed.Fingerprint})
+			got, created, err := paygate.SaveStoredCard(ctx(t), s, again, []string{again.Sealed.Fingerprint})
 			must(t, err)
 			if !created || got.ID == c.ID {
 				t.Fatalf("re-saving a deleted number: created %v, id %s", created, got.ID)
@@ -293,15 +326,15 @@ func vaultCases() []testCase {
 				t.Fatal("a pending card is linked to its payment")
 			}
 			// Only the payment's merchant and mode can activate it.
-			_, err = s.ActivatePendingCard(ctx(t), f.merchant.ID, paygate.ModeLive, p.ID, at(2*time.Hour))
+			_, err = activateCard(ctx(t), s, f.merchant.ID, paygate.ModeLive, p.ID, at(2*time.Hour))
 			wantNotFound(t, err)
 
-			got, err := s.ActivatePendingCard(ctx(t), f.merchant.ID, paygate.ModeTest, p.ID, at(2*time.Hour))
+			got, err := activateCard(ctx(t), s, f.merchant.ID, paygate.ModeTest, p.ID, at(2*time.Hour))
 			must(t, err)
 			want := c
 			want.State, want.UpdatedAt = paygate.StoredCardActive, at(2*time.Hour)
 			equal(t, "activated card", want, got)
-			byID, err := s.StoredCardByID(ctx(t), f.merchant.ID, paygate.ModeTest, cust.ID, c.ID)
+			byID, err := oneCard(ctx(t), s, paygate.StoredCardQuery{MerchantID: f.merchant.ID, Mode: paygate.ModeTest, CustomerID: cust.ID, ID: c.ID})
 			must(t, err)
 			equal(t, "active card", want, byID)
 			pay, err := s.PaymentByID(ctx(t), p.MerchantID, p.Mode, p.ID)
@@ -309,7 +342,7 @@ func vaultCases() []testCase {
 			if pay.StoredCardID != c.ID {
 				t.Fatalf("payment's stored card %q, want %s", pay.StoredCardID, c.ID)
 			}
-			_, err = s.ActivatePendingCard(ctx(t), f.merchant.ID, paygate.ModeTest, p.ID, at(3*time.Hour))
+			_, err = activateCard(ctx(t), s, f.merchant.ID, paygate.ModeTest, p.ID, at(3*time.Hour))
 			wantNotFound(t, err)
 		}},
 		{"PendingJoinsTheExistingCard", func(t *testing.T, s paygate.Store) {
@@ -325,7 +358,7 @@ func vaultCases() []testCase {
 			direct.Sealed.Fingerprint = pending.Sealed.Fingerprint
 			direct = saveCard(t, s, direct)
 
-			got, err := s.ActivatePendingCard(ctx(t), f.merchant.ID, paygate.ModeTest, p.ID, at(2*time.Hour))
+			got, err := activateCard(ctx(t), s, f.merchant.ID, paygate.ModeTest, p.ID, at(2*time.Hour))
 			must(t, err)
 			equal(t, "card of the payment", direct, got)
 			pay, err := s.PaymentByID(ctx(t), p.MerchantID, p.Mode, p.ID)
@@ -333,7 +366,7 @@ func vaultCases() []testCase {
 			if pay.StoredCardID != direct.ID {
 				t.Fatalf("payment's stored card %q, want the existing %s", pay.StoredCardID, direct.ID)
 			}
-			list, err := s.StoredCardsByCustomer(ctx(t), f.merchant.ID, paygate.ModeTest, cust.ID)
+			list, err := s.StoredCards(ctx(t), paygate.StoredCardQuery{MerchantID: f.merchant.ID, Mode: paygate.ModeTest, CustomerID: cust.ID})
 			must(t, err)
 			if len(list) != 1 {
 				t.Fatalf("listed %d cards, want 1", len(list))
@@ -354,20 +387,20 @@ func vaultCases() []testCase {
 			saveCard(t, s, c)
 			// Another merchant's discard leaves it alone.
 			other := newMerchant(t, s, base)
-			must(t, s.DiscardPendingCard(ctx(t), other.merchant.ID, paygate.ModeTest, p.ID, at(2*time.Hour)))
+			must(t, commitOp(ctx(t), s, paygate.PendingCardDiscard{MerchantID: other.merchant.ID, Mode: paygate.ModeTest, PaymentID: p.ID, At: at(2 * time.Hour)}))
 			if keys, _ := s.StoredCardKeyIDs(ctx(t)); len(keys) != 1 {
 				t.Fatalf("another merchant discarded the card: %v", keys)
 			}
-			must(t, s.DiscardPendingCard(ctx(t), f.merchant.ID, paygate.ModeTest, p.ID, at(2*time.Hour)))
+			must(t, commitOp(ctx(t), s, paygate.PendingCardDiscard{MerchantID: f.merchant.ID, Mode: paygate.ModeTest, PaymentID: p.ID, At: at(2 * time.Hour)}))
 			keys, err := s.StoredCardKeyIDs(ctx(t))
 			must(t, err)
 			if len(keys) != 0 {
 				t.Fatalf("discarded card still sealed: %v", keys)
 			}
-			_, err = s.ActivatePendingCard(ctx(t), f.merchant.ID, paygate.ModeTest, p.ID, at(3*time.Hour))
+			_, err = activateCard(ctx(t), s, f.merchant.ID, paygate.ModeTest, p.ID, at(3*time.Hour))
 			wantNotFound(t, err)
 			// Nothing to discard is no error.
-			must(t, s.DiscardPendingCard(ctx(t), f.merchant.ID, paygate.ModeTest, p.ID, at(3*time.Hour)))
+			must(t, commitOp(ctx(t), s, paygate.PendingCardDiscard{MerchantID: f.merchant.ID, Mode: paygate.ModeTest, PaymentID: p.ID, At: at(3 * time.Hour)}))
 			wantNoCard(t, s, c, "cust-1")
 		}},
 		{"Rewrap", func(t *testing.T, s paygate.Store) {
@@ -414,9 +447,9 @@ func vaultCases() []testCase {
 			}
 			for _, c := range seen {
 				to := sealedValue("new")
-				must(t, s.RewrapStoredCard(ctx(t), c.ID, "old", to, at(time.Hour)))
+				must(t, commitOp(ctx(t), s, paygate.StoredCardRewrap{ID: c.ID, FromKeyID: "old", To: to, At: at(time.Hour)}))
 				if c.State == paygate.StoredCardActive {
-					got, err := s.StoredCardByID(ctx(t), f.merchant.ID, paygate.ModeTest, cust.ID, c.ID)
+					got, err := oneCard(ctx(t), s, paygate.StoredCardQuery{MerchantID: f.merchant.ID, Mode: paygate.ModeTest, CustomerID: cust.ID, ID: c.ID})
 					must(t, err)
 					want := c
 					want.Sealed, want.UpdatedAt = to, at(time.Hour)
@@ -424,8 +457,8 @@ func vaultCases() []testCase {
 				}
 			}
 			// A card already moved by another process is a conflict.
-			wantIs(t, s.RewrapStoredCard(ctx(t), old[0].ID, "old", sealedValue("new"), at(time.Hour)), paygate.ErrStateConflict)
-			wantNotFound(t, s.RewrapStoredCard(ctx(t), newID(), "old", sealedValue("new"), at(time.Hour)))
+			wantIs(t, commitOp(ctx(t), s, paygate.StoredCardRewrap{ID: old[0].ID, FromKeyID: "old", To: sealedValue("new"), At: at(time.Hour)}), paygate.ErrStateConflict)
+			wantNotFound(t, commitOp(ctx(t), s, paygate.StoredCardRewrap{ID: newID(), FromKeyID: "old", To: sealedValue("new"), At: at(time.Hour)}))
 			todo, err := s.StoredCardsToRewrap(ctx(t), "new", "", 0)
 			must(t, err)
 			if len(todo) != 0 {
@@ -446,7 +479,7 @@ func vaultCases() []testCase {
 			created := countSuccesses(t, n, func(i int) (bool, error) {
 				c := storedCardValue(cust, base)
 				c.Sealed.Fingerprint = fp
-				got, created, err := s.SaveStoredCard(ctx(t), c, []string{fp})
+				got, created, err := paygate.SaveStoredCard(ctx(t), s, c, []string{fp})
 				ids[i] = got.ID
 				return created, err
 			})
@@ -458,18 +491,61 @@ func vaultCases() []testCase {
 					t.Fatal("concurrent saves answered different cards")
 				}
 			}
-			list, err := s.StoredCardsByCustomer(ctx(t), f.merchant.ID, paygate.ModeTest, cust.ID)
+			list, err := s.StoredCards(ctx(t), paygate.StoredCardQuery{MerchantID: f.merchant.ID, Mode: paygate.ModeTest, CustomerID: cust.ID})
 			must(t, err)
 			if len(list) != 1 {
 				t.Fatalf("listed %d cards, want 1", len(list))
 			}
+		}},
+		{"RefusedOpsWriteNothing", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			other := newMerchant(t, s, base)
+			p := f.createPayment(t, f.paymentValue(paygate.ModeTest, at(time.Hour)), "cust-1")
+			cust, err := s.CustomerByID(ctx(t), f.merchant.ID, paygate.ModeTest, p.CustomerID)
+			must(t, err)
+			keep := saveCard(t, s, storedCardValue(cust, base))
+			// The good operation of every unit: link the payment to the card.
+			good := paygate.StoredCardLink{PaymentID: p.ID, MerchantID: p.MerchantID, Mode: p.Mode, CustomerID: cust.ID, StoredCardID: keep.ID}
+			elsewhere := storedCardValue(cust, base)
+			elsewhere.MerchantID = other.merchant.ID
+			sameNumber := storedCardValue(cust, base)
+			sameNumber.Sealed.Fingerprint = keep.Sealed.Fingerprint
+			conflict := func(err error) bool { return errors.Is(err, paygate.ErrStateConflict) }
+			duplicate := func(err error) bool { return errors.Is(err, paygate.ErrConflict) }
+			for name, c := range map[string]struct {
+				op   paygate.Op
+				want func(error) bool
+			}{
+				"StoredCardOfNoCustomer":  {elsewhere, paygate.IsNotFound},
+				"StoredCardOfSameNumber":  {sameNumber, duplicate},
+				"StoredCardLinkNoPayment": {paygate.StoredCardLink{PaymentID: newID(), MerchantID: p.MerchantID, Mode: p.Mode, CustomerID: cust.ID, StoredCardID: keep.ID}, paygate.IsNotFound},
+				"StoredCardDeletion":      {paygate.StoredCardDeletion{MerchantID: p.MerchantID, Mode: p.Mode, CustomerID: cust.ID, ID: newID(), At: at(time.Hour)}, paygate.IsNotFound},
+				"PendingCardActivation":   {paygate.PendingCardActivation{MerchantID: p.MerchantID, Mode: p.Mode, PaymentID: p.ID, At: at(time.Hour)}, paygate.IsNotFound},
+				"StoredCardRewrapMissing": {paygate.StoredCardRewrap{ID: newID(), FromKeyID: keep.Sealed.KeyID, To: sealedValue("k2"), At: at(time.Hour)}, paygate.IsNotFound},
+				"StoredCardRewrapMoved":   {paygate.StoredCardRewrap{ID: keep.ID, FromKeyID: "another", To: sealedValue("k2"), At: at(time.Hour)}, conflict},
+			} {
+				if err := commitOp(ctx(t), s, good, c.op); !c.want(err) {
+					t.Errorf("%s: got %v", name, err)
+				}
+				got, err := s.PaymentByID(ctx(t), p.MerchantID, p.Mode, p.ID)
+				must(t, err)
+				if got.StoredCardID != "" {
+					t.Fatalf("%s: a refused unit linked the payment", name)
+				}
+			}
+			keys, err := s.StoredCardKeyIDs(ctx(t))
+			must(t, err)
+			equal(t, "key ids after refused units", map[string]int{keep.Sealed.KeyID: 1}, keys)
+			got, err := oneCard(ctx(t), s, paygate.StoredCardQuery{MerchantID: p.MerchantID, Mode: p.Mode, CustomerID: cust.ID, ID: keep.ID})
+			must(t, err)
+			equal(t, "card after refused units", keep, got)
 		}},
 		{"RefusesOtherStates", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			cust := f.customer(t, paygate.ModeTest, "cust-1")
 			c := storedCardValue(cust, base)
 			c.State = paygate.StoredCardDeleted
-			if _, _, err := s.SaveStoredCard(ctx(t), c, nil); err == nil || paygate.IsNotFound(err) || errors.Is(err, paygate.ErrConflict) {
+			if _, _, err := paygate.SaveStoredCard(ctx(t), s, c, nil); err == nil || paygate.IsNotFound(err) || errors.Is(err, paygate.ErrConflict) {
 				t.Fatalf("saving a deleted card: %v, want an internal error", err)
 			}
 		}},
