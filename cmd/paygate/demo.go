@@ -170,7 +170,7 @@ func createDemoUser(ctx context.Context, st paygate.Store, merchantID string) (d
 	}
 	t := now()
 	u := paygate.User{ID: id.New(), MerchantID: merchantID, Email: demoEmail, PasswordHash: hash, CreatedAt: t, UpdatedAt: t}
-	if err := st.CreateUser(ctx, u); err != nil {
+	if err := st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{u}}); err != nil {
 		return demoLogin{}, fmt.Errorf("create the demo dashboard user: %w", err)
 	}
 	return demoLogin{Email: demoEmail, Password: password}, nil

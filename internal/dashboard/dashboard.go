@@ -408,7 +408,7 @@ func (d *Dashboard) audit(ctx context.Context, r *http.Request, v *viewer, mode 
 // recordAudit stores an entry with a fresh id; a failure is logged.
 func (d *Dashboard) recordAudit(ctx context.Context, e paygate.AuditEntry) {
 	e.ID = newID()
-	if err := d.store.RecordAudit(context.WithoutCancel(ctx), e); err != nil {
+	if err := d.store.Commit(context.WithoutCancel(ctx), paygate.Unit{Ops: []paygate.Op{e}}); err != nil {
 		d.log.Error("dashboard: record audit entry", "action", e.Action, "merchant", e.MerchantID, "error", err)
 	}
 }

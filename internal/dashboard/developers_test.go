@@ -139,11 +139,11 @@ func TestAuditPagination(t *testing.T) {
 	s := newSite(t)
 	ctx := context.Background()
 	for i := range pageSize + 5 {
-		err := s.st.RecordAudit(ctx, paygate.AuditEntry{
+		err := s.st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.AuditEntry{
 			ID: id.New(), MerchantID: s.a.id, Mode: paygate.ModeTest, UserID: "u", Email: s.a.email,
 			Action: paygate.AuditWebhookTested, Target: "entry-" + strings.Repeat("x", i%3), RemoteAddr: "192.0.2.1",
 			CreatedAt: s.clock.Now().Add(-time.Duration(i) * time.Minute),
-		})
+		}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -407,7 +407,7 @@ func TestKeysLastUsed(t *testing.T) {
 		t.Fatalf("an unused key's row: %s", r)
 	}
 	used := time.Date(2030, 1, 2, 3, 4, 0, 0, time.UTC)
-	if err := s.st.TouchAPIKeys(context.Background(), map[string]time.Time{s.a.testKeyID: used}); err != nil {
+	if err := s.st.Commit(context.Background(), paygate.Unit{Ops: []paygate.Op{paygate.APIKeyUsage{Used: map[string]time.Time{s.a.testKeyID: used}}}}); err != nil {
 		t.Fatal(err)
 	}
 	r := row(s.a.testKeyID)

@@ -80,7 +80,7 @@ func (s *site) merchant(name, email, hash string) siteMerchant {
 		s.t.Fatal(err)
 	}
 	u := paygate.User{ID: id.New(), MerchantID: mid, Email: email, PasswordHash: hash, CreatedAt: now, UpdatedAt: now}
-	if err := s.st.CreateUser(ctx, u); err != nil {
+	if err := s.st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{u}}); err != nil {
 		s.t.Fatal(err)
 	}
 	return siteMerchant{id: mid, testKeyID: tk.ID, liveKeyID: lk.ID, email: email}

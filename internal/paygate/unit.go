@@ -43,6 +43,10 @@ type Unit struct {
 //     the amount back to the payment's refundable balance. It fails the
 //     unit with ErrStateConflict when the refund is not in From, and with
 //     NOT_FOUND when it does not exist for its merchant and mode.
+//
+// Accounts and dashboard operations, documented beside their types
+// (store_dashboard.go): User, Session, SessionTouch, SessionRevocation,
+// PasswordChange, AuditEntry, APIKeyUsage.
 type Op interface {
 	unitOp()
 }

@@ -120,6 +120,30 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 				return err
 			})
 			i++
+		// accounts and dashboard operations
+		case paygate.User:
+			b.Queue(insertUserInUnit, userArgs(op)).QueryRow(refusal(&refusedBy, "merchant"))
+			i++
+		case paygate.Session:
+			b.Queue(insertSessionInUnit, sessionArgs(op)).QueryRow(refusal(&refusedBy, "user"))
+			i++
+		case paygate.SessionTouch:
+			b.Queue(touchSessionInUnit, op.SessionID, op.At).QueryRow(refusal(&refusedBy, "session"))
+			i++
+		case paygate.SessionRevocation:
+			b.Queue(revokeSessionInUnit, op.SessionID, op.At).QueryRow(refusal(&refusedBy, "session"))
+			i++
+		case paygate.PasswordChange:
+			b.Queue(changePasswordInUnit, passwordChangeArgs(op)).QueryRow(refusal(&refusedBy, "user"))
+			i++
+		case paygate.AuditEntry:
+			b.Queue(insertAuditInUnit, auditArgs(op)...).QueryRow(refusal(&refusedBy, "merchant"))
+			i++
+		case paygate.APIKeyUsage:
+			if len(op.Used) > 0 {
+				b.Queue(touchAPIKeys, apiKeyUsageArgs(op)...)
+			}
+			i++
 		default:
 			return fmt.Errorf("postgres: operation %d of the unit: %T is not an operation", i, op)
 		}

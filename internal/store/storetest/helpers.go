@@ -407,3 +407,8 @@ func commitRefundTransition(c context.Context, s paygate.Store, tr paygate.Refun
 	u.AddEvents(events)
 	return s.Commit(c, u)
 }
+
+// commit commits a unit of the operations.
+func commit(c context.Context, s paygate.Store, ops ...paygate.Op) error {
+	return s.Commit(c, paygate.Unit{Ops: ops})
+}
