@@ -76,7 +76,7 @@ func CreateKey(ctx context.Context, st paygate.Store, merchantID string, mode pa
 	if err != nil {
 		return "", paygate.APIKey{}, fmt.Errorf("generate key: %w", err)
 	}
-	if err := st.CreateAPIKey(ctx, key); err != nil {
+	if err := st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{key}}); err != nil {
 		return "", paygate.APIKey{}, fmt.Errorf("create key: %w", err)
 	}
 	return secret, key, nil
@@ -98,7 +98,9 @@ func RotateKey(ctx context.Context, st paygate.Store, old paygate.APIKey, grace 
 	if err != nil {
 		return "", paygate.APIKey{}, old, fmt.Errorf("generate key: %w", err)
 	}
-	err = st.RotateAPIKey(ctx, old.ID, next, now.Add(grace))
+	err = st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{
+		paygate.APIKeyRotation{OldID: old.ID, Next: next, OldExpiresAt: now.Add(grace)},
+	}})
 	var replaced *paygate.KeyReplacedError
 	switch {
 	case errors.As(err, &replaced):
@@ -124,12 +126,16 @@ func RotateKey(ctx context.Context, st paygate.Store, old paygate.APIKey, grace 
 // RevokeKey revokes a key at now (an earlier revocation is kept) and
 // returns it as stored. The store's NOT_FOUND is returned as it is.
 func RevokeKey(ctx context.Context, st paygate.Store, keyID string, now time.Time) (paygate.APIKey, error) {
-	k, err := st.RevokeAPIKey(ctx, keyID, now)
+	err := st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.APIKeyRevocation{ID: keyID, At: now}}})
 	if paygate.IsNotFound(err) {
-		return k, err
+		return paygate.APIKey{}, err
 	}
 	if err != nil {
-		return k, fmt.Errorf("revoke key: %w", err)
+		return paygate.APIKey{}, fmt.Errorf("revoke key: %w", err)
+	}
+	k, err := st.APIKeyByID(ctx, keyID)
+	if err != nil {
+		return k, fmt.Errorf("read revoked key: %w", err)
 	}
 	if k.RevokedAt == nil {
 		return k, fmt.Errorf("revoke key: key %s has no revocation time after revoking", keyID)

@@ -76,7 +76,7 @@ func (s *site) merchant(name, email, hash string) siteMerchant {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	if err := s.st.CreateMerchant(ctx, paygate.Merchant{ID: mid, Name: name, CreatedAt: now}, []paygate.APIKey{tk, lk}); err != nil {
+	if err := s.st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.Merchant{ID: mid, Name: name, CreatedAt: now}, tk, lk}}); err != nil {
 		s.t.Fatal(err)
 	}
 	u := paygate.User{ID: id.New(), MerchantID: mid, Email: email, PasswordHash: hash, CreatedAt: now, UpdatedAt: now}

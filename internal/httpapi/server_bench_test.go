@@ -98,7 +98,7 @@ func wireServer(b testing.TB, st paygate.Store, mutate ...func(*httpapi.Config))
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := st.CreateMerchant(ctx, m, []paygate.APIKey{key}); err != nil {
+	if err := st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{m, key}}); err != nil {
 		b.Fatalf("create merchant: %v", err)
 	}
 	routing, err := provider.LoadConfig("", func(string) (string, bool) { return "", false })

@@ -38,7 +38,44 @@ type APIKey struct {
 	LastUsedAt *time.Time
 }
 
-// KeyReplacedError is RotateAPIKey's refusal to rotate a key that an
+// The accounts' unit operations (see Op). Merchant and APIKey are
+// inserted as they are:
+//
+//   - Merchant inserts a merchant; ErrConflict on a duplicate id. A new
+//     merchant and its first keys are one unit: [Merchant, APIKey...].
+//   - APIKey inserts a key. It fails the unit with NOT_FOUND when its
+//     merchant does not exist (a Merchant before it in the unit counts),
+//     and with ErrConflict on a duplicate id or hash.
+func (Merchant) unitOp() {}
+func (APIKey) unitOp()   {}
+
+// APIKeyRotation is a unit operation: it inserts Next, makes the key OldID
+// expire at OldExpiresAt (or keeps an earlier expiry it already has) and
+// records Next as its successor. The old key must be active at
+// Next.CreatedAt, the rotation time. It fails the unit with NOT_FOUND when
+// OldID does not exist; with a *KeyReplacedError when it already has a
+// successor (of two concurrent rotations of one key, one wins); with
+// ErrStateConflict when it is revoked or expired; with ErrConflict when
+// Next's id or hash is taken.
+type APIKeyRotation struct {
+	OldID        string
+	Next         APIKey
+	OldExpiresAt time.Time
+}
+
+func (APIKeyRotation) unitOp() {}
+
+// APIKeyRevocation is a unit operation: the key is revoked at At, and a
+// revoked key keeps its first revocation time (no refusal). It fails the
+// unit with NOT_FOUND when the key does not exist.
+type APIKeyRevocation struct {
+	ID string
+	At time.Time
+}
+
+func (APIKeyRevocation) unitOp() {}
+
+// KeyReplacedError is an APIKeyRotation's refusal to rotate a key that an
 // earlier rotation already replaced: a key has at most one successor
 // (decisions.md section 15).
 type KeyReplacedError struct {

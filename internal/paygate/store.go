@@ -27,17 +27,12 @@ type Store interface {
 	// Close releases the connections.
 	Close() error
 
-	// CreateMerchant inserts a merchant and its first keys in one
-	// transaction.
-	CreateMerchant(ctx context.Context, m Merchant, keys []APIKey) error
 	// MerchantByID returns a merchant, or NOT_FOUND.
 	MerchantByID(ctx context.Context, id string) (Merchant, error)
 	// FirstMerchant returns the oldest merchant; ok is false when there is
 	// none.
 	FirstMerchant(ctx context.Context) (m Merchant, ok bool, err error)
 
-	// CreateAPIKey inserts a key.
-	CreateAPIKey(ctx context.Context, k APIKey) error
 	// APIKeyByID returns a key by its id, or NOT_FOUND.
 	APIKeyByID(ctx context.Context, id string) (APIKey, error)
 	// APIKeyByHash returns the key whose hash matches, or NOT_FOUND. It does
@@ -48,16 +43,6 @@ type Store interface {
 	// APIKeysByMerchantMode lists a merchant's keys of one mode, oldest
 	// first.
 	APIKeysByMerchantMode(ctx context.Context, merchantID string, mode Mode) ([]APIKey, error)
-	// RotateAPIKey inserts next and makes the key oldID expire at
-	// oldExpiresAt (or earlier, if it already expires earlier), in one
-	// transaction, and records next as its successor. NOT_FOUND if oldID
-	// does not exist; a *KeyReplacedError if it already has a successor
-	// (of two concurrent rotations of one key, one wins); ErrStateConflict
-	// if it is revoked or expired.
-	RotateAPIKey(ctx context.Context, oldID string, next APIKey, oldExpiresAt time.Time) error
-	// RevokeAPIKey revokes a key at the given time. Revoking a revoked key
-	// keeps the first revocation time. NOT_FOUND if it does not exist.
-	RevokeAPIKey(ctx context.Context, id string, at time.Time) (APIKey, error)
 
 	// SetWebhookEndpoint creates or replaces the endpoint of (merchant,
 	// mode). An existing secret is kept unless rotateSecret is true; e.Secret

@@ -44,9 +44,10 @@ type Unit struct {
 //     unit with ErrStateConflict when the refund is not in From, and with
 //     NOT_FOUND when it does not exist for its merchant and mode.
 //
-// Accounts and dashboard operations, documented beside their types
-// (store_dashboard.go): User, Session, SessionTouch, SessionRevocation,
-// PasswordChange, AuditEntry, APIKeyUsage.
+// Accounts and dashboard operations, documented beside their types:
+// Merchant, APIKey, APIKeyRotation and APIKeyRevocation (merchant.go);
+// User, Session, SessionTouch, SessionRevocation, PasswordChange,
+// AuditEntry and APIKeyUsage (store_dashboard.go).
 type Op interface {
 	unitOp()
 }

@@ -63,6 +63,8 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 	}
 	b := &pgx.Batch{}
 	refusedBy := "" // the kind of row whose conditional write refused the unit
+	// rotatedKey is the old key of an APIKeyRotation that refused the unit.
+	rotatedKey := ""
 	for i := 0; i < len(u.Ops); {
 		switch op := u.Ops[i].(type) {
 		case paygate.PaymentTransition:
@@ -121,6 +123,24 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 			})
 			i++
 		// accounts and dashboard operations
+		case paygate.Merchant:
+			b.Queue(insertMerchant, op.ID, op.Name, op.CreatedAt)
+			i++
+		case paygate.APIKey:
+			b.Queue(insertAPIKeyInUnit, apiKeyArgs(op)...).QueryRow(refusal(&refusedBy, "merchant"))
+			i++
+		case paygate.APIKeyRotation:
+			b.Queue(rotateAPIKeyInUnit, rotationArgs(op)).QueryRow(func(row pgx.Row) error {
+				err := refusal(&refusedBy, "API key")(row)
+				if err != nil {
+					rotatedKey = op.OldID
+				}
+				return err
+			})
+			i++
+		case paygate.APIKeyRevocation:
+			b.Queue(revokeAPIKeyInUnit, op.ID, op.At).QueryRow(refusal(&refusedBy, "API key"))
+			i++
 		case paygate.User:
 			b.Queue(insertUserInUnit, userArgs(op)).QueryRow(refusal(&refusedBy, "merchant"))
 			i++
@@ -164,6 +184,8 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 			return notFound(refusedBy)
 		case sqlStateInvalid:
 			return paygate.Errorf(paygate.CodeInvalidRequest, pgErr.ColumnName, "%s", pgErr.Message)
+		case sqlStateReplaced:
+			return &paygate.KeyReplacedError{KeyID: rotatedKey, SuccessorID: pgErr.Detail}
 		}
 	}
 	return translate(err)

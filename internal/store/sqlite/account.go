@@ -6,29 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/store/codec"
 )
 
-// CreateMerchant inserts a merchant and its first keys in one transaction.
-// A duplicate merchant or key id (or key hash) is paygate.ErrConflict, and
-// then nothing is inserted.
-func (s *Store) CreateMerchant(ctx context.Context, m paygate.Merchant, keys []paygate.APIKey) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx,
-			`INSERT INTO merchants (id, name, created_at) VALUES (?, ?, ?)`,
-			m.ID, m.Name, micros(m.CreatedAt)); err != nil {
-			return err
-		}
-		for _, k := range keys {
-			if err := insertAPIKey(ctx, tx, k); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+// insertMerchant inserts a merchant. A duplicate id is paygate.ErrConflict.
+func insertMerchant(ctx context.Context, tx *sql.Tx, m paygate.Merchant) error {
+	_, err := tx.ExecContext(ctx,
+		`INSERT INTO merchants (id, name, created_at) VALUES (?, ?, ?)`,
+		m.ID, m.Name, micros(m.CreatedAt))
+	return err
 }
 
 // MerchantByID returns a merchant, or NOT_FOUND.
@@ -69,9 +57,11 @@ func scanMerchant(row scanner) (paygate.Merchant, error) {
 const apiKeyColumns = `id, merchant_id, mode, type, hash, hint, created_at, expires_at, revoked_at`
 
 // apiKeyReadColumns are the columns scanAPIKeyUsed reads: apiKeyColumns and
-// when the key was last used (written by TouchAPIKeys only).
+// when the key was last used (written by APIKeyUsage only).
 const apiKeyReadColumns = apiKeyColumns + `, last_used_at`
 
+// insertAPIKey inserts a key. A duplicate id or hash is
+// paygate.ErrConflict; an unknown merchant is NOT_FOUND (the foreign key).
 func insertAPIKey(ctx context.Context, tx *sql.Tx, k paygate.APIKey) error {
 	_, err := tx.ExecContext(ctx,
 		`INSERT INTO api_keys (`+apiKeyColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -111,12 +101,6 @@ func scanAPIKeyUsed(row scanner) (paygate.APIKey, error) {
 	k.CreatedAt = fromMicros(created)
 	k.ExpiresAt, k.RevokedAt, k.LastUsedAt = fromNullMicros(expires), fromNullMicros(revoked), fromNullMicros(used)
 	return k, nil
-}
-
-// CreateAPIKey inserts a key. A duplicate id or hash is paygate.ErrConflict;
-// an unknown merchant is NOT_FOUND.
-func (s *Store) CreateAPIKey(ctx context.Context, k paygate.APIKey) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error { return insertAPIKey(ctx, tx, k) })
 }
 
 // APIKeyByID returns a key by its id, or NOT_FOUND.
@@ -176,65 +160,58 @@ func (s *Store) APIKeysByMerchantMode(ctx context.Context, merchantID string, mo
 	return keys, translate(rows.Err())
 }
 
-// RotateAPIKey inserts next, makes the key oldID expire at oldExpiresAt
-// (or earlier if it already expires earlier) and records next as its
-// successor. NOT_FOUND if oldID does not exist; a
+// rotateAPIKey inserts r.Next, makes the key r.OldID expire at
+// r.OldExpiresAt (or earlier if it already expires earlier) and records
+// r.Next as its successor. NOT_FOUND if the old key does not exist; a
 // *paygate.KeyReplacedError if it already has a successor;
 // paygate.ErrStateConflict if it is revoked or expired at the rotation
-// time, next.CreatedAt. Nothing is written on error. The transaction holds
-// SQLite's one write lock from its start, and the update is conditional on
-// successor_id IS NULL as well: two rotations of one key cannot both win.
-func (s *Store) RotateAPIKey(ctx context.Context, oldID string, next paygate.APIKey, oldExpiresAt time.Time) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		old, err := scanAPIKey(tx.QueryRowContext(ctx, `SELECT `+apiKeyColumns+` FROM api_keys WHERE id = ?`, oldID))
-		if errors.Is(err, sql.ErrNoRows) {
-			return notFound("API key")
-		}
-		if err != nil {
-			return err
-		}
-		var successor sql.NullString
-		if err := tx.QueryRowContext(ctx, `SELECT successor_id FROM api_keys WHERE id = ?`, oldID).Scan(&successor); err != nil {
-			return err
-		}
-		if successor.Valid {
-			return &paygate.KeyReplacedError{KeyID: oldID, SuccessorID: successor.String}
-		}
-		if !old.ActiveAt(next.CreatedAt) {
-			return fmt.Errorf("%w: API key %s is revoked or expired", paygate.ErrStateConflict, oldID)
-		}
-		if err := insertAPIKey(ctx, tx, next); err != nil {
-			return err
-		}
-		res, err := tx.ExecContext(ctx,
-			`UPDATE api_keys SET expires_at = min(coalesce(expires_at, ?1), ?1), successor_id = ?3
-			WHERE id = ?2 AND successor_id IS NULL`,
-			micros(oldExpiresAt), oldID, next.ID)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n != 1 {
-			return fmt.Errorf("%w: API key %s was rotated concurrently", paygate.ErrStateConflict, oldID)
-		}
-		return nil
-	})
+// time, r.Next.CreatedAt. The unit's transaction holds SQLite's one write
+// lock from its start, and the update is conditional on successor_id IS
+// NULL as well: two rotations of one key cannot both win.
+func rotateAPIKey(ctx context.Context, tx *sql.Tx, r paygate.APIKeyRotation) error {
+	oldID, next := r.OldID, r.Next
+	old, err := scanAPIKey(tx.QueryRowContext(ctx, `SELECT `+apiKeyColumns+` FROM api_keys WHERE id = ?`, oldID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return notFound("API key")
+	}
+	if err != nil {
+		return err
+	}
+	var successor sql.NullString
+	if err := tx.QueryRowContext(ctx, `SELECT successor_id FROM api_keys WHERE id = ?`, oldID).Scan(&successor); err != nil {
+		return err
+	}
+	if successor.Valid {
+		return &paygate.KeyReplacedError{KeyID: oldID, SuccessorID: successor.String}
+	}
+	if !old.ActiveAt(next.CreatedAt) {
+		return fmt.Errorf("%w: API key %s is revoked or expired", paygate.ErrStateConflict, oldID)
+	}
+	if err := insertAPIKey(ctx, tx, next); err != nil {
+		return err
+	}
+	res, err := tx.ExecContext(ctx,
+		`UPDATE api_keys SET expires_at = min(coalesce(expires_at, ?1), ?1), successor_id = ?3
+		WHERE id = ?2 AND successor_id IS NULL`,
+		micros(r.OldExpiresAt), oldID, next.ID)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return fmt.Errorf("%w: API key %s was rotated concurrently", paygate.ErrStateConflict, oldID)
+	}
+	return nil
 }
 
-// RevokeAPIKey revokes a key at the time; a revoked key keeps its first
+// revokeAPIKey revokes a key at r.At; a revoked key keeps its first
 // revocation time. NOT_FOUND if it does not exist.
-func (s *Store) RevokeAPIKey(ctx context.Context, id string, at time.Time) (paygate.APIKey, error) {
-	var k paygate.APIKey
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		var err error
-		k, err = scanAPIKeyUsed(tx.QueryRowContext(ctx,
-			`UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ? RETURNING `+apiKeyReadColumns,
-			micros(at), id))
-		if errors.Is(err, sql.ErrNoRows) {
-			return notFound("API key")
-		}
+func revokeAPIKey(ctx context.Context, tx *sql.Tx, r paygate.APIKeyRevocation) error {
+	res, err := tx.ExecContext(ctx,
+		`UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?`, micros(r.At), r.ID)
+	if err != nil {
 		return err
-	})
-	return k, err
+	}
+	return oneRow(res, "API key")
 }
 
 const webhookColumns = `merchant_id, mode, url, secret, events, created_at, updated_at, secret_sealed`

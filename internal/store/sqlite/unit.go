@@ -48,6 +48,14 @@ func applyUnit(ctx context.Context, tx *sql.Tx, u paygate.Unit) error {
 		case paygate.RefundTransition:
 			err = moveRefund(ctx, tx, op)
 		// accounts and dashboard operations
+		case paygate.Merchant:
+			err = insertMerchant(ctx, tx, op)
+		case paygate.APIKey:
+			err = insertAPIKey(ctx, tx, op)
+		case paygate.APIKeyRotation:
+			err = rotateAPIKey(ctx, tx, op)
+		case paygate.APIKeyRevocation:
+			err = revokeAPIKey(ctx, tx, op)
 		case paygate.User:
 			err = insertUser(ctx, tx, op)
 		case paygate.Session:

@@ -27,7 +27,7 @@ func merchantCases() []testCase {
 				newKey(m.ID, paygate.ModeTest, paygate.KeyPublic, base),
 				newKey(m.ID, paygate.ModeLive, paygate.KeyPublic, base),
 			}
-			must(t, s.CreateMerchant(ctx(t), m, keys))
+			must(t, createMerchant(ctx(t), s, m, keys))
 			got, err := s.MerchantByID(ctx(t), m.ID)
 			must(t, err)
 			equal(t, "merchant", m, got)
@@ -43,7 +43,7 @@ func merchantCases() []testCase {
 		}},
 		{"DuplicateIDConflicts", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
-			err := s.CreateMerchant(ctx(t), paygate.Merchant{ID: f.merchant.ID, Name: "again", CreatedAt: at(time.Second)}, nil)
+			err := createMerchant(ctx(t), s, paygate.Merchant{ID: f.merchant.ID, Name: "again", CreatedAt: at(time.Second)}, nil)
 			wantIs(t, err, paygate.ErrConflict)
 			got, err := s.MerchantByID(ctx(t), f.merchant.ID)
 			must(t, err)
@@ -55,7 +55,7 @@ func merchantCases() []testCase {
 			good := newKey(m.ID, paygate.ModeTest, paygate.KeySecret, m.CreatedAt)
 			dup := newKey(m.ID, paygate.ModeLive, paygate.KeySecret, m.CreatedAt)
 			dup.ID = f.testKey.ID // an existing key id: the whole merchant must be refused
-			err := s.CreateMerchant(ctx(t), m, []paygate.APIKey{good, dup})
+			err := createMerchant(ctx(t), s, m, []paygate.APIKey{good, dup})
 			wantIs(t, err, paygate.ErrConflict)
 			_, err = s.MerchantByID(ctx(t), m.ID)
 			wantNotFound(t, err)
@@ -87,7 +87,7 @@ func apiKeyCases() []testCase {
 			f := newMerchant(t, s, base)
 			k := newKey(f.merchant.ID, paygate.ModeLive, paygate.KeySecret, at(time.Hour))
 			k.ExpiresAt = ptr(at(48 * time.Hour))
-			must(t, s.CreateAPIKey(ctx(t), k))
+			must(t, commit(ctx(t), s, k))
 			got, err := s.APIKeyByID(ctx(t), k.ID)
 			must(t, err)
 			equal(t, "key by id", k, got)
@@ -103,7 +103,7 @@ func apiKeyCases() []testCase {
 			k := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, base)
 			k.RevokedAt = ptr(at(time.Second))
 			k.ExpiresAt = ptr(at(time.Second))
-			must(t, s.CreateAPIKey(ctx(t), k))
+			must(t, commit(ctx(t), s, k))
 			got, err := s.APIKeyByHash(ctx(t), k.Hash)
 			must(t, err)
 			equal(t, "revoked key by hash", k, got)
@@ -119,10 +119,10 @@ func apiKeyCases() []testCase {
 			f := newMerchant(t, s, base)
 			sameID := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Second))
 			sameID.ID = f.testKey.ID
-			wantIs(t, s.CreateAPIKey(ctx(t), sameID), paygate.ErrConflict)
+			wantIs(t, commit(ctx(t), s, sameID), paygate.ErrConflict)
 			sameHash := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Second))
 			sameHash.Hash = f.testKey.Hash
-			wantIs(t, s.CreateAPIKey(ctx(t), sameHash), paygate.ErrConflict)
+			wantIs(t, commit(ctx(t), s, sameHash), paygate.ErrConflict)
 			got, err := s.APIKeyByHash(ctx(t), f.testKey.Hash)
 			must(t, err)
 			equal(t, "original key", f.testKey, got)
@@ -133,9 +133,9 @@ func apiKeyCases() []testCase {
 			late := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeyPublic, at(3*time.Hour))
 			early := newKey(f.merchant.ID, paygate.ModeLive, paygate.KeySecret, at(time.Hour))
 			early.RevokedAt = ptr(at(2 * time.Hour))
-			must(t, s.CreateAPIKey(ctx(t), late))
-			must(t, s.CreateAPIKey(ctx(t), early))
-			must(t, s.CreateAPIKey(ctx(t), newKey(other.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(90*time.Minute))))
+			must(t, commit(ctx(t), s, late))
+			must(t, commit(ctx(t), s, early))
+			must(t, commit(ctx(t), s, newKey(other.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(90*time.Minute))))
 			got, err := s.APIKeysByMerchant(ctx(t), f.merchant.ID)
 			must(t, err)
 			if len(got) != 4 {
@@ -157,7 +157,7 @@ func apiKeyCases() []testCase {
 			f := newMerchant(t, s, base)
 			other := newMerchant(t, s, base)
 			extra := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeyPublic, at(time.Hour))
-			must(t, s.CreateAPIKey(ctx(t), extra))
+			must(t, commit(ctx(t), s, extra))
 			got, err := s.APIKeysByMerchantMode(ctx(t), f.merchant.ID, paygate.ModeTest)
 			must(t, err)
 			equal(t, "test keys", []paygate.APIKey{f.testKey, extra}, got)
@@ -171,7 +171,7 @@ func apiKeyCases() []testCase {
 		{"RotateSetsExpiry", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			next := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Hour))
-			must(t, s.RotateAPIKey(ctx(t), f.testKey.ID, next, at(25*time.Hour)))
+			must(t, commit(ctx(t), s, paygate.APIKeyRotation{OldID: f.testKey.ID, Next: next, OldExpiresAt: at(25 * time.Hour)}))
 			got, err := s.APIKeyByID(ctx(t), next.ID)
 			must(t, err)
 			equal(t, "new key", next, got)
@@ -184,11 +184,11 @@ func apiKeyCases() []testCase {
 		{"RotateTwiceNamesSuccessor", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			first := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Hour))
-			must(t, s.RotateAPIKey(ctx(t), f.testKey.ID, first, at(25*time.Hour)))
+			must(t, commit(ctx(t), s, paygate.APIKeyRotation{OldID: f.testKey.ID, Next: first, OldExpiresAt: at(25 * time.Hour)}))
 			// The old key is in its grace period (active), but it has a
 			// successor: a second rotation is refused and writes nothing.
 			second := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(2*time.Hour))
-			err := s.RotateAPIKey(ctx(t), f.testKey.ID, second, at(3*time.Hour))
+			err := commit(ctx(t), s, paygate.APIKeyRotation{OldID: f.testKey.ID, Next: second, OldExpiresAt: at(3 * time.Hour)})
 			var replaced *paygate.KeyReplacedError
 			if !errors.As(err, &replaced) || replaced.KeyID != f.testKey.ID || replaced.SuccessorID != first.ID {
 				t.Fatalf("second rotation: %v, want a KeyReplacedError naming %s", err, first.ID)
@@ -200,11 +200,11 @@ func apiKeyCases() []testCase {
 			equal(t, "old key expiry after a refused rotation", ptr(at(25*time.Hour)), old.ExpiresAt)
 			// Also once the old key has expired, the successor is named.
 			third := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(30*time.Hour))
-			if err := s.RotateAPIKey(ctx(t), f.testKey.ID, third, at(31*time.Hour)); !errors.As(err, &replaced) || replaced.SuccessorID != first.ID {
+			if err := commit(ctx(t), s, paygate.APIKeyRotation{OldID: f.testKey.ID, Next: third, OldExpiresAt: at(31 * time.Hour)}); !errors.As(err, &replaced) || replaced.SuccessorID != first.ID {
 				t.Fatalf("rotating an expired key with a successor: %v", err)
 			}
 			// The successor can be rotated.
-			must(t, s.RotateAPIKey(ctx(t), first.ID, newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(4*time.Hour)), at(5*time.Hour)))
+			must(t, commit(ctx(t), s, paygate.APIKeyRotation{OldID: first.ID, Next: newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(4*time.Hour)), OldExpiresAt: at(5 * time.Hour)}))
 		}},
 		{"RotateConcurrentOneWins", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
@@ -214,7 +214,9 @@ func apiKeyCases() []testCase {
 			var wg sync.WaitGroup
 			for i := range n {
 				nexts[i] = newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Hour))
-				wg.Go(func() { errs[i] = s.RotateAPIKey(ctx(t), f.testKey.ID, nexts[i], at(25*time.Hour)) })
+				wg.Go(func() {
+					errs[i] = commit(ctx(t), s, paygate.APIKeyRotation{OldID: f.testKey.ID, Next: nexts[i], OldExpiresAt: at(25 * time.Hour)})
+				})
 			}
 			wg.Wait()
 			winner := -1
@@ -251,7 +253,7 @@ func apiKeyCases() []testCase {
 			f := newMerchant(t, s, base)
 			next := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Hour))
 			next.ID = f.liveKey.ID
-			wantIs(t, s.RotateAPIKey(ctx(t), f.testKey.ID, next, at(25*time.Hour)), paygate.ErrConflict)
+			wantIs(t, commit(ctx(t), s, paygate.APIKeyRotation{OldID: f.testKey.ID, Next: next, OldExpiresAt: at(25 * time.Hour)}), paygate.ErrConflict)
 			old, err := s.APIKeyByID(ctx(t), f.testKey.ID)
 			must(t, err)
 			equal(t, "old key after a refused rotation", f.testKey, old)
@@ -259,16 +261,16 @@ func apiKeyCases() []testCase {
 		{"RotateUnknownIsNotFound", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			next := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Hour))
-			wantNotFound(t, s.RotateAPIKey(ctx(t), newID(), next, at(25*time.Hour)))
+			wantNotFound(t, commit(ctx(t), s, paygate.APIKeyRotation{OldID: newID(), Next: next, OldExpiresAt: at(25 * time.Hour)}))
 			_, err := s.APIKeyByID(ctx(t), next.ID)
 			wantNotFound(t, err)
 		}},
 		{"RotateRevokedConflicts", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
-			_, err := s.RevokeAPIKey(ctx(t), f.testKey.ID, at(time.Minute))
+			err := commit(ctx(t), s, paygate.APIKeyRevocation{ID: f.testKey.ID, At: at(time.Minute)})
 			must(t, err)
 			next := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Hour))
-			wantIs(t, s.RotateAPIKey(ctx(t), f.testKey.ID, next, at(25*time.Hour)), paygate.ErrStateConflict)
+			wantIs(t, commit(ctx(t), s, paygate.APIKeyRotation{OldID: f.testKey.ID, Next: next, OldExpiresAt: at(25 * time.Hour)}), paygate.ErrStateConflict)
 			_, err = s.APIKeyByID(ctx(t), next.ID)
 			wantNotFound(t, err)
 			old, err := s.APIKeyByID(ctx(t), f.testKey.ID)
@@ -281,30 +283,30 @@ func apiKeyCases() []testCase {
 			// successors were recorded).
 			expiring := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Minute))
 			expiring.ExpiresAt = ptr(at(2 * time.Hour))
-			must(t, s.CreateAPIKey(ctx(t), expiring))
+			must(t, commit(ctx(t), s, expiring))
 			// Expired is judged at the rotation time, next.CreatedAt: at
 			// exactly the expiry the key no longer works.
 			for _, when := range []time.Time{at(2 * time.Hour), at(3 * time.Hour)} {
 				next := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, when)
-				wantIs(t, s.RotateAPIKey(ctx(t), expiring.ID, next, when.Add(24*time.Hour)), paygate.ErrStateConflict)
+				wantIs(t, commit(ctx(t), s, paygate.APIKeyRotation{OldID: expiring.ID, Next: next, OldExpiresAt: when.Add(24 * time.Hour)}), paygate.ErrStateConflict)
 				_, err := s.APIKeyByID(ctx(t), next.ID)
 				wantNotFound(t, err)
 			}
 			// Just before its expiry it can still be rotated.
 			next := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(2*time.Hour-time.Microsecond))
-			must(t, s.RotateAPIKey(ctx(t), expiring.ID, next, at(30*time.Hour)))
+			must(t, commit(ctx(t), s, paygate.APIKeyRotation{OldID: expiring.ID, Next: next, OldExpiresAt: at(30 * time.Hour)}))
 			old, err := s.APIKeyByID(ctx(t), expiring.ID)
 			must(t, err)
 			equal(t, "old key expiry", ptr(at(2*time.Hour)), old.ExpiresAt)
 		}},
 		{"RevokeKeepsFirstTime", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
-			got, err := s.RevokeAPIKey(ctx(t), f.testKey.ID, at(time.Hour))
+			got, err := revokeKey(ctx(t), s, f.testKey.ID, at(time.Hour))
 			must(t, err)
 			want := f.testKey
 			want.RevokedAt = ptr(at(time.Hour))
 			equal(t, "revoked key", want, got)
-			got, err = s.RevokeAPIKey(ctx(t), f.testKey.ID, at(2*time.Hour))
+			got, err = revokeKey(ctx(t), s, f.testKey.ID, at(2*time.Hour))
 			must(t, err)
 			equal(t, "revoked again", want, got)
 			got, err = s.APIKeyByID(ctx(t), f.testKey.ID)
@@ -314,8 +316,65 @@ func apiKeyCases() []testCase {
 			must(t, err)
 			equal(t, "untouched key", f.liveKey, other)
 		}},
+		{"RefusedKeyOperationWritesNothing", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			revoked := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, base)
+			revoked.RevokedAt = ptr(at(time.Minute))
+			rotated := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, base)
+			successor := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Hour))
+			must(t, commit(ctx(t), s, revoked, rotated,
+				paygate.APIKeyRotation{OldID: rotated.ID, Next: successor, OldExpiresAt: at(25 * time.Hour)}))
+			rotated.ExpiresAt = ptr(at(25 * time.Hour))
+			var replaced *paygate.KeyReplacedError
+			for _, c := range []struct {
+				name    string
+				refused paygate.Op
+				check   func(t *testing.T, err error)
+			}{
+				{"key of no merchant", newKey(newID(), paygate.ModeTest, paygate.KeySecret, base), func(t *testing.T, err error) { wantNotFound(t, err) }},
+				{"key of a taken hash", func() paygate.APIKey {
+					k := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, base)
+					k.Hash = f.liveKey.Hash
+					return k
+				}(), func(t *testing.T, err error) { wantIs(t, err, paygate.ErrConflict) }},
+				{"rotation of no key", paygate.APIKeyRotation{OldID: newID(), Next: newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(2*time.Hour)), OldExpiresAt: at(3 * time.Hour)},
+					func(t *testing.T, err error) { wantNotFound(t, err) }},
+				{"rotation of a revoked key", paygate.APIKeyRotation{OldID: revoked.ID, Next: newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(2*time.Hour)), OldExpiresAt: at(3 * time.Hour)},
+					func(t *testing.T, err error) { wantIs(t, err, paygate.ErrStateConflict) }},
+				{"rotation of a replaced key", paygate.APIKeyRotation{OldID: rotated.ID, Next: newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(2*time.Hour)), OldExpiresAt: at(3 * time.Hour)},
+					func(t *testing.T, err error) {
+						if !errors.As(err, &replaced) || replaced.KeyID != rotated.ID || replaced.SuccessorID != successor.ID {
+							t.Fatalf("got %v, want a KeyReplacedError naming %s", err, successor.ID)
+						}
+					}},
+				{"revocation of no key", paygate.APIKeyRevocation{ID: newID(), At: at(time.Hour)}, func(t *testing.T, err error) { wantNotFound(t, err) }},
+			} {
+				t.Run(c.name, func(t *testing.T) {
+					extra := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Hour))
+					next := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Hour))
+					m := paygate.Merchant{ID: newID(), Name: "new", CreatedAt: base}
+					c.check(t, commit(ctx(t), s,
+						m,
+						extra,
+						paygate.APIKeyRevocation{ID: f.liveKey.ID, At: at(time.Hour)},
+						paygate.APIKeyRotation{OldID: f.testKey.ID, Next: next, OldExpiresAt: at(2 * time.Hour)},
+						c.refused))
+					_, err := s.MerchantByID(ctx(t), m.ID)
+					wantNotFound(t, err)
+					for _, k := range []paygate.APIKey{extra, next} {
+						_, err := s.APIKeyByID(ctx(t), k.ID)
+						wantNotFound(t, err)
+					}
+					for _, k := range []paygate.APIKey{f.testKey, f.liveKey, revoked, rotated, successor} {
+						got, err := s.APIKeyByID(ctx(t), k.ID)
+						must(t, err)
+						equal(t, "key after a refused unit", k, got)
+					}
+				})
+			}
+		}},
 		{"RevokeUnknownIsNotFound", func(t *testing.T, s paygate.Store) {
-			_, err := s.RevokeAPIKey(ctx(t), newID(), base)
+			err := commit(ctx(t), s, paygate.APIKeyRevocation{ID: newID(), At: base})
 			wantNotFound(t, err)
 		}},
 	}

@@ -254,7 +254,7 @@ func dashboardCases() []testCase {
 		}},
 		{"ReserveIdempotencyWithoutAPIKey", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
-			_, err := s.RevokeAPIKey(ctx(t), f.testKey.ID, at(time.Minute))
+			err := commit(ctx(t), s, paygate.APIKeyRevocation{ID: f.testKey.ID, At: at(time.Minute)})
 			must(t, err)
 			r := f.reservation(paygate.ModeTest, "dashboard-refund-1", at(time.Hour))
 			_, _, err = s.ReserveIdempotency(ctx(t), r)
