@@ -113,7 +113,7 @@ func RotateKey(ctx context.Context, st paygate.Store, old paygate.APIKey, grace 
 	case err != nil:
 		return "", paygate.APIKey{}, old, fmt.Errorf("rotate key: %w", err)
 	}
-	after, err := st.APIKeyByID(ctx, old.ID)
+	after, err := paygate.OneAPIKey(st.APIKeys(ctx, paygate.APIKeyQuery{ID: old.ID, MerchantID: old.MerchantID, Mode: old.Mode}))
 	if err != nil {
 		return "", paygate.APIKey{}, old, fmt.Errorf("read rotated key: %w", err)
 	}
@@ -133,7 +133,7 @@ func RevokeKey(ctx context.Context, st paygate.Store, keyID string, now time.Tim
 	if err != nil {
 		return paygate.APIKey{}, fmt.Errorf("revoke key: %w", err)
 	}
-	k, err := st.APIKeyByID(ctx, keyID)
+	k, err := paygate.OneAPIKey(st.APIKeys(ctx, paygate.APIKeyQuery{ID: keyID}))
 	if err != nil {
 		return k, fmt.Errorf("read revoked key: %w", err)
 	}
@@ -146,7 +146,7 @@ func RevokeKey(ctx context.Context, st paygate.Store, keyID string, now time.Tim
 // MerchantKeys lists the merchant's keys of one mode, from a query filtered
 // by merchant and mode in SQL.
 func MerchantKeys(ctx context.Context, st paygate.Store, merchantID string, mode paygate.Mode) ([]paygate.APIKey, error) {
-	keys, err := st.APIKeysByMerchantMode(ctx, merchantID, mode)
+	keys, err := st.APIKeys(ctx, paygate.APIKeyQuery{MerchantID: merchantID, Mode: mode})
 	if err != nil {
 		return nil, fmt.Errorf("list keys: %w", err)
 	}

@@ -439,7 +439,7 @@ func TestCSRF(t *testing.T) {
 	t.Parallel()
 	s, b := signedInSite(t)
 	keys := func() int {
-		ks, err := s.st.APIKeysByMerchant(context.Background(), s.a.id)
+		ks, err := s.st.APIKeys(context.Background(), paygate.APIKeyQuery{MerchantID: s.a.id})
 		if err != nil {
 			t.Fatal(err)
 		}

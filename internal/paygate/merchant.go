@@ -1,6 +1,9 @@
 package paygate
 
-import "time"
+import (
+	"errors"
+	"time"
+)
 
 // Merchant is an account. Everything else belongs to one merchant and one
 // mode.
@@ -36,6 +39,35 @@ type APIKey struct {
 	// coarsely (at most about once a minute, off the request path); nil
 	// when never used.
 	LastUsedAt *time.Time
+}
+
+// APIKeyQuery selects API keys (Store.APIKeys). Zero fields do not filter;
+// at least one of ID, Hash and MerchantID must be set.
+type APIKeyQuery struct {
+	ID         string
+	Hash       []byte // SHA-256 of the full key string
+	MerchantID string
+	Mode       Mode
+}
+
+// Check refuses a query that would list every merchant's keys.
+func (q APIKeyQuery) Check() error {
+	if q.ID == "" && len(q.Hash) == 0 && q.MerchantID == "" {
+		return errors.New("an API key query needs an id, a hash or a merchant")
+	}
+	return nil
+}
+
+// OneAPIKey returns the key that a query by ID or Hash found (the result of
+// Store.APIKeys), or NOT_FOUND when it found none.
+func OneAPIKey(keys []APIKey, err error) (APIKey, error) {
+	if err != nil {
+		return APIKey{}, err
+	}
+	if len(keys) == 0 {
+		return APIKey{}, Errorf(CodeNotFound, "", "no such API key")
+	}
+	return keys[0], nil
 }
 
 // The accounts' unit operations (see Op). Merchant and APIKey are

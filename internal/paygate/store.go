@@ -33,16 +33,13 @@ type Store interface {
 	// none.
 	FirstMerchant(ctx context.Context) (m Merchant, ok bool, err error)
 
-	// APIKeyByID returns a key by its id, or NOT_FOUND.
-	APIKeyByID(ctx context.Context, id string) (APIKey, error)
-	// APIKeyByHash returns the key whose hash matches, or NOT_FOUND. It does
-	// not judge whether the key is active.
-	APIKeyByHash(ctx context.Context, hash []byte) (APIKey, error)
-	// APIKeysByMerchant lists a merchant's keys, oldest first.
-	APIKeysByMerchant(ctx context.Context, merchantID string) ([]APIKey, error)
-	// APIKeysByMerchantMode lists a merchant's keys of one mode, oldest
-	// first.
-	APIKeysByMerchantMode(ctx context.Context, merchantID string, mode Mode) ([]APIKey, error)
+	// APIKeys lists the keys that match every field of q that is set,
+	// oldest first (keys created at the same time in insertion order). It
+	// does not judge whether a key is active. A query by ID or Hash finds
+	// at most one key (see OneAPIKey); one with none of ID, Hash and
+	// MerchantID set is refused, so that no read lists every merchant's
+	// keys.
+	APIKeys(ctx context.Context, q APIKeyQuery) ([]APIKey, error)
 
 	// SetWebhookEndpoint creates or replaces the endpoint of (merchant,
 	// mode). An existing secret is kept unless rotateSecret is true; e.Secret

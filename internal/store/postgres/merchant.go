@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
@@ -78,43 +79,29 @@ const insertAPIKeyInUnit = `
 	)
 	SELECT CASE WHEN EXISTS (SELECT 1 FROM ins) THEN true ELSE unit_refused(false) END`
 
-// APIKeyByID returns a key by its id, or NOT_FOUND.
-func (s *Store) APIKeyByID(ctx context.Context, id string) (paygate.APIKey, error) {
-	k, err := scanAPIKeyUsed(s.pool.QueryRow(ctx, `SELECT `+apiKeyReadColumns+` FROM api_keys WHERE id = $1`, id))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return paygate.APIKey{}, notFound("API key")
+// APIKeys lists the keys matching q, oldest first (keys created at the same
+// time in insertion order): by the primary key, the unique hash or the
+// merchant's index, whichever q names.
+func (s *Store) APIKeys(ctx context.Context, q paygate.APIKeyQuery) ([]paygate.APIKey, error) {
+	if err := q.Check(); err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	return k, translate(err)
-}
-
-// APIKeyByHash returns the key whose hash matches, or NOT_FOUND, whether or
-// not the key is active.
-func (s *Store) APIKeyByHash(ctx context.Context, hash []byte) (paygate.APIKey, error) {
-	k, err := scanAPIKeyUsed(s.pool.QueryRow(ctx, `SELECT `+apiKeyReadColumns+` FROM api_keys WHERE hash = $1`, hash))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return paygate.APIKey{}, notFound("API key")
+	var b sqlBuilder
+	query := `SELECT ` + apiKeyReadColumns + ` FROM api_keys WHERE true`
+	if q.ID != "" {
+		query += ` AND id = ` + b.arg(q.ID)
 	}
-	return k, translate(err)
-}
-
-// APIKeysByMerchant lists a merchant's keys, oldest first (keys created at
-// the same time in insertion order).
-func (s *Store) APIKeysByMerchant(ctx context.Context, merchantID string) ([]paygate.APIKey, error) {
-	rows, err := s.pool.Query(ctx, `
-		SELECT `+apiKeyReadColumns+` FROM api_keys
-		WHERE merchant_id = $1 ORDER BY created_at, seq`, merchantID)
-	if err != nil {
-		return nil, translate(err)
+	if len(q.Hash) > 0 {
+		query += ` AND hash = ` + b.arg(q.Hash)
 	}
-	keys, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (paygate.APIKey, error) { return scanAPIKeyUsed(r) })
-	return keys, translate(err)
-}
-
-// APIKeysByMerchantMode lists a merchant's keys of one mode, oldest first.
-func (s *Store) APIKeysByMerchantMode(ctx context.Context, merchantID string, mode paygate.Mode) ([]paygate.APIKey, error) {
-	rows, err := s.pool.Query(ctx, `
-		SELECT `+apiKeyReadColumns+` FROM api_keys
-		WHERE merchant_id = $1 AND mode = $2 ORDER BY created_at, seq`, merchantID, mode)
+	if q.MerchantID != "" {
+		query += ` AND merchant_id = ` + b.arg(q.MerchantID)
+	}
+	if q.Mode != "" {
+		query += ` AND mode = ` + b.arg(q.Mode)
+	}
+	query += ` ORDER BY created_at, seq`
+	rows, err := s.pool.Query(ctx, query, b.args...)
 	if err != nil {
 		return nil, translate(err)
 	}

@@ -103,48 +103,31 @@ func scanAPIKeyUsed(row scanner) (paygate.APIKey, error) {
 	return k, nil
 }
 
-// APIKeyByID returns a key by its id, or NOT_FOUND.
-func (s *Store) APIKeyByID(ctx context.Context, id string) (paygate.APIKey, error) {
-	k, err := scanAPIKeyUsed(s.read.QueryRowContext(ctx, `SELECT `+apiKeyReadColumns+` FROM api_keys WHERE id = ?`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return paygate.APIKey{}, notFound("API key")
+// APIKeys lists the keys matching q, oldest first (keys created at the same
+// time in insertion order).
+func (s *Store) APIKeys(ctx context.Context, q paygate.APIKeyQuery) ([]paygate.APIKey, error) {
+	if err := q.Check(); err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
 	}
-	return k, translate(err)
-}
-
-// APIKeyByHash returns the key whose hash matches, or NOT_FOUND, whether or
-// not it is active.
-func (s *Store) APIKeyByHash(ctx context.Context, hash []byte) (paygate.APIKey, error) {
-	k, err := scanAPIKeyUsed(s.read.QueryRowContext(ctx, `SELECT `+apiKeyReadColumns+` FROM api_keys WHERE hash = ?`, hash))
-	if errors.Is(err, sql.ErrNoRows) {
-		return paygate.APIKey{}, notFound("API key")
+	query := `SELECT ` + apiKeyReadColumns + ` FROM api_keys WHERE 1`
+	var args []any
+	if q.ID != "" {
+		query += ` AND id = ?`
+		args = append(args, q.ID)
 	}
-	return k, translate(err)
-}
-
-// APIKeysByMerchant lists a merchant's keys of both modes, oldest first.
-func (s *Store) APIKeysByMerchant(ctx context.Context, merchantID string) ([]paygate.APIKey, error) {
-	rows, err := s.read.QueryContext(ctx,
-		`SELECT `+apiKeyReadColumns+` FROM api_keys WHERE merchant_id = ? ORDER BY created_at, rowid`, merchantID)
-	if err != nil {
-		return nil, translate(err)
+	if len(q.Hash) > 0 {
+		query += ` AND hash = ?`
+		args = append(args, q.Hash)
 	}
-	defer rows.Close()
-	var keys []paygate.APIKey
-	for rows.Next() {
-		k, err := scanAPIKeyUsed(rows)
-		if err != nil {
-			return nil, translate(err)
-		}
-		keys = append(keys, k)
+	if q.MerchantID != "" {
+		query += ` AND merchant_id = ?`
+		args = append(args, q.MerchantID)
 	}
-	return keys, translate(rows.Err())
-}
-
-// APIKeysByMerchantMode lists a merchant's keys of one mode, oldest first.
-func (s *Store) APIKeysByMerchantMode(ctx context.Context, merchantID string, mode paygate.Mode) ([]paygate.APIKey, error) {
-	rows, err := s.read.QueryContext(ctx,
-		`SELECT `+apiKeyReadColumns+` FROM api_keys WHERE merchant_id = ? AND mode = ? ORDER BY created_at, rowid`, merchantID, mode)
+	if q.Mode != "" {
+		query += ` AND mode = ?`
+		args = append(args, string(q.Mode))
+	}
+	rows, err := s.read.QueryContext(ctx, query+` ORDER BY created_at, rowid`, args...)
 	if err != nil {
 		return nil, translate(err)
 	}

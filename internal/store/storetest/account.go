@@ -32,7 +32,7 @@ func merchantCases() []testCase {
 			must(t, err)
 			equal(t, "merchant", m, got)
 			for _, k := range keys {
-				gotKey, err := s.APIKeyByID(ctx(t), k.ID)
+				gotKey, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: k.ID}))
 				must(t, err)
 				equal(t, "key", k, gotKey)
 			}
@@ -59,7 +59,7 @@ func merchantCases() []testCase {
 			wantIs(t, err, paygate.ErrConflict)
 			_, err = s.MerchantByID(ctx(t), m.ID)
 			wantNotFound(t, err)
-			_, err = s.APIKeyByID(ctx(t), good.ID)
+			_, err = paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: good.ID}))
 			wantNotFound(t, err)
 		}},
 		{"FirstMerchant", func(t *testing.T, s paygate.Store) {
@@ -88,13 +88,13 @@ func apiKeyCases() []testCase {
 			k := newKey(f.merchant.ID, paygate.ModeLive, paygate.KeySecret, at(time.Hour))
 			k.ExpiresAt = ptr(at(48 * time.Hour))
 			must(t, commit(ctx(t), s, k))
-			got, err := s.APIKeyByID(ctx(t), k.ID)
+			got, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: k.ID}))
 			must(t, err)
 			equal(t, "key by id", k, got)
-			got, err = s.APIKeyByHash(ctx(t), k.Hash)
+			got, err = paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{Hash: k.Hash}))
 			must(t, err)
 			equal(t, "key by hash", k, got)
-			got, err = s.APIKeyByHash(ctx(t), f.testKey.Hash)
+			got, err = paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{Hash: f.testKey.Hash}))
 			must(t, err)
 			equal(t, "fixture key by hash", f.testKey, got)
 		}},
@@ -104,15 +104,15 @@ func apiKeyCases() []testCase {
 			k.RevokedAt = ptr(at(time.Second))
 			k.ExpiresAt = ptr(at(time.Second))
 			must(t, commit(ctx(t), s, k))
-			got, err := s.APIKeyByHash(ctx(t), k.Hash)
+			got, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{Hash: k.Hash}))
 			must(t, err)
 			equal(t, "revoked key by hash", k, got)
 		}},
 		{"UnknownIsNotFound", func(t *testing.T, s paygate.Store) {
 			newMerchant(t, s, base)
-			_, err := s.APIKeyByID(ctx(t), newID())
+			_, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: newID()}))
 			wantNotFound(t, err)
-			_, err = s.APIKeyByHash(ctx(t), randomBytes(32))
+			_, err = paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{Hash: randomBytes(32)}))
 			wantNotFound(t, err)
 		}},
 		{"DuplicateConflicts", func(t *testing.T, s paygate.Store) {
@@ -123,7 +123,7 @@ func apiKeyCases() []testCase {
 			sameHash := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Second))
 			sameHash.Hash = f.testKey.Hash
 			wantIs(t, commit(ctx(t), s, sameHash), paygate.ErrConflict)
-			got, err := s.APIKeyByHash(ctx(t), f.testKey.Hash)
+			got, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{Hash: f.testKey.Hash}))
 			must(t, err)
 			equal(t, "original key", f.testKey, got)
 		}},
@@ -136,7 +136,7 @@ func apiKeyCases() []testCase {
 			must(t, commit(ctx(t), s, late))
 			must(t, commit(ctx(t), s, early))
 			must(t, commit(ctx(t), s, newKey(other.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(90*time.Minute))))
-			got, err := s.APIKeysByMerchant(ctx(t), f.merchant.ID)
+			got, err := s.APIKeys(ctx(t), paygate.APIKeyQuery{MerchantID: f.merchant.ID})
 			must(t, err)
 			if len(got) != 4 {
 				t.Fatalf("got %d keys, want 4 (both modes, no other merchant's)", len(got))
@@ -153,18 +153,49 @@ func apiKeyCases() []testCase {
 			equal(t, "third key", early, got[2])
 			equal(t, "fourth key", late, got[3])
 		}},
+		{"QueryFiltersCombine", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			other := newMerchant(t, s, base)
+			for _, c := range []struct {
+				name string
+				q    paygate.APIKeyQuery
+				want []paygate.APIKey
+			}{
+				{"id and its merchant", paygate.APIKeyQuery{ID: f.testKey.ID, MerchantID: f.merchant.ID}, []paygate.APIKey{f.testKey}},
+				{"id and its merchant and mode", paygate.APIKeyQuery{ID: f.testKey.ID, MerchantID: f.merchant.ID, Mode: paygate.ModeTest}, []paygate.APIKey{f.testKey}},
+				{"id and another merchant", paygate.APIKeyQuery{ID: f.testKey.ID, MerchantID: other.merchant.ID}, nil},
+				{"id and the other mode", paygate.APIKeyQuery{ID: f.testKey.ID, MerchantID: f.merchant.ID, Mode: paygate.ModeLive}, nil},
+				{"hash and another merchant", paygate.APIKeyQuery{Hash: f.liveKey.Hash, MerchantID: other.merchant.ID}, nil},
+				{"hash and its mode", paygate.APIKeyQuery{Hash: f.liveKey.Hash, Mode: paygate.ModeLive}, []paygate.APIKey{f.liveKey}},
+				{"id and another key's hash", paygate.APIKeyQuery{ID: f.testKey.ID, Hash: f.liveKey.Hash}, nil},
+				{"unknown merchant", paygate.APIKeyQuery{MerchantID: newID()}, nil},
+			} {
+				got, err := s.APIKeys(ctx(t), c.q)
+				must(t, err)
+				if len(got) == 0 && len(c.want) == 0 {
+					continue
+				}
+				equal(t, c.name, c.want, got)
+			}
+			// No query lists every merchant's keys.
+			for _, q := range []paygate.APIKeyQuery{{}, {Mode: paygate.ModeTest}} {
+				if keys, err := s.APIKeys(ctx(t), q); err == nil {
+					t.Errorf("APIKeys(%+v) = %d keys, want an error", q, len(keys))
+				}
+			}
+		}},
 		{"ListByModeIsScoped", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			other := newMerchant(t, s, base)
 			extra := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeyPublic, at(time.Hour))
 			must(t, commit(ctx(t), s, extra))
-			got, err := s.APIKeysByMerchantMode(ctx(t), f.merchant.ID, paygate.ModeTest)
+			got, err := s.APIKeys(ctx(t), paygate.APIKeyQuery{MerchantID: f.merchant.ID, Mode: paygate.ModeTest})
 			must(t, err)
 			equal(t, "test keys", []paygate.APIKey{f.testKey, extra}, got)
-			got, err = s.APIKeysByMerchantMode(ctx(t), f.merchant.ID, paygate.ModeLive)
+			got, err = s.APIKeys(ctx(t), paygate.APIKeyQuery{MerchantID: f.merchant.ID, Mode: paygate.ModeLive})
 			must(t, err)
 			equal(t, "live keys", []paygate.APIKey{f.liveKey}, got)
-			got, err = s.APIKeysByMerchantMode(ctx(t), other.merchant.ID, paygate.ModeTest)
+			got, err = s.APIKeys(ctx(t), paygate.APIKeyQuery{MerchantID: other.merchant.ID, Mode: paygate.ModeTest})
 			must(t, err)
 			equal(t, "other merchant's test keys", []paygate.APIKey{other.testKey}, got)
 		}},
@@ -172,10 +203,10 @@ func apiKeyCases() []testCase {
 			f := newMerchant(t, s, base)
 			next := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Hour))
 			must(t, commit(ctx(t), s, paygate.APIKeyRotation{OldID: f.testKey.ID, Next: next, OldExpiresAt: at(25 * time.Hour)}))
-			got, err := s.APIKeyByID(ctx(t), next.ID)
+			got, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: next.ID}))
 			must(t, err)
 			equal(t, "new key", next, got)
-			old, err := s.APIKeyByID(ctx(t), f.testKey.ID)
+			old, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: f.testKey.ID}))
 			must(t, err)
 			want := f.testKey
 			want.ExpiresAt = ptr(at(25 * time.Hour))
@@ -193,9 +224,9 @@ func apiKeyCases() []testCase {
 			if !errors.As(err, &replaced) || replaced.KeyID != f.testKey.ID || replaced.SuccessorID != first.ID {
 				t.Fatalf("second rotation: %v, want a KeyReplacedError naming %s", err, first.ID)
 			}
-			_, err = s.APIKeyByID(ctx(t), second.ID)
+			_, err = paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: second.ID}))
 			wantNotFound(t, err)
-			old, err := s.APIKeyByID(ctx(t), f.testKey.ID)
+			old, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: f.testKey.ID}))
 			must(t, err)
 			equal(t, "old key expiry after a refused rotation", ptr(at(25*time.Hour)), old.ExpiresAt)
 			// Also once the old key has expired, the successor is named.
@@ -235,7 +266,7 @@ func apiKeyCases() []testCase {
 				t.Fatal("no rotation succeeded")
 			}
 			for i, k := range nexts {
-				_, err := s.APIKeyByID(ctx(t), k.ID)
+				_, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: k.ID}))
 				if i == winner {
 					must(t, err)
 				} else {
@@ -254,7 +285,7 @@ func apiKeyCases() []testCase {
 			next := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Hour))
 			next.ID = f.liveKey.ID
 			wantIs(t, commit(ctx(t), s, paygate.APIKeyRotation{OldID: f.testKey.ID, Next: next, OldExpiresAt: at(25 * time.Hour)}), paygate.ErrConflict)
-			old, err := s.APIKeyByID(ctx(t), f.testKey.ID)
+			old, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: f.testKey.ID}))
 			must(t, err)
 			equal(t, "old key after a refused rotation", f.testKey, old)
 		}},
@@ -262,7 +293,7 @@ func apiKeyCases() []testCase {
 			f := newMerchant(t, s, base)
 			next := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Hour))
 			wantNotFound(t, commit(ctx(t), s, paygate.APIKeyRotation{OldID: newID(), Next: next, OldExpiresAt: at(25 * time.Hour)}))
-			_, err := s.APIKeyByID(ctx(t), next.ID)
+			_, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: next.ID}))
 			wantNotFound(t, err)
 		}},
 		{"RotateRevokedConflicts", func(t *testing.T, s paygate.Store) {
@@ -271,9 +302,9 @@ func apiKeyCases() []testCase {
 			must(t, err)
 			next := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Hour))
 			wantIs(t, commit(ctx(t), s, paygate.APIKeyRotation{OldID: f.testKey.ID, Next: next, OldExpiresAt: at(25 * time.Hour)}), paygate.ErrStateConflict)
-			_, err = s.APIKeyByID(ctx(t), next.ID)
+			_, err = paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: next.ID}))
 			wantNotFound(t, err)
-			old, err := s.APIKeyByID(ctx(t), f.testKey.ID)
+			old, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: f.testKey.ID}))
 			must(t, err)
 			equal(t, "revoked key's expiry", (*time.Time)(nil), old.ExpiresAt)
 		}},
@@ -289,13 +320,13 @@ func apiKeyCases() []testCase {
 			for _, when := range []time.Time{at(2 * time.Hour), at(3 * time.Hour)} {
 				next := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, when)
 				wantIs(t, commit(ctx(t), s, paygate.APIKeyRotation{OldID: expiring.ID, Next: next, OldExpiresAt: when.Add(24 * time.Hour)}), paygate.ErrStateConflict)
-				_, err := s.APIKeyByID(ctx(t), next.ID)
+				_, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: next.ID}))
 				wantNotFound(t, err)
 			}
 			// Just before its expiry it can still be rotated.
 			next := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(2*time.Hour-time.Microsecond))
 			must(t, commit(ctx(t), s, paygate.APIKeyRotation{OldID: expiring.ID, Next: next, OldExpiresAt: at(30 * time.Hour)}))
-			old, err := s.APIKeyByID(ctx(t), expiring.ID)
+			old, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: expiring.ID}))
 			must(t, err)
 			equal(t, "old key expiry", ptr(at(2*time.Hour)), old.ExpiresAt)
 		}},
@@ -309,10 +340,10 @@ func apiKeyCases() []testCase {
 			got, err = revokeKey(ctx(t), s, f.testKey.ID, at(2*time.Hour))
 			must(t, err)
 			equal(t, "revoked again", want, got)
-			got, err = s.APIKeyByID(ctx(t), f.testKey.ID)
+			got, err = paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: f.testKey.ID}))
 			must(t, err)
 			equal(t, "stored key", want, got)
-			other, err := s.APIKeyByID(ctx(t), f.liveKey.ID)
+			other, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: f.liveKey.ID}))
 			must(t, err)
 			equal(t, "untouched key", f.liveKey, other)
 		}},
@@ -362,11 +393,11 @@ func apiKeyCases() []testCase {
 					_, err := s.MerchantByID(ctx(t), m.ID)
 					wantNotFound(t, err)
 					for _, k := range []paygate.APIKey{extra, next} {
-						_, err := s.APIKeyByID(ctx(t), k.ID)
+						_, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: k.ID}))
 						wantNotFound(t, err)
 					}
 					for _, k := range []paygate.APIKey{f.testKey, f.liveKey, revoked, rotated, successor} {
-						got, err := s.APIKeyByID(ctx(t), k.ID)
+						got, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: k.ID}))
 						must(t, err)
 						equal(t, "key after a refused unit", k, got)
 					}

@@ -230,7 +230,7 @@ func dashboardCases() []testCase {
 		{"TouchAPIKeys", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			k, l := f.testKey, f.liveKey
-			got, err := s.APIKeyByID(ctx(t), k.ID)
+			got, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: k.ID}))
 			must(t, err)
 			if got.LastUsedAt != nil {
 				t.Fatalf("a new key has LastUsedAt %v", got.LastUsedAt)
@@ -238,14 +238,14 @@ func dashboardCases() []testCase {
 			must(t, commit(ctx(t), s, paygate.APIKeyUsage{Used: nil}))
 			must(t, commit(ctx(t), s, paygate.APIKeyUsage{Used: map[string]time.Time{k.ID: at(2 * time.Minute), newID(): at(time.Hour)}}))
 			must(t, commit(ctx(t), s, paygate.APIKeyUsage{Used: map[string]time.Time{k.ID: at(time.Minute), l.ID: at(3 * time.Minute)}}))
-			byID, err := s.APIKeyByID(ctx(t), k.ID)
+			byID, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: k.ID}))
 			must(t, err)
 			equal(t, "last used (by id)", ptr(at(2*time.Minute)), byID.LastUsedAt)
-			byHash, err := s.APIKeyByHash(ctx(t), l.Hash)
+			byHash, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{Hash: l.Hash}))
 			must(t, err)
 			equal(t, "last used (by hash)", ptr(at(3*time.Minute)), byHash.LastUsedAt)
 			must(t, commit(ctx(t), s, paygate.APIKeyUsage{Used: map[string]time.Time{k.ID: at(4 * time.Minute)}}))
-			keys, err := s.APIKeysByMerchant(ctx(t), f.merchant.ID)
+			keys, err := s.APIKeys(ctx(t), paygate.APIKeyQuery{MerchantID: f.merchant.ID})
 			must(t, err)
 			for _, key := range keys {
 				want := map[string]time.Time{k.ID: at(4 * time.Minute), l.ID: at(3 * time.Minute)}[key.ID]

@@ -428,5 +428,5 @@ func revokeKey(c context.Context, s paygate.Store, id string, at time.Time) (pay
 	if err := commit(c, s, paygate.APIKeyRevocation{ID: id, At: at}); err != nil {
 		return paygate.APIKey{}, err
 	}
-	return s.APIKeyByID(c, id)
+	return paygate.OneAPIKey(s.APIKeys(c, paygate.APIKeyQuery{ID: id}))
 }
