@@ -38,12 +38,12 @@ func cmdDemo(ctx context.Context, c *cli, args []string) error {
 	var existing paygate.Merchant
 	var login demoLogin
 	err = withStore(ctx, cfg.DatabaseURL, func(ctx context.Context, st paygate.Store) error {
-		m, ok, err := st.FirstMerchant(ctx)
+		first, err := st.Merchants(ctx, paygate.MerchantQuery{Limit: 1})
 		if err != nil {
 			return fmt.Errorf("look for a merchant: %w", err)
 		}
-		if ok {
-			existing = m
+		if len(first) > 0 {
+			existing = first[0]
 			return nil
 		}
 		out, err := createMerchant(ctx, st, demoMerchantName)

@@ -39,7 +39,7 @@ func merchantByID(ctx context.Context, st paygate.Store, merchantID string) (pay
 	if !id.Valid(merchantID) {
 		return paygate.Merchant{}, fmt.Errorf("merchant not found: %q is not a merchant id", merchantID)
 	}
-	m, err := st.MerchantByID(ctx, merchantID)
+	m, err := paygate.OneMerchant(st.Merchants(ctx, paygate.MerchantQuery{ID: merchantID}))
 	if paygate.IsNotFound(err) {
 		return m, fmt.Errorf("merchant not found: %s", merchantID)
 	}

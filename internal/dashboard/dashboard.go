@@ -305,7 +305,7 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, v *viewer, st
 	pd := pageData{V: v, D: data, Path: r.URL.Path}
 	if v != nil {
 		pd.SwitchURL = switchURL(r.URL.Path, v.Mode)
-		if m, err := d.store.MerchantByID(r.Context(), v.User.MerchantID); err == nil {
+		if m, err := paygate.OneMerchant(d.store.Merchants(r.Context(), paygate.MerchantQuery{ID: v.User.MerchantID})); err == nil {
 			pd.Merchant = m.Name
 		} else {
 			d.log.Warn("dashboard: read merchant for the header", "merchant", v.User.MerchantID, "error", err)

@@ -13,6 +13,25 @@ type Merchant struct {
 	CreatedAt time.Time
 }
 
+// MerchantQuery selects merchants (Store.Merchants). Zero fields do not
+// filter.
+type MerchantQuery struct {
+	ID    string
+	Limit int // <= 0: no limit
+}
+
+// OneMerchant returns the merchant that a query by ID found (the result of
+// Store.Merchants), or NOT_FOUND when it found none.
+func OneMerchant(merchants []Merchant, err error) (Merchant, error) {
+	if err != nil {
+		return Merchant{}, err
+	}
+	if len(merchants) == 0 {
+		return Merchant{}, Errorf(CodeNotFound, "", "no such merchant")
+	}
+	return merchants[0], nil
+}
+
 // KeyType distinguishes secret keys (authenticate API calls) from public keys
 // (identify the account client-side; refused for authentication).
 type KeyType string

@@ -27,11 +27,10 @@ type Store interface {
 	// Close releases the connections.
 	Close() error
 
-	// MerchantByID returns a merchant, or NOT_FOUND.
-	MerchantByID(ctx context.Context, id string) (Merchant, error)
-	// FirstMerchant returns the oldest merchant; ok is false when there is
-	// none.
-	FirstMerchant(ctx context.Context) (m Merchant, ok bool, err error)
+	// Merchants lists merchants, oldest first (merchants created at the
+	// same time in insertion order): the one with q.ID when it is set, at
+	// most q.Limit (<= 0: no limit). See OneMerchant.
+	Merchants(ctx context.Context, q MerchantQuery) ([]Merchant, error)
 
 	// APIKeys lists the keys that match every field of q that is set,
 	// oldest first (keys created at the same time in insertion order). It

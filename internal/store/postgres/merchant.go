@@ -24,25 +24,21 @@ func scanMerchant(row pgx.Row) (paygate.Merchant, error) {
 // insertMerchant inserts a merchant. A duplicate id is paygate.ErrConflict.
 const insertMerchant = `INSERT INTO merchants (id, name, created_at) VALUES ($1, $2, $3)`
 
-// MerchantByID returns a merchant, or NOT_FOUND.
-func (s *Store) MerchantByID(ctx context.Context, id string) (paygate.Merchant, error) {
-	m, err := scanMerchant(s.pool.QueryRow(ctx, `SELECT `+merchantColumns+` FROM merchants WHERE id = $1`, id))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return paygate.Merchant{}, notFound("merchant")
+// Merchants lists merchants oldest first (by creation, then insertion),
+// the one with q.ID when it is set, at most q.Limit (<= 0: all).
+func (s *Store) Merchants(ctx context.Context, q paygate.MerchantQuery) ([]paygate.Merchant, error) {
+	var b sqlBuilder
+	query := `SELECT ` + merchantColumns + ` FROM merchants`
+	if q.ID != "" {
+		query += ` WHERE id = ` + b.arg(q.ID)
 	}
-	return m, translate(err)
-}
-
-// FirstMerchant returns the oldest merchant; ok is false when there is none.
-func (s *Store) FirstMerchant(ctx context.Context) (paygate.Merchant, bool, error) {
-	m, err := scanMerchant(s.pool.QueryRow(ctx, `SELECT `+merchantColumns+` FROM merchants ORDER BY created_at, seq LIMIT 1`))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return paygate.Merchant{}, false, nil
-	}
+	query += ` ORDER BY created_at, seq LIMIT ` + b.arg(nullLimit(q.Limit))
+	rows, err := s.pool.Query(ctx, query, b.args...)
 	if err != nil {
-		return paygate.Merchant{}, false, translate(err)
+		return nil, translate(err)
 	}
-	return m, true, nil
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (paygate.Merchant, error) { return scanMerchant(r) })
+	return out, translate(err)
 }
 
 // --- API keys -----------------------------------------------------------------

@@ -164,8 +164,8 @@ func TestOpen(t *testing.T) {
 			t.Fatalf("second Open: %v", err)
 		}
 		defer s2.Close()
-		if _, err := s2.MerchantByID(t.Context(), f.merchant.ID); err != nil {
-			t.Fatalf("MerchantByID after reopen: %v", err)
+		if _, err := paygate.OneMerchant(s2.Merchants(t.Context(), paygate.MerchantQuery{ID: f.merchant.ID})); err != nil {
+			t.Fatalf("read the merchant after reopen: %v", err)
 		}
 	})
 

@@ -19,27 +19,29 @@ func insertMerchant(ctx context.Context, tx *sql.Tx, m paygate.Merchant) error {
 	return err
 }
 
-// MerchantByID returns a merchant, or NOT_FOUND.
-func (s *Store) MerchantByID(ctx context.Context, id string) (paygate.Merchant, error) {
-	m, err := scanMerchant(s.read.QueryRowContext(ctx,
-		`SELECT id, name, created_at FROM merchants WHERE id = ?`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return paygate.Merchant{}, notFound("merchant")
+// Merchants lists merchants oldest first (by creation, then insertion),
+// the one with q.ID when it is set, at most q.Limit (<= 0: all).
+func (s *Store) Merchants(ctx context.Context, q paygate.MerchantQuery) ([]paygate.Merchant, error) {
+	query := `SELECT id, name, created_at FROM merchants`
+	var args []any
+	if q.ID != "" {
+		query += ` WHERE id = ?`
+		args = append(args, q.ID)
 	}
-	return m, translate(err)
-}
-
-// FirstMerchant returns the oldest merchant; ok is false when there is none.
-func (s *Store) FirstMerchant(ctx context.Context) (paygate.Merchant, bool, error) {
-	m, err := scanMerchant(s.read.QueryRowContext(ctx,
-		`SELECT id, name, created_at FROM merchants ORDER BY created_at, rowid LIMIT 1`))
-	if errors.Is(err, sql.ErrNoRows) {
-		return paygate.Merchant{}, false, nil
-	}
+	rows, err := s.read.QueryContext(ctx, query+` ORDER BY created_at, rowid LIMIT ?`, append(args, sqlLimit(q.Limit))...)
 	if err != nil {
-		return paygate.Merchant{}, false, translate(err)
+		return nil, translate(err)
 	}
-	return m, true, nil
+	defer rows.Close()
+	var out []paygate.Merchant
+	for rows.Next() {
+		m, err := scanMerchant(rows)
+		if err != nil {
+			return nil, translate(err)
+		}
+		out = append(out, m)
+	}
+	return out, translate(rows.Err())
 }
 
 func scanMerchant(row scanner) (paygate.Merchant, error) {

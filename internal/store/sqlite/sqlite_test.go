@@ -107,7 +107,7 @@ func TestTwoStoresShareOneFile(t *testing.T) {
 	if err := a.Commit(ctx, paygate.Unit{Ops: []paygate.Op{m, key}}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := b.MerchantByID(ctx, m.ID)
+	got, err := paygate.OneMerchant(b.Merchants(ctx, paygate.MerchantQuery{ID: m.ID}))
 	if err != nil {
 		t.Fatalf("second store does not see the merchant: %v", err)
 	}
@@ -140,7 +140,7 @@ func TestTwoStoresShareOneFile(t *testing.T) {
 	}
 	for _, s := range []*sqlite.Store{a, b} {
 		for _, mid := range ids {
-			if _, err := s.MerchantByID(ctx, mid); err != nil {
+			if _, err := paygate.OneMerchant(s.Merchants(ctx, paygate.MerchantQuery{ID: mid})); err != nil {
 				t.Errorf("merchant %s written through one store: %v", mid, err)
 			}
 		}
@@ -199,7 +199,7 @@ func TestHelperProcess(t *testing.T) {
 		fmt.Fprintf(os.Stderr, "create merchant: %v\n", err)
 		os.Exit(4)
 	}
-	stored, err := s.MerchantByID(t.Context(), shared)
+	stored, err := paygate.OneMerchant(s.Merchants(t.Context(), paygate.MerchantQuery{ID: shared}))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "read merchant: %v\n", err)
 		os.Exit(5)
@@ -322,7 +322,7 @@ func TestBusyIsServiceUnavailable(t *testing.T) {
 		t.Fatalf("write while another process holds the lock: got %v, want SERVICE_UNAVAILABLE", err)
 	}
 	// Reads are not blocked by a writer (WAL).
-	if _, err := s.MerchantByID(t.Context(), "m"); !paygate.IsNotFound(err) {
+	if _, err := paygate.OneMerchant(s.Merchants(t.Context(), paygate.MerchantQuery{ID: "m"})); !paygate.IsNotFound(err) {
 		t.Fatalf("read while another process holds the write lock: got %v, want NOT_FOUND", err)
 	}
 }

@@ -28,7 +28,7 @@ func merchantCases() []testCase {
 				newKey(m.ID, paygate.ModeLive, paygate.KeyPublic, base),
 			}
 			must(t, createMerchant(ctx(t), s, m, keys))
-			got, err := s.MerchantByID(ctx(t), m.ID)
+			got, err := paygate.OneMerchant(s.Merchants(ctx(t), paygate.MerchantQuery{ID: m.ID}))
 			must(t, err)
 			equal(t, "merchant", m, got)
 			for _, k := range keys {
@@ -38,14 +38,14 @@ func merchantCases() []testCase {
 			}
 		}},
 		{"UnknownIsNotFound", func(t *testing.T, s paygate.Store) {
-			_, err := s.MerchantByID(ctx(t), newID())
+			_, err := paygate.OneMerchant(s.Merchants(ctx(t), paygate.MerchantQuery{ID: newID()}))
 			wantNotFound(t, err)
 		}},
 		{"DuplicateIDConflicts", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			err := createMerchant(ctx(t), s, paygate.Merchant{ID: f.merchant.ID, Name: "again", CreatedAt: at(time.Second)}, nil)
 			wantIs(t, err, paygate.ErrConflict)
-			got, err := s.MerchantByID(ctx(t), f.merchant.ID)
+			got, err := paygate.OneMerchant(s.Merchants(ctx(t), paygate.MerchantQuery{ID: f.merchant.ID}))
 			must(t, err)
 			equal(t, "merchant after refused duplicate", f.merchant, got)
 		}},
@@ -57,26 +57,32 @@ func merchantCases() []testCase {
 			dup.ID = f.testKey.ID // an existing key id: the whole merchant must be refused
 			err := createMerchant(ctx(t), s, m, []paygate.APIKey{good, dup})
 			wantIs(t, err, paygate.ErrConflict)
-			_, err = s.MerchantByID(ctx(t), m.ID)
+			_, err = paygate.OneMerchant(s.Merchants(ctx(t), paygate.MerchantQuery{ID: m.ID}))
 			wantNotFound(t, err)
 			_, err = paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: good.ID}))
 			wantNotFound(t, err)
 		}},
 		{"FirstMerchant", func(t *testing.T, s paygate.Store) {
-			_, ok, err := s.FirstMerchant(ctx(t))
+			none, err := s.Merchants(ctx(t), paygate.MerchantQuery{Limit: 1})
 			must(t, err)
-			if ok {
-				t.Fatal("FirstMerchant on an empty store: ok is true")
+			if len(none) != 0 {
+				t.Fatalf("Merchants on an empty store: %d merchants", len(none))
 			}
-			newMerchant(t, s, at(2*time.Hour))
+			second := newMerchant(t, s, at(2*time.Hour))
 			oldest := newMerchant(t, s, at(time.Hour))
-			newMerchant(t, s, at(3*time.Hour))
-			got, ok, err := s.FirstMerchant(ctx(t))
+			third := newMerchant(t, s, at(3*time.Hour))
+			got, err := s.Merchants(ctx(t), paygate.MerchantQuery{Limit: 1})
 			must(t, err)
-			if !ok {
-				t.Fatal("FirstMerchant: ok is false with three merchants")
-			}
-			equal(t, "first merchant", oldest.merchant, got)
+			equal(t, "first merchant", []paygate.Merchant{oldest.merchant}, got)
+			all, err := s.Merchants(ctx(t), paygate.MerchantQuery{})
+			must(t, err)
+			equal(t, "every merchant, oldest first", []paygate.Merchant{oldest.merchant, second.merchant, third.merchant}, all)
+			two, err := s.Merchants(ctx(t), paygate.MerchantQuery{Limit: 2})
+			must(t, err)
+			equal(t, "two oldest merchants", []paygate.Merchant{oldest.merchant, second.merchant}, two)
+			byID, err := s.Merchants(ctx(t), paygate.MerchantQuery{ID: third.merchant.ID})
+			must(t, err)
+			equal(t, "merchant by id", []paygate.Merchant{third.merchant}, byID)
 		}},
 	}
 }
@@ -390,7 +396,7 @@ func apiKeyCases() []testCase {
 						paygate.APIKeyRevocation{ID: f.liveKey.ID, At: at(time.Hour)},
 						paygate.APIKeyRotation{OldID: f.testKey.ID, Next: next, OldExpiresAt: at(2 * time.Hour)},
 						c.refused))
-					_, err := s.MerchantByID(ctx(t), m.ID)
+					_, err := paygate.OneMerchant(s.Merchants(ctx(t), paygate.MerchantQuery{ID: m.ID}))
 					wantNotFound(t, err)
 					for _, k := range []paygate.APIKey{extra, next} {
 						_, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: k.ID}))
