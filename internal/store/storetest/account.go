@@ -62,7 +62,7 @@ func merchantCases() []testCase {
 			_, err = paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: good.ID}))
 			wantNotFound(t, err)
 		}},
-		{"FirstMerchant", func(t *testing.T, s paygate.Store) {
+		{"ListOldestFirstWithLimit", func(t *testing.T, s paygate.Store) {
 			none, err := s.Merchants(ctx(t), paygate.MerchantQuery{Limit: 1})
 			must(t, err)
 			if len(none) != 0 {

@@ -227,7 +227,7 @@ func dashboardCases() []testCase {
 			wantSession(t, s, se, nil)
 			wantSession(t, s, other, ptr(at(time.Hour)))
 		}},
-		{"TouchAPIKeys", func(t *testing.T, s paygate.Store) {
+		{"APIKeyUsage", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			k, l := f.testKey, f.liveKey
 			got, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: k.ID}))
