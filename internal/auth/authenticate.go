@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/paygate/paygate/internal/paygate"
@@ -18,13 +19,19 @@ const unauthorizedMessage = "A valid secret API key is required in the X-API-Key
 
 // unauthorized returns a fresh error each time, so that no caller can alter
 // a shared value.
-func unauthorized() error {
+func unauthorized() error { return Unauthorized() }
+
+// Unauthorized returns the one refusal of every authentication, for a
+// caller whose store refused a key that Known named (a revoked key).
+func Unauthorized() *paygate.Error {
 	return &paygate.Error{Code: paygate.CodeUnauthorized, Message: unauthorizedMessage, Param: HeaderName}
 }
 
 // Authenticator checks the X-API-Key header of a request against the store.
-// It keeps no cache: every call reads the key, so a revocation or expiry is
-// effective for the very next request, on every instance.
+// It trusts no cache: every authentication reads the key, so a revocation
+// or expiry is effective for the very next request, on every instance.
+// What it remembers (Known) is only which key a hash named, never whether
+// the key is still active.
 type Authenticator struct {
 	Store paygate.Store
 	// Clock judges revocation and expiry; nil means the system clock.
@@ -32,6 +39,65 @@ type Authenticator struct {
 	// Usage, when set, notes each successful authentication (the key's
 	// "last used" time); nil records nothing.
 	Usage *UsageRecorder
+
+	knownMu sync.RWMutex
+	known   map[string]paygate.APIKey // by hash: keys that authenticated here
+}
+
+// knownLimit bounds the keys Known remembers; when it is reached they are
+// forgotten at once and learnt again by the next authentications.
+const knownLimit = 10_000
+
+// Known returns the secret key that header named when it last
+// authenticated on this instance, without reading the store; ok is false
+// when the header is not a secret key or has not authenticated here.
+//
+// The key is NOT verified: it may have been revoked or may have expired
+// since. It serves a caller whose first write verifies the key itself in
+// the same statement (decisions §22: a payment's insert authenticates its
+// key; its rate limit may be charged by the key's hash first), and who
+// authenticates (Authenticate) before answering anything else. The id,
+// merchant and mode of a key never change, so what Known returns is right
+// for every key that is still active.
+func (a *Authenticator) Known(header string) (paygate.APIKey, bool) {
+	mode, typ, ok := Parse(header)
+	if !ok || typ != paygate.KeySecret {
+		return paygate.APIKey{}, false
+	}
+	hash := Hash(header)
+	a.knownMu.RLock()
+	key, ok := a.known[string(hash)]
+	a.knownMu.RUnlock()
+	if !ok || subtle.ConstantTimeCompare(key.Hash, hash) != 1 || key.Mode != mode {
+		return paygate.APIKey{}, false
+	}
+	return key, true
+}
+
+// Used notes that a key returned by Known was verified by the store's
+// write (its "last used" time), as Authenticate notes it for a key it
+// verified.
+func (a *Authenticator) Used(key paygate.APIKey) {
+	if a.Usage != nil {
+		a.Usage.Seen(key.ID, a.now())
+	}
+}
+
+// remember records which key a hash named, for Known.
+func (a *Authenticator) remember(key paygate.APIKey) {
+	h := string(key.Hash)
+	a.knownMu.RLock()
+	_, ok := a.known[h]
+	a.knownMu.RUnlock()
+	if ok {
+		return
+	}
+	a.knownMu.Lock()
+	if a.known == nil || len(a.known) >= knownLimit {
+		a.known = make(map[string]paygate.APIKey)
+	}
+	a.known[h] = key
+	a.knownMu.Unlock()
 }
 
 // Authenticate returns the active secret key named by header, the value of
@@ -85,6 +151,7 @@ func (a *Authenticator) authenticate(header string, lookup func(hash []byte) (pa
 	if a.Usage != nil {
 		a.Usage.Seen(key.ID, now)
 	}
+	a.remember(key)
 	return key, nil
 }
 

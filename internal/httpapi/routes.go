@@ -143,10 +143,21 @@ func (s *Server) runIdempotent(w http.ResponseWriter, r *http.Request, key payga
 		}
 		return prepare(body)
 	})
+	st := stateOf(r.Context())
+	if st.unverified {
+		// The key was only known (knownPayer): the payment's insert, or
+		// the runner before any other answer, authenticated it.
+		if paygate.ErrorCode(err) == paygate.CodeUnauthorized {
+			st.authed = false
+			s.refuse(w, r, err)
+			return
+		}
+		s.cfg.Auth.Used(key)
+	}
 	if err != nil {
 		var re *payment.ReleaseError
 		if errors.As(err, &re) {
-			s.log.Error("release idempotency key", "request_id", stateOf(r.Context()).requestID, "error", re.Release.Error())
+			s.log.Error("release idempotency key", "request_id", st.requestID, "error", re.Release.Error())
 			err = re.Err
 		}
 		if errors.Is(err, payment.ErrInFlight) {

@@ -93,6 +93,9 @@ type reqState struct {
 	// ahead is the record of the request's Idempotency-Key as it was read
 	// with its API key (createPayment); nil when it was not read.
 	ahead *payment.ReadAhead
+	// unverified is set while key is only known (auth.Authenticator.Known),
+	// for a payment whose insert verifies it.
+	unverified bool
 	// payment is the payment of a GET /v1/payments/{id}, read with its API
 	// key; nil when it was not read so or not found, and getPayment reads
 	// it itself.
@@ -265,20 +268,21 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, ahead readAhea
 		// So is the payment of a GET (getPayment).
 		reads.PaymentID = ids[0]
 	}
-	key, err = s.authenticate(ctx, st, r.Header.Get("X-API-Key"), reads)
+	header := r.Header.Get("X-API-Key")
+	if k, ahead, ok := s.knownPayer(header, reads); ok {
+		// A payment with a key this node has authenticated before: its
+		// insert authenticates the key (decisions §22), and the runner
+		// authenticates it first whenever something else would answer.
+		key, st.ahead, st.unverified = k, ahead, true
+	} else {
+		key, err = s.authenticate(ctx, st, header, reads)
+	}
 	if err != nil {
 		if paygate.ErrorCode(err) != paygate.CodeUnauthorized {
 			s.fail(w, r, err)
 			return
 		}
-		// Failed authentications are limited per client address.
-		d, lerr := s.cfg.Limiter.Allow(ctx, "unauth:"+clientIP(r), s.cfg.RateLimitUnauthenticated)
-		if lerr == nil && !d.Allowed {
-			w.Header().Set("Retry-After", retryAfter(d.RetryAfter))
-			s.writeError(w, r, paygate.Errorf(paygate.CodeRateLimited, "", "too many failed authentications from this address"))
-			return
-		}
-		s.writeError(w, r, publicError(err))
+		s.refuse(w, r, err)
 		return
 	}
 	st.key, st.authed = key, true
@@ -302,6 +306,26 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, ahead readAhea
 		return
 	}
 	serve(w, r, key, ids)
+}
+
+// refuse answers a request whose API key failed authentication (err):
+// 401, or 429 when its client address is over its budget of failed
+// authentications (decisions §6).
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, err error) {
+	// A key that only seemed known (knownPayer) had its rate limit
+	// charged: an answer to a request without a valid key says nothing of
+	// it.
+	h := w.Header()
+	h.Del("X-RateLimit-Limit")
+	h.Del("X-RateLimit-Remaining")
+	h.Del("X-RateLimit-Reset")
+	d, lerr := s.cfg.Limiter.Allow(r.Context(), "unauth:"+clientIP(r), s.cfg.RateLimitUnauthenticated)
+	if lerr == nil && !d.Allowed {
+		h.Set("Retry-After", retryAfter(d.RetryAfter))
+		s.writeError(w, r, paygate.Errorf(paygate.CodeRateLimited, "", "too many failed authentications from this address"))
+		return
+	}
+	s.writeError(w, r, publicError(err))
 }
 
 func ceilSeconds(d time.Duration) int {

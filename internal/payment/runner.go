@@ -45,6 +45,54 @@ type IdempotentRequest struct {
 // request's run.
 type ReadAhead struct {
 	Record *paygate.IdempotencyRecord // nil: the key had no record
+
+	// Unread, when set, says that neither the key's record nor the
+	// request's API key was read: the API key is known only by its hash
+	// from an earlier request (auth.Authenticator.Known), and the
+	// operation's first write verifies it with the reservation, in the same
+	// statement (decisions §22). Run calls Unread before it answers
+	// anything that write did not decide (an unreadable body, a validation
+	// error, an error before the write): it authenticates the API key and
+	// reads the key's record, in one round trip, so that the answer is the
+	// one the checks of decisions §1 give in their order: 401 first, then a
+	// replay or 409 of a live record, then the error. Record is then nil.
+	Unread func(ctx context.Context) (*paygate.IdempotencyRecord, error)
+}
+
+// ErrRecordUnread is what ReadAhead.Unread returns when it authenticated the
+// API key but could not read the key's record: the runner then reserves the
+// key on its own to learn whether it is taken.
+var ErrRecordUnread = errors.New("the idempotency record could not be read with the API key")
+
+// settle answers err, an error the operation's first write did not decide,
+// for a run whose API key and record were not read (Unread): after the
+// authentication, and the live record (res is the reservation of a request
+// with a fingerprint, nil before there is one), that would have answered
+// first.
+func (s *Service) settle(ctx context.Context, a *ReadAhead, res *paygate.IdempotencyReservation, err error, taken func(paygate.IdempotencyRecord) (Outcome, error)) (Outcome, error) {
+	if a == nil || a.Unread == nil {
+		return Outcome{}, err
+	}
+	rec, uerr := a.Unread(ctx)
+	switch {
+	case res == nil && (uerr == nil || errors.Is(uerr, ErrRecordUnread)):
+		return Outcome{}, err
+	case errors.Is(uerr, ErrRecordUnread):
+		// As a run without a read-ahead: reserve, then release.
+		rec, reserved, rerr := s.store.ReserveIdempotency(ctx, *res)
+		switch {
+		case rerr != nil:
+			return Outcome{}, rerr
+		case !reserved:
+			return taken(rec)
+		}
+		return Outcome{}, s.release(ctx, *res, err)
+	case uerr != nil:
+		return Outcome{}, uerr
+	case rec != nil && rec.Live(res.Now):
+		return taken(*rec)
+	}
+	return Outcome{}, err
 }
 
 // Prepare decodes and validates a request's body into the operation to run.
@@ -91,19 +139,20 @@ func (e *ReleaseError) Unwrap() []error { return []error{e.Err, e.Release} }
 // prepare or the operation (nothing stored, the key released; a
 // *ReleaseError when the release failed too); store failures.
 func (s *Service) Run(ctx context.Context, ir IdempotentRequest, prepare Prepare) (Outcome, error) {
+	now := s.clock.Now()
 	if !idempotency.ValidKey(ir.Key) {
-		return Outcome{}, paygate.Errorf(paygate.CodeInvalidRequest, "Idempotency-Key", "the Idempotency-Key header is required: 1 to 255 characters")
+		return s.settle(ctx, ir.Ahead, nil, paygate.Errorf(paygate.CodeInvalidRequest, "Idempotency-Key", "the Idempotency-Key header is required: 1 to 255 characters"), nil)
 	}
 	body, err := ir.Body()
 	if err != nil {
-		return Outcome{}, err
+		return s.settle(ctx, ir.Ahead, nil, err, nil)
 	}
 	fp, err := s.RequestFingerprint(ir.Method, ir.Path, body)
 	if err != nil {
-		return Outcome{}, err
+		return s.settle(ctx, ir.Ahead, nil, err, nil)
 	}
 	res := paygate.IdempotencyReservation{
-		MerchantID: ir.MerchantID, Mode: ir.Mode, Key: ir.Key, Fingerprint: fp, APIKeyID: ir.APIKeyID, Now: s.clock.Now(),
+		MerchantID: ir.MerchantID, Mode: ir.Mode, Key: ir.Key, Fingerprint: fp, APIKeyID: ir.APIKeyID, Now: now,
 	}
 	taken := func(rec paygate.IdempotencyRecord) (Outcome, error) {
 		switch {
@@ -125,7 +174,7 @@ func (s *Service) Run(ctx context.Context, ir IdempotentRequest, prepare Prepare
 		}
 		op, err := prepare(body)
 		if err != nil {
-			return Outcome{}, err // nothing was reserved
+			return s.settle(ctx, a, &res, err, taken) // nothing was reserved
 		}
 		req.Reservation = &res
 		r, err := op(ctx, req)
@@ -136,7 +185,7 @@ func (s *Service) Run(ctx context.Context, ir IdempotentRequest, prepare Prepare
 		case errors.As(err, &tk):
 			return taken(tk.Record)
 		case errors.Is(err, ErrNotReserved):
-			return Outcome{}, err // the key may be another request's
+			return s.settle(ctx, a, &res, err, taken) // the key may be another request's
 		}
 		return Outcome{}, s.release(ctx, res, err)
 	}

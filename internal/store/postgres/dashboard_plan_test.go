@@ -48,7 +48,7 @@ func TestDashboardListUsesIndexes(t *testing.T) {
 			'c-' || (i % 1000 + 1),
 			CASE WHEN i % 100 < 90 THEN 'captured' WHEN i % 100 < 96 THEN 'failed' ELSE 'authorized' END,
 			1000 + i % 500, CASE WHEN i % 1000 = 1 THEN 'JPY' WHEN i % 3 = 0 THEN 'USD' ELSE 'EUR' END, '10.00', 'card',
-			CASE WHEN i % 100 BETWEEN 90 AND 95 THEN 'CARD_DECLINED' END,
+			CASE WHEN i % 100 BETWEEN 90 AND 95 THEN 'CARD_DECLINED' ELSE '' END,
 			CASE WHEN i % 1000 = 3 THEN 'order-shared' ELSE 'order-' || i END,
 			$2::timestamptz, $2::timestamptz + (i / 2) * interval '1 second', $2::timestamptz + (i / 2) * interval '1 second'
 		FROM generate_series(1, $4::int) AS i`, f.merchant.ID, epoch, other.merchant.ID, n)

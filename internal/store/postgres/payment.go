@@ -81,39 +81,11 @@ func (s *Store) CustomerByID(ctx context.Context, merchantID string, mode paygat
 // under "C" for the same reason, which makes customers_external_prefix_idx
 // (whose third column is external_id COLLATE "C") match all three columns.
 
-const paymentColumns = `id, merchant_id, mode, customer_id, provider_id, provider_ref, status,
-	amount, currency, amount_text, amount_captured, amount_refunded, method, stored_card_id,
-	merchant_ref, error_code, error_message, decline_code,
-	card_brand, card_last4, card_exp_month, card_exp_year, card_holder_name, card_fingerprint,
-	billing, return_url, device_fingerprint, metadata, idempotency_key, lease_until,
-	created_at, updated_at`
+// paymentColumns are the columns scanPayment reads (one row mapping for
+// both engines: codec.ScanPayment).
+const paymentColumns = codec.PaymentColumns
 
-func scanPayment(row pgx.Row) (paygate.Payment, error) {
-	var p paygate.Payment
-	var providerID, providerRef, storedCardID, merchantRef, errorCode, errorMessage, declineCode,
-		returnURL, deviceFingerprint, idempotencyKey pgtype.Text
-	var billing []byte
-	var metadata string
-	err := row.Scan(&p.ID, &p.MerchantID, &p.Mode, &p.CustomerID, &providerID, &providerRef, &p.Status,
-		&p.Amount.Amount, &p.Amount.Currency, &p.AmountText, &p.AmountCaptured, &p.AmountRefunded, &p.Method, &storedCardID,
-		&merchantRef, &errorCode, &errorMessage, &declineCode,
-		&p.Card.Brand, &p.Card.Last4, &p.Card.ExpMonth, &p.Card.ExpYear, &p.Card.HolderName, &p.Card.Fingerprint,
-		&billing, &returnURL, &deviceFingerprint, &metadata, &idempotencyKey, &p.LeaseUntil,
-		&p.CreatedAt, &p.UpdatedAt)
-	if err != nil {
-		return paygate.Payment{}, err
-	}
-	p.ProviderID, p.ProviderRef = providerID.String, providerRef.String
-	p.StoredCardID, p.MerchantRef = storedCardID.String, merchantRef.String
-	p.ErrorCode, p.ErrorMessage, p.DeclineCode = errorCode.String, errorMessage.String, declineCode.String
-	p.ReturnURL, p.DeviceFingerprint = returnURL.String, deviceFingerprint.String
-	p.IdempotencyKey = idempotencyKey.String
-	p.Metadata = []byte(metadata)
-	if p.Billing, err = codec.DecodeBilling(billing); err != nil {
-		return paygate.Payment{}, fmt.Errorf("postgres: payment %s: %w", p.ID, err)
-	}
-	return p, nil
-}
+func scanPayment(row pgx.Row) (paygate.Payment, error) { return codec.ScanPayment(row) }
 
 // createPaymentSQL returns the statement that resolves the customer and
 // inserts the payment, all only when guard (an SQL condition) holds: when
@@ -284,18 +256,18 @@ func createPaymentArgs(np paygate.NewPayment) (paygate.Payment, namedArgs, error
 	args := namedArgs{
 		"id": p.ID, "merchant_id": p.MerchantID, "mode": p.Mode,
 		"customer_external_id": np.CustomerExternalID, "new_customer_id": np.NewCustomerID,
-		"provider_id": nullText(p.ProviderID), "provider_ref": nullText(p.ProviderRef), "status": p.Status,
+		"provider_id": p.ProviderID, "provider_ref": p.ProviderRef, "status": p.Status,
 		"amount": p.Amount.Amount, "currency": p.Amount.Currency, "amount_text": p.AmountText,
 		"amount_captured": p.AmountCaptured, "amount_refunded": p.AmountRefunded,
-		"method": p.Method, "stored_card_id": nullText(p.StoredCardID),
-		"merchant_ref": nullText(p.MerchantRef), "error_code": nullText(p.ErrorCode),
-		"error_message": nullText(p.ErrorMessage), "decline_code": nullText(p.DeclineCode),
+		"method": p.Method, "stored_card_id": p.StoredCardID,
+		"merchant_ref": p.MerchantRef, "error_code": p.ErrorCode,
+		"error_message": p.ErrorMessage, "decline_code": p.DeclineCode,
 		"card_brand": p.Card.Brand, "card_last4": p.Card.Last4,
 		"card_exp_month": p.Card.ExpMonth, "card_exp_year": p.Card.ExpYear,
 		"card_holder_name": p.Card.HolderName, "card_fingerprint": p.Card.Fingerprint,
-		"billing": billing, "return_url": nullText(p.ReturnURL),
-		"device_fingerprint": nullText(p.DeviceFingerprint), "metadata": string(p.Metadata),
-		"idempotency_key": nullText(p.IdempotencyKey), "lease_until": p.LeaseUntil,
+		"billing": billing, "return_url": p.ReturnURL,
+		"device_fingerprint": p.DeviceFingerprint, "metadata": string(p.Metadata),
+		"idempotency_key": p.IdempotencyKey, "lease_until": p.LeaseUntil,
 		"created_at": p.CreatedAt, "updated_at": p.UpdatedAt,
 	}
 	return p, args, nil

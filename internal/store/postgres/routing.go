@@ -180,7 +180,7 @@ func (s *Store) SandboxChargeByPayment(ctx context.Context, providerID, paymentI
 // provider (its request answered 202), and not claimed at now. The first
 // condition lets the partial index payments_created_idx serve the scan.
 const recoverable = `status = 'created'
-	AND (lease_until <= @now OR provider_id IS NOT NULL)
+	AND (lease_until <= @now OR provider_id <> '')
 	AND (recovery_until IS NULL OR recovery_until <= @now)`
 
 // PaymentsToRecover returns up to limit payments the recovery job may take

@@ -69,11 +69,9 @@ func scanCustomer(row scanner) (paygate.Customer, error) {
 	return c, nil
 }
 
-const paymentColumns = `id, merchant_id, mode, customer_id, provider_id, provider_ref, status,
-	amount, currency, amount_text, amount_captured, amount_refunded, method, stored_card_id,
-	merchant_ref, error_code, error_message, decline_code,
-	card_brand, card_last4, card_exp_month, card_exp_year, card_holder_name, card_fingerprint,
-	billing, return_url, device_fingerprint, metadata, idempotency_key, lease_until, created_at, updated_at`
+// paymentColumns are the columns scanPayment reads (one row mapping for
+// both engines: codec.ScanPayment).
+const paymentColumns = codec.PaymentColumns
 
 func toBillingRow(b *paygate.Billing) (sql.NullString, error) {
 	raw, err := codec.EncodeBilling(b)
@@ -83,35 +81,7 @@ func toBillingRow(b *paygate.Billing) (sql.NullString, error) {
 	return sql.NullString{String: string(raw), Valid: true}, nil
 }
 
-func toBilling(v sql.NullString) (*paygate.Billing, error) {
-	if !v.Valid {
-		return nil, nil
-	}
-	return codec.DecodeBilling([]byte(v.String))
-}
-
-func scanPayment(row scanner) (paygate.Payment, error) {
-	var (
-		p                              paygate.Payment
-		mode, status, method, metadata string
-		billing                        sql.NullString
-		lease, created, updated        int64
-	)
-	err := row.Scan(&p.ID, &p.MerchantID, &mode, &p.CustomerID, &p.ProviderID, &p.ProviderRef, &status,
-		&p.Amount.Amount, &p.Amount.Currency, &p.AmountText, &p.AmountCaptured, &p.AmountRefunded, &method, &p.StoredCardID,
-		&p.MerchantRef, &p.ErrorCode, &p.ErrorMessage, &p.DeclineCode,
-		&p.Card.Brand, &p.Card.Last4, &p.Card.ExpMonth, &p.Card.ExpYear, &p.Card.HolderName, &p.Card.Fingerprint,
-		&billing, &p.ReturnURL, &p.DeviceFingerprint, &metadata, &p.IdempotencyKey, &lease, &created, &updated)
-	if err != nil {
-		return paygate.Payment{}, err
-	}
-	p.Mode, p.Status, p.Method, p.Metadata = paygate.Mode(mode), paygate.PaymentStatus(status), paygate.PaymentMethod(method), []byte(metadata)
-	if p.Billing, err = toBilling(billing); err != nil {
-		return paygate.Payment{}, err
-	}
-	p.LeaseUntil, p.CreatedAt, p.UpdatedAt = fromMicros(lease), fromMicros(created), fromMicros(updated)
-	return p, nil
-}
+func scanPayment(row scanner) (paygate.Payment, error) { return codec.ScanPayment(row) }
 
 // CreatePayment, in one transaction, resolves the customer by external id
 // (creating it with no email and empty metadata when missing), inserts the
