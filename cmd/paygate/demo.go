@@ -38,12 +38,12 @@ func cmdDemo(ctx context.Context, c *cli, args []string) error {
 	var existing paygate.Merchant
 	var login demoLogin
 	err = withStore(ctx, cfg.DatabaseURL, func(ctx context.Context, st paygate.Store) error {
-		m, ok, err := st.FirstMerchant(ctx)
+		first, err := st.Merchants(ctx, paygate.MerchantQuery{Limit: 1})
 		if err != nil {
 			return fmt.Errorf("look for a merchant: %w", err)
 		}
-		if ok {
-			existing = m
+		if len(first) > 0 {
+			existing = first[0]
 			return nil
 		}
 		out, err := createMerchant(ctx, st, demoMerchantName)
@@ -170,7 +170,7 @@ func createDemoUser(ctx context.Context, st paygate.Store, merchantID string) (d
 	}
 	t := now()
 	u := paygate.User{ID: id.New(), MerchantID: merchantID, Email: demoEmail, PasswordHash: hash, CreatedAt: t, UpdatedAt: t}
-	if err := st.CreateUser(ctx, u); err != nil {
+	if err := st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{u}}); err != nil {
 		return demoLogin{}, fmt.Errorf("create the demo dashboard user: %w", err)
 	}
 	return demoLogin{Email: demoEmail, Password: password}, nil

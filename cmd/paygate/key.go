@@ -102,7 +102,7 @@ func cmdKeyList(ctx context.Context, c *cli, args []string) error {
 			return err
 		}
 		var err error
-		keys, err = st.APIKeysByMerchant(ctx, merchantID)
+		keys, err = st.APIKeys(ctx, paygate.APIKeyQuery{MerchantID: merchantID})
 		if err != nil {
 			return fmt.Errorf("list keys: %w", err)
 		}

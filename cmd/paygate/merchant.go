@@ -110,7 +110,12 @@ func createMerchant(ctx context.Context, st paygate.Store, name string) (merchan
 		}
 		secrets[i], keys[i] = secret, key
 	}
-	if err := st.CreateMerchant(ctx, m, keys); err != nil {
+	// The merchant and its first keys are one unit.
+	u := paygate.Unit{Ops: []paygate.Op{m}}
+	for _, k := range keys {
+		u.Add(k)
+	}
+	if err := st.Commit(ctx, u); err != nil {
 		return merchantCreated{}, fmt.Errorf("create merchant: %w", err)
 	}
 	return merchantCreated{

@@ -39,7 +39,7 @@ func merchantByID(ctx context.Context, st paygate.Store, merchantID string) (pay
 	if !id.Valid(merchantID) {
 		return paygate.Merchant{}, fmt.Errorf("merchant not found: %q is not a merchant id", merchantID)
 	}
-	m, err := st.MerchantByID(ctx, merchantID)
+	m, err := paygate.OneMerchant(st.Merchants(ctx, paygate.MerchantQuery{ID: merchantID}))
 	if paygate.IsNotFound(err) {
 		return m, fmt.Errorf("merchant not found: %s", merchantID)
 	}
@@ -51,7 +51,7 @@ func keyByID(ctx context.Context, st paygate.Store, keyID string) (paygate.APIKe
 	if !id.Valid(keyID) {
 		return paygate.APIKey{}, fmt.Errorf("key not found: %q is not a key id", keyID)
 	}
-	k, err := st.APIKeyByID(ctx, keyID)
+	k, err := paygate.OneAPIKey(st.APIKeys(ctx, paygate.APIKeyQuery{ID: keyID}))
 	if paygate.IsNotFound(err) {
 		return k, fmt.Errorf("key not found: %s", keyID)
 	}

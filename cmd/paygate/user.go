@@ -71,7 +71,7 @@ func cmdUserCreate(ctx context.Context, c *cli, args []string) error {
 		}
 		t := now()
 		u = paygate.User{ID: id.New(), MerchantID: m.ID, Email: email, PasswordHash: hash, CreatedAt: t, UpdatedAt: t}
-		err = st.CreateUser(ctx, u)
+		err = st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{u}})
 		switch {
 		case errors.Is(err, paygate.ErrConflict):
 			return fmt.Errorf("a dashboard user with email %s already exists", email)

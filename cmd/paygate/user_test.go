@@ -172,7 +172,7 @@ func TestKeyListLastUsed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = st.TouchAPIKeys(t.Context(), map[string]time.Time{m.TestSecretKeyID: used})
+	err = st.Commit(t.Context(), paygate.Unit{Ops: []paygate.Op{paygate.APIKeyUsage{Used: map[string]time.Time{m.TestSecretKeyID: used}}}})
 	_ = st.Close()
 	if err != nil {
 		t.Fatal(err)

@@ -52,7 +52,7 @@ func newMerchant(t *testing.T, st paygate.Store, now time.Time) (string, paygate
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.CreateMerchant(context.Background(), paygate.Merchant{ID: mid, Name: "m", CreatedAt: now}, []paygate.APIKey{k}); err != nil {
+	if err := st.Commit(context.Background(), paygate.Unit{Ops: []paygate.Op{paygate.Merchant{ID: mid, Name: "m", CreatedAt: now}, k}}); err != nil {
 		t.Fatal(err)
 	}
 	return mid, k

@@ -76,7 +76,7 @@ func CreateKey(ctx context.Context, st paygate.Store, merchantID string, mode pa
 	if err != nil {
 		return "", paygate.APIKey{}, fmt.Errorf("generate key: %w", err)
 	}
-	if err := st.CreateAPIKey(ctx, key); err != nil {
+	if err := st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{key}}); err != nil {
 		return "", paygate.APIKey{}, fmt.Errorf("create key: %w", err)
 	}
 	return secret, key, nil
@@ -98,7 +98,9 @@ func RotateKey(ctx context.Context, st paygate.Store, old paygate.APIKey, grace 
 	if err != nil {
 		return "", paygate.APIKey{}, old, fmt.Errorf("generate key: %w", err)
 	}
-	err = st.RotateAPIKey(ctx, old.ID, next, now.Add(grace))
+	err = st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{
+		paygate.APIKeyRotation{OldID: old.ID, Next: next, OldExpiresAt: now.Add(grace)},
+	}})
 	var replaced *paygate.KeyReplacedError
 	switch {
 	case errors.As(err, &replaced):
@@ -111,7 +113,7 @@ func RotateKey(ctx context.Context, st paygate.Store, old paygate.APIKey, grace 
 	case err != nil:
 		return "", paygate.APIKey{}, old, fmt.Errorf("rotate key: %w", err)
 	}
-	after, err := st.APIKeyByID(ctx, old.ID)
+	after, err := paygate.OneAPIKey(st.APIKeys(ctx, paygate.APIKeyQuery{ID: old.ID, MerchantID: old.MerchantID, Mode: old.Mode}))
 	if err != nil {
 		return "", paygate.APIKey{}, old, fmt.Errorf("read rotated key: %w", err)
 	}
@@ -124,12 +126,16 @@ func RotateKey(ctx context.Context, st paygate.Store, old paygate.APIKey, grace 
 // RevokeKey revokes a key at now (an earlier revocation is kept) and
 // returns it as stored. The store's NOT_FOUND is returned as it is.
 func RevokeKey(ctx context.Context, st paygate.Store, keyID string, now time.Time) (paygate.APIKey, error) {
-	k, err := st.RevokeAPIKey(ctx, keyID, now)
+	err := st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.APIKeyRevocation{ID: keyID, At: now}}})
 	if paygate.IsNotFound(err) {
-		return k, err
+		return paygate.APIKey{}, err
 	}
 	if err != nil {
-		return k, fmt.Errorf("revoke key: %w", err)
+		return paygate.APIKey{}, fmt.Errorf("revoke key: %w", err)
+	}
+	k, err := paygate.OneAPIKey(st.APIKeys(ctx, paygate.APIKeyQuery{ID: keyID}))
+	if err != nil {
+		return k, fmt.Errorf("read revoked key: %w", err)
 	}
 	if k.RevokedAt == nil {
 		return k, fmt.Errorf("revoke key: key %s has no revocation time after revoking", keyID)
@@ -140,7 +146,7 @@ func RevokeKey(ctx context.Context, st paygate.Store, keyID string, now time.Tim
 // MerchantKeys lists the merchant's keys of one mode, from a query filtered
 // by merchant and mode in SQL.
 func MerchantKeys(ctx context.Context, st paygate.Store, merchantID string, mode paygate.Mode) ([]paygate.APIKey, error) {
-	keys, err := st.APIKeysByMerchantMode(ctx, merchantID, mode)
+	keys, err := st.APIKeys(ctx, paygate.APIKeyQuery{MerchantID: merchantID, Mode: mode})
 	if err != nil {
 		return nil, fmt.Errorf("list keys: %w", err)
 	}

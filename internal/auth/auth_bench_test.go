@@ -14,11 +14,11 @@ type oneKeyStore struct {
 	key paygate.APIKey
 }
 
-func (s oneKeyStore) APIKeyByHash(_ context.Context, hash []byte) (paygate.APIKey, error) {
-	if string(hash) != string(s.key.Hash) {
-		return paygate.APIKey{}, paygate.Errorf(paygate.CodeNotFound, "", "no such key")
+func (s oneKeyStore) APIKeys(_ context.Context, q paygate.APIKeyQuery) ([]paygate.APIKey, error) {
+	if string(q.Hash) != string(s.key.Hash) {
+		return nil, nil
 	}
-	return s.key, nil
+	return []paygate.APIKey{s.key}, nil
 }
 
 // BenchmarkAuthenticate is a request's authentication without the database

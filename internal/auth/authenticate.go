@@ -110,7 +110,7 @@ func (a *Authenticator) remember(key paygate.APIKey) {
 // fault and must not answer 401.
 func (a *Authenticator) Authenticate(ctx context.Context, header string) (paygate.APIKey, error) {
 	return a.authenticate(header, func(hash []byte) (paygate.APIKey, error) {
-		return a.Store.APIKeyByHash(ctx, hash)
+		return paygate.OneAPIKey(a.Store.APIKeys(ctx, paygate.APIKeyQuery{Hash: hash}))
 	})
 }
 

@@ -11,7 +11,7 @@ import (
 	"github.com/paygate/paygate/internal/paygate"
 )
 
-// fakeStore implements only APIKeyByHash; any other method panics through
+// fakeStore implements only APIKeys by hash; any other method panics through
 // the nil embedded interface, which would reveal an unexpected call.
 type fakeStore struct {
 	paygate.Store
@@ -23,18 +23,21 @@ type fakeStore struct {
 
 func newFakeStore() *fakeStore { return &fakeStore{keys: make(map[string]paygate.APIKey)} }
 
-func (s *fakeStore) APIKeyByHash(_ context.Context, hash []byte) (paygate.APIKey, error) {
+func (s *fakeStore) APIKeys(_ context.Context, q paygate.APIKeyQuery) ([]paygate.APIKey, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls++
+	if q.ID != "" || q.MerchantID != "" || len(q.Hash) == 0 {
+		panic("fakeStore: only a query by hash is expected")
+	}
 	if s.err != nil {
-		return paygate.APIKey{}, s.err
+		return nil, s.err
 	}
-	k, ok := s.keys[string(hash)]
+	k, ok := s.keys[string(q.Hash)]
 	if !ok {
-		return paygate.APIKey{}, paygate.Errorf(paygate.CodeNotFound, "", "no such key")
+		return nil, nil
 	}
-	return k, nil
+	return []paygate.APIKey{k}, nil
 }
 
 func (s *fakeStore) put(k paygate.APIKey) {

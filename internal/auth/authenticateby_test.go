@@ -23,7 +23,7 @@ func TestAuthenticateBy(t *testing.T) {
 	lookups := 0
 	byStore := func(hash []byte) (paygate.APIKey, error) {
 		lookups++
-		return s.APIKeyByHash(context.Background(), hash)
+		return paygate.OneAPIKey(s.APIKeys(context.Background(), paygate.APIKeyQuery{Hash: hash}))
 	}
 
 	key, err := a.AuthenticateBy(secret, byStore)

@@ -103,7 +103,7 @@ func NewKey(id, merchantID string, mode paygate.Mode, typ paygate.KeyType, now t
 }
 
 // Hash returns the SHA-256 of the whole key string: the value stored in
-// APIKey.Hash and looked up by Store.APIKeyByHash.
+// APIKey.Hash and looked up by Store.APIKeys (by hash).
 func Hash(key string) []byte {
 	sum := sha256.Sum256([]byte(key))
 	return sum[:]

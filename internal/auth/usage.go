@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/paygate/paygate/internal/paygate"
 )
 
 // UsageGranularity is how coarsely key use is recorded: at most one time
@@ -18,8 +20,10 @@ const usageFinalFlush = 5 * time.Second
 
 // UsageStore is what a UsageRecorder writes to (a paygate.Store).
 type UsageStore interface {
-	// TouchAPIKeys moves each key's LastUsedAt forward to the given time.
-	TouchAPIKeys(ctx context.Context, used map[string]time.Time) error
+	// Commit applies a unit; the recorder's units hold one
+	// paygate.APIKeyUsage, which moves each key's LastUsedAt forward to
+	// the given time.
+	Commit(ctx context.Context, u paygate.Unit) error
 }
 
 // UsageRecorder records when API keys are used, off the request path: Seen
@@ -78,7 +82,7 @@ func (u *UsageRecorder) Flush(ctx context.Context) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	err := u.store.TouchAPIKeys(ctx, batch)
+	err := u.store.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.APIKeyUsage{Used: batch}}})
 
 	u.mu.Lock()
 	defer u.mu.Unlock()

@@ -21,7 +21,15 @@ type usageStore struct {
 
 func newUsageStore() *usageStore { return &usageStore{wrote: make(chan struct{}, 100)} }
 
-func (s *usageStore) TouchAPIKeys(_ context.Context, used map[string]time.Time) error {
+func (s *usageStore) Commit(_ context.Context, u paygate.Unit) error {
+	if len(u.Ops) != 1 {
+		return errors.New("usageStore: a unit of one operation expected")
+	}
+	usage, ok := u.Ops[0].(paygate.APIKeyUsage)
+	if !ok {
+		return errors.New("usageStore: an APIKeyUsage expected")
+	}
+	used := usage.Used
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {

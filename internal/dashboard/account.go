@@ -1,7 +1,6 @@
 package dashboard
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -140,15 +139,13 @@ func (d *Dashboard) changePassword(w http.ResponseWriter, r *http.Request, v *vi
 		ID: newID(), TokenHash: tokHash, UserID: v.User.ID, MerchantID: v.User.MerchantID,
 		CreatedAt: now, LastSeenAt: now, ExpiresAt: v.Session.ExpiresAt, RemoteAddr: clientAddr(r),
 	}
-	if err := d.store.CreateSession(ctx, renewed); err != nil {
-		return "", fmt.Errorf("renew session: %w", err)
-	}
-	// The password changes and every other session, this request's
-	// included, is revoked in one transaction.
-	if err := d.store.SetUserPassword(ctx, v.User.MerchantID, v.User.ID, hash, renewed.ID, now); err != nil {
-		if rerr := d.store.RevokeSession(context.WithoutCancel(ctx), renewed.ID, now); rerr != nil {
-			d.log.Warn("dashboard: revoke the unused renewed session", "session", renewed.ID, "error", rerr)
-		}
+	// The renewed session is created, the password changes and every
+	// other session, this request's included, is revoked in one unit: a
+	// failure leaves no renewed session behind.
+	if err := d.store.Commit(ctx, paygate.Unit{Ops: []paygate.Op{
+		renewed,
+		paygate.PasswordChange{MerchantID: v.User.MerchantID, UserID: v.User.ID, PasswordHash: hash, KeepSessionID: renewed.ID, At: now},
+	}}); err != nil {
 		return "", fmt.Errorf("set password: %w", err)
 	}
 	d.setCookie(w, sessionCookie, tok, max(int(renewed.ExpiresAt.Sub(now)/time.Second), 1))

@@ -305,7 +305,7 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, v *viewer, st
 	pd := pageData{V: v, D: data, Path: r.URL.Path}
 	if v != nil {
 		pd.SwitchURL = switchURL(r.URL.Path, v.Mode)
-		if m, err := d.store.MerchantByID(r.Context(), v.User.MerchantID); err == nil {
+		if m, err := paygate.OneMerchant(d.store.Merchants(r.Context(), paygate.MerchantQuery{ID: v.User.MerchantID})); err == nil {
 			pd.Merchant = m.Name
 		} else {
 			d.log.Warn("dashboard: read merchant for the header", "merchant", v.User.MerchantID, "error", err)
@@ -408,7 +408,7 @@ func (d *Dashboard) audit(ctx context.Context, r *http.Request, v *viewer, mode 
 // recordAudit stores an entry with a fresh id; a failure is logged.
 func (d *Dashboard) recordAudit(ctx context.Context, e paygate.AuditEntry) {
 	e.ID = newID()
-	if err := d.store.RecordAudit(context.WithoutCancel(ctx), e); err != nil {
+	if err := d.store.Commit(context.WithoutCancel(ctx), paygate.Unit{Ops: []paygate.Op{e}}); err != nil {
 		d.log.Error("dashboard: record audit entry", "action", e.Action, "merchant", e.MerchantID, "error", err)
 	}
 }

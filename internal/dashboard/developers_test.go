@@ -21,7 +21,7 @@ var newSecret = regexp.MustCompile(`id="new-secret">([^<]+)<`)
 // key reads a key as stored.
 func (s *site) key(keyID string) paygate.APIKey {
 	s.t.Helper()
-	k, err := s.st.APIKeyByID(context.Background(), keyID)
+	k, err := paygate.OneAPIKey(s.st.APIKeys(context.Background(), paygate.APIKeyQuery{ID: keyID}))
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -91,9 +91,9 @@ func TestKeys(t *testing.T) {
 	}
 	// The graced key has a successor now: rotating it again is refused
 	// with an error that names the successor, and creates no key.
-	keysBefore, _ := s.st.APIKeysByMerchant(ctx, s.a.id)
+	keysBefore, _ := s.st.APIKeys(ctx, paygate.APIKeyQuery{MerchantID: s.a.id})
 	p = b.do(http.MethodPost, graced, url.Values{"grace": {"1h"}, "csrf": {csrfOf(t, b.get("/dashboard/test/developers"))}})
-	keysAfter, _ := s.st.APIKeysByMerchant(ctx, s.a.id)
+	keysAfter, _ := s.st.APIKeys(ctx, paygate.APIKeyQuery{MerchantID: s.a.id})
 	successor := keysAfter[len(keysAfter)-1].ID
 	if p.code != http.StatusConflict || !strings.Contains(p.body, "its successor is key "+successor) || newSecret.MatchString(p.body) || len(keysAfter) != len(keysBefore) {
 		t.Errorf("rotating a key with a successor: %d, %d keys before and %d after\n%s", p.code, len(keysBefore), len(keysAfter), p.body)
@@ -139,11 +139,11 @@ func TestAuditPagination(t *testing.T) {
 	s := newSite(t)
 	ctx := context.Background()
 	for i := range pageSize + 5 {
-		err := s.st.RecordAudit(ctx, paygate.AuditEntry{
+		err := s.st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.AuditEntry{
 			ID: id.New(), MerchantID: s.a.id, Mode: paygate.ModeTest, UserID: "u", Email: s.a.email,
 			Action: paygate.AuditWebhookTested, Target: "entry-" + strings.Repeat("x", i%3), RemoteAddr: "192.0.2.1",
 			CreatedAt: s.clock.Now().Add(-time.Duration(i) * time.Minute),
-		})
+		}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -332,7 +332,7 @@ func TestCreateKeyOnce(t *testing.T) {
 	ctx := context.Background()
 	secretKeys := func() int {
 		t.Helper()
-		keys, err := s.st.APIKeysByMerchantMode(ctx, s.a.id, paygate.ModeTest)
+		keys, err := s.st.APIKeys(ctx, paygate.APIKeyQuery{MerchantID: s.a.id, Mode: paygate.ModeTest})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -407,7 +407,7 @@ func TestKeysLastUsed(t *testing.T) {
 		t.Fatalf("an unused key's row: %s", r)
 	}
 	used := time.Date(2030, 1, 2, 3, 4, 0, 0, time.UTC)
-	if err := s.st.TouchAPIKeys(context.Background(), map[string]time.Time{s.a.testKeyID: used}); err != nil {
+	if err := s.st.Commit(context.Background(), paygate.Unit{Ops: []paygate.Op{paygate.APIKeyUsage{Used: map[string]time.Time{s.a.testKeyID: used}}}}); err != nil {
 		t.Fatal(err)
 	}
 	r := row(s.a.testKeyID)

@@ -107,7 +107,7 @@ func (f *dataFixture) merchant(mid, name string) tenant {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	if err := f.st.CreateMerchant(context.Background(), paygate.Merchant{ID: mid, Name: name, CreatedAt: now}, []paygate.APIKey{key}); err != nil {
+	if err := f.st.Commit(context.Background(), paygate.Unit{Ops: []paygate.Op{paygate.Merchant{ID: mid, Name: name, CreatedAt: now}, key}}); err != nil {
 		f.t.Fatal(err)
 	}
 	u := paygate.User{ID: id.New(), MerchantID: mid, Email: "support@" + mid + ".example"}

@@ -76,11 +76,11 @@ func (s *site) merchant(name, email, hash string) siteMerchant {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	if err := s.st.CreateMerchant(ctx, paygate.Merchant{ID: mid, Name: name, CreatedAt: now}, []paygate.APIKey{tk, lk}); err != nil {
+	if err := s.st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.Merchant{ID: mid, Name: name, CreatedAt: now}, tk, lk}}); err != nil {
 		s.t.Fatal(err)
 	}
 	u := paygate.User{ID: id.New(), MerchantID: mid, Email: email, PasswordHash: hash, CreatedAt: now, UpdatedAt: now}
-	if err := s.st.CreateUser(ctx, u); err != nil {
+	if err := s.st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{u}}); err != nil {
 		s.t.Fatal(err)
 	}
 	return siteMerchant{id: mid, testKeyID: tk.ID, liveKeyID: lk.ID, email: email}
@@ -439,7 +439,7 @@ func TestCSRF(t *testing.T) {
 	t.Parallel()
 	s, b := signedInSite(t)
 	keys := func() int {
-		ks, err := s.st.APIKeysByMerchant(context.Background(), s.a.id)
+		ks, err := s.st.APIKeys(context.Background(), paygate.APIKeyQuery{MerchantID: s.a.id})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -111,7 +111,7 @@ func (d *Dashboard) viewerOf(r *http.Request, mode paygate.Mode) (*viewer, error
 		return nil, nil
 	}
 	if now.Sub(s.LastSeenAt) >= touchEvery {
-		if err := d.store.TouchSession(r.Context(), s.ID, now); err != nil {
+		if err := d.store.Commit(r.Context(), paygate.Unit{Ops: []paygate.Op{paygate.SessionTouch{SessionID: s.ID, At: now}}}); err != nil {
 			// The request may go on; the session only looks idler than it is.
 			d.log.Warn("dashboard: touch session", "session", s.ID, "error", err)
 		} else {
@@ -329,16 +329,16 @@ func (d *Dashboard) login(w http.ResponseWriter, r *http.Request) {
 		ID: newID(), TokenHash: hash, UserID: u.ID, MerchantID: u.MerchantID,
 		CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(d.cfg.SessionMax), RemoteAddr: addr,
 	}
-	if err := d.store.CreateSession(ctx, s); err != nil {
+	if err := d.store.Commit(ctx, paygate.Unit{Ops: []paygate.Op{s}}); err != nil {
 		d.fail(w, r, nil, fmt.Errorf("create session: %w", err))
 		return
 	}
 	// A hash made at an older cost is upgraded now that the password is
-	// known. SetUserPassword also signs the user's other sessions out:
+	// known. A PasswordChange also signs the user's other sessions out:
 	// that happens once, after the cost changed, and errs on the safe side.
 	if auth.NeedsRehash(u.PasswordHash) {
 		if h, err := auth.HashPassword(password); err == nil {
-			if err := d.store.SetUserPassword(ctx, u.MerchantID, u.ID, h, s.ID, now); err != nil {
+			if err := d.store.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.PasswordChange{MerchantID: u.MerchantID, UserID: u.ID, PasswordHash: h, KeepSessionID: s.ID, At: now}}}); err != nil {
 				d.log.Warn("dashboard: upgrade password hash", "user", u.ID, "error", err)
 			}
 		}
@@ -376,7 +376,7 @@ func throttleSource(addr string) string {
 
 // logout revokes the session and forgets the cookie.
 func (d *Dashboard) logout(w http.ResponseWriter, r *http.Request, v *viewer) {
-	if err := d.store.RevokeSession(r.Context(), v.Session.ID, d.now()); err != nil && !paygate.IsNotFound(err) {
+	if err := d.store.Commit(r.Context(), paygate.Unit{Ops: []paygate.Op{paygate.SessionRevocation{SessionID: v.Session.ID, At: d.now()}}}); err != nil && !paygate.IsNotFound(err) {
 		d.fail(w, r, v, fmt.Errorf("revoke session: %w", err))
 		return
 	}

@@ -19,7 +19,7 @@ type noReadAheadStore struct{ paygate.Store }
 type failingReadStore struct{ paygate.Store }
 
 func (s failingReadStore) APIKeyAndRequest(ctx context.Context, hash []byte, _ paygate.RequestReads) (paygate.APIKey, paygate.RequestData, error) {
-	k, err := s.APIKeyByHash(ctx, hash)
+	k, err := paygate.OneAPIKey(s.APIKeys(ctx, paygate.APIKeyQuery{Hash: hash}))
 	return k, paygate.RequestData{Err: errors.New("the read beside the key failed")}, err
 }
 

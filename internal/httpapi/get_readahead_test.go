@@ -38,9 +38,11 @@ func (s *readAheadStore) PaymentByID(ctx context.Context, merchantID string, mod
 	return s.Store.PaymentByID(ctx, merchantID, mode, id)
 }
 
-func (s *readAheadStore) APIKeyByHash(ctx context.Context, hash []byte) (paygate.APIKey, error) {
-	s.byHash.Add(1)
-	return s.Store.APIKeyByHash(ctx, hash)
+func (s *readAheadStore) APIKeys(ctx context.Context, q paygate.APIKeyQuery) ([]paygate.APIKey, error) {
+	if len(q.Hash) > 0 {
+		s.byHash.Add(1)
+	}
+	return s.Store.APIKeys(ctx, q)
 }
 
 // TestGetPaymentReadAhead checks that GET /v1/payments/{id} reads the payment

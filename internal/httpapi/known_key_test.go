@@ -24,7 +24,7 @@ func TestKnownKeyRevoked(t *testing.T) {
 			s := newBenchServer(t, engine)
 			ctx := t.Context()
 			s.create(t, 1, "first") // the key is known from now on
-			key, err := s.store.APIKeyByHash(ctx, auth.Hash(s.secret))
+			key, err := paygate.OneAPIKey(s.store.APIKeys(ctx, paygate.APIKeyQuery{Hash: auth.Hash(s.secret)}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -35,7 +35,7 @@ func TestKnownKeyRevoked(t *testing.T) {
 				w.Header().Get("Idempotent-Replayed") != "true" {
 				t.Fatalf("replay with the known key: %d %s", w.Code, w.Body.String())
 			}
-			if _, err := s.store.RevokeAPIKey(ctx, key.ID, time.Now().Add(-time.Second)); err != nil {
+			if err := s.store.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.APIKeyRevocation{ID: key.ID, At: time.Now().Add(-time.Second)}}}); err != nil {
 				t.Fatal(err)
 			}
 			invalid := []byte(`{"amount":"1.001","currency":"EUR"}`)

@@ -98,7 +98,7 @@ func wireServer(b testing.TB, st paygate.Store, mutate ...func(*httpapi.Config))
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := st.CreateMerchant(ctx, m, []paygate.APIKey{key}); err != nil {
+	if err := st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{m, key}}); err != nil {
 		b.Fatalf("create merchant: %v", err)
 	}
 	routing, err := provider.LoadConfig("", func(string) (string, bool) { return "", false })
@@ -319,7 +319,7 @@ func gomaxprocs() int { return runtime.GOMAXPROCS(0) }
 
 // merchantOf returns the merchant of the server's key.
 func merchantOf(b *testing.B, s benchServer) (string, error) {
-	k, err := s.store.APIKeyByHash(b.Context(), auth.Hash(s.secret))
+	k, err := paygate.OneAPIKey(s.store.APIKeys(b.Context(), paygate.APIKeyQuery{Hash: auth.Hash(s.secret)}))
 	if err != nil {
 		return "", fmt.Errorf("look up the bench key: %w", err)
 	}

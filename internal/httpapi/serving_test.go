@@ -15,6 +15,7 @@ import (
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/clientaddr"
 	"github.com/paygate/paygate/internal/httpapi"
+	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/store/sqlite"
 	"github.com/paygate/paygate/internal/testenv"
 )
@@ -229,7 +230,7 @@ func TestBillingIPAddressDefaultsToClientAddress(t *testing.T) {
 			if err := json.Unmarshal(w.Body.Bytes(), &env); err != nil || w.Code != http.StatusCreated {
 				t.Fatalf("create: %d %s", w.Code, w.Body)
 			}
-			key, err := s.store.APIKeyByHash(context.Background(), auth.Hash(s.secret))
+			key, err := paygate.OneAPIKey(s.store.APIKeys(context.Background(), paygate.APIKeyQuery{Hash: auth.Hash(s.secret)}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -277,7 +278,7 @@ func TestRequestLogLine(t *testing.T) {
 		c.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
 		c.TrustedProxies = proxies
 	})
-	key, err := s.store.APIKeyByHash(context.Background(), auth.Hash(s.secret))
+	key, err := paygate.OneAPIKey(s.store.APIKeys(context.Background(), paygate.APIKeyQuery{Hash: auth.Hash(s.secret)}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,37 +27,18 @@ type Store interface {
 	// Close releases the connections.
 	Close() error
 
-	// CreateMerchant inserts a merchant and its first keys in one
-	// transaction.
-	CreateMerchant(ctx context.Context, m Merchant, keys []APIKey) error
-	// MerchantByID returns a merchant, or NOT_FOUND.
-	MerchantByID(ctx context.Context, id string) (Merchant, error)
-	// FirstMerchant returns the oldest merchant; ok is false when there is
-	// none.
-	FirstMerchant(ctx context.Context) (m Merchant, ok bool, err error)
+	// Merchants lists merchants, oldest first (merchants created at the
+	// same time in insertion order): the one with q.ID when it is set, at
+	// most q.Limit (<= 0: no limit). See OneMerchant.
+	Merchants(ctx context.Context, q MerchantQuery) ([]Merchant, error)
 
-	// CreateAPIKey inserts a key.
-	CreateAPIKey(ctx context.Context, k APIKey) error
-	// APIKeyByID returns a key by its id, or NOT_FOUND.
-	APIKeyByID(ctx context.Context, id string) (APIKey, error)
-	// APIKeyByHash returns the key whose hash matches, or NOT_FOUND. It does
-	// not judge whether the key is active.
-	APIKeyByHash(ctx context.Context, hash []byte) (APIKey, error)
-	// APIKeysByMerchant lists a merchant's keys, oldest first.
-	APIKeysByMerchant(ctx context.Context, merchantID string) ([]APIKey, error)
-	// APIKeysByMerchantMode lists a merchant's keys of one mode, oldest
-	// first.
-	APIKeysByMerchantMode(ctx context.Context, merchantID string, mode Mode) ([]APIKey, error)
-	// RotateAPIKey inserts next and makes the key oldID expire at
-	// oldExpiresAt (or earlier, if it already expires earlier), in one
-	// transaction, and records next as its successor. NOT_FOUND if oldID
-	// does not exist; a *KeyReplacedError if it already has a successor
-	// (of two concurrent rotations of one key, one wins); ErrStateConflict
-	// if it is revoked or expired.
-	RotateAPIKey(ctx context.Context, oldID string, next APIKey, oldExpiresAt time.Time) error
-	// RevokeAPIKey revokes a key at the given time. Revoking a revoked key
-	// keeps the first revocation time. NOT_FOUND if it does not exist.
-	RevokeAPIKey(ctx context.Context, id string, at time.Time) (APIKey, error)
+	// APIKeys lists the keys that match every field of q that is set,
+	// oldest first (keys created at the same time in insertion order). It
+	// does not judge whether a key is active. A query by ID or Hash finds
+	// at most one key (see OneAPIKey); one with none of ID, Hash and
+	// MerchantID set is refused, so that no read lists every merchant's
+	// keys.
+	APIKeys(ctx context.Context, q APIKeyQuery) ([]APIKey, error)
 
 	// ReserveIdempotency reserves r.Key for a new request, in a transaction
 	// that first re-checks that the API key r.APIKeyID is still active at

@@ -12,46 +12,21 @@ import (
 //
 // Methods follow the rules of Store: one transaction at most, merchant and
 // mode filtered in SQL for merchant data, errors as documented on Store.
+// The dashboard's writes are unit operations (Store.Commit): User, Session,
+// SessionTouch, SessionRevocation, PasswordChange, AuditEntry and
+// APIKeyUsage, documented beside their types.
 type DashboardStore interface {
-	// CreateUser inserts a dashboard user. Emails are unique across the
-	// installation, compared in lower case (u.Email is stored as given,
-	// lower-cased by the caller); ErrConflict on a duplicate. NOT_FOUND
-	// when the merchant does not exist.
-	CreateUser(ctx context.Context, u User) error
 	// UserByEmail returns the user with the (lower-case) email, or
 	// NOT_FOUND.
 	UserByEmail(ctx context.Context, email string) (User, error)
-	// SetUserPassword replaces the password hash of a merchant's user and
-	// revokes, in the same transaction, every session of the user except
-	// keepSessionID ("" revokes all). NOT_FOUND when the user does not exist
-	// for the merchant.
-	SetUserPassword(ctx context.Context, merchantID, userID, passwordHash string, keepSessionID string, at time.Time) error
-
-	// CreateSession inserts a session.
-	CreateSession(ctx context.Context, s Session) error
 	// SessionByTokenHash returns the session with that token hash and its
 	// user, or NOT_FOUND. It does not judge whether the session is still
 	// valid (see Session.ValidAt).
 	SessionByTokenHash(ctx context.Context, tokenHash []byte) (Session, User, error)
-	// TouchSession sets the session's LastSeenAt to at when at is later.
-	// Callers call it at most about once a minute per session.
-	TouchSession(ctx context.Context, sessionID string, at time.Time) error
-	// RevokeSession revokes a session at at (the first revocation time is
-	// kept). No error when it is already revoked; NOT_FOUND when it does
-	// not exist.
-	RevokeSession(ctx context.Context, sessionID string, at time.Time) error
-
-	// RecordAudit inserts an audit entry.
-	RecordAudit(ctx context.Context, a AuditEntry) error
 	// AuditLog lists a merchant's audit entries (of every mode), newest
 	// first, older than q.Before when it is set, at most q.Limit (<= 0: no
 	// limit).
 	AuditLog(ctx context.Context, q AuditQuery) ([]AuditEntry, error)
-
-	// TouchAPIKeys records when keys were last used: for each key id, its
-	// LastUsedAt becomes the later of the stored value and the given time.
-	// Unknown ids are ignored. One transaction for the whole batch.
-	TouchAPIKeys(ctx context.Context, used map[string]time.Time) error
 
 	// ListPayments lists payments of (q.MerchantID, q.Mode) matching q's
 	// filters, newest first (CreatedAt then ID, both descending), strictly
@@ -110,6 +85,67 @@ func (s Session) ValidAt(t time.Time, idle time.Duration) bool {
 	}
 	return t.Sub(s.LastSeenAt) < idle
 }
+
+// The dashboard's unit operations (see Op). User, Session and AuditEntry
+// are inserted as they are:
+//
+//   - User inserts a dashboard user. Emails are unique across the
+//     installation, compared in lower case (Email is stored as given,
+//     lower-cased by the caller): a duplicate email (or id) fails the unit
+//     with ErrConflict, and a merchant that does not exist with NOT_FOUND.
+//   - Session inserts a session. It fails the unit with NOT_FOUND when its
+//     user does not exist for its merchant, and with ErrConflict on a
+//     duplicate id or token hash.
+//   - AuditEntry inserts an audit entry; NOT_FOUND when the merchant does
+//     not exist.
+func (User) unitOp()       {}
+func (Session) unitOp()    {}
+func (AuditEntry) unitOp() {}
+
+// SessionTouch is a unit operation: the session's LastSeenAt becomes At
+// when At is later (never earlier). Callers touch a session at most about
+// once a minute. It fails the unit with NOT_FOUND when the session does
+// not exist.
+type SessionTouch struct {
+	SessionID string
+	At        time.Time
+}
+
+func (SessionTouch) unitOp() {}
+
+// SessionRevocation is a unit operation: the session is revoked at At, and
+// a revoked session keeps its first revocation time (no refusal). It fails
+// the unit with NOT_FOUND when the session does not exist.
+type SessionRevocation struct {
+	SessionID string
+	At        time.Time
+}
+
+func (SessionRevocation) unitOp() {}
+
+// PasswordChange is a unit operation: it replaces the password hash of a
+// merchant's user (UpdatedAt becomes At) and revokes at At every session
+// of the user that is not revoked yet, except KeepSessionID ("" revokes
+// all). It fails the unit with NOT_FOUND when the user does not exist for
+// the merchant.
+type PasswordChange struct {
+	MerchantID    string
+	UserID        string
+	PasswordHash  string
+	KeepSessionID string
+	At            time.Time
+}
+
+func (PasswordChange) unitOp() {}
+
+// APIKeyUsage is a unit operation recording when keys were last used: for
+// each key id of Used, its LastUsedAt becomes the later of the stored value
+// and the given time. Unknown ids are ignored; it never fails the unit.
+type APIKeyUsage struct {
+	Used map[string]time.Time
+}
+
+func (APIKeyUsage) unitOp() {}
 
 // AuditEntry is one administrative action, or a sign-in attempt.
 type AuditEntry struct {

@@ -88,6 +88,11 @@ type Unit struct {
 //     unit with ErrStateConflict when the payment is not recoverable at Now
 //     (claimed, no longer created, or in its lease), with NOT_FOUND when it
 //     does not exist for its merchant and mode.
+//
+// Accounts and dashboard operations, documented beside their types:
+// Merchant, APIKey, APIKeyRotation and APIKeyRevocation (merchant.go);
+// User, Session, SessionTouch, SessionRevocation, PasswordChange,
+// AuditEntry and APIKeyUsage (store_dashboard.go).
 type Op interface {
 	unitOp()
 }

@@ -76,7 +76,7 @@ func merchantOnEngines(t *testing.T, f func(t *testing.T, st paygate.Store, cloc
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := st.CreateMerchant(t.Context(), paygate.Merchant{ID: "m1", Name: "Ada's Books", CreatedAt: clock.Now()}, []paygate.APIKey{key}); err != nil {
+			if err := st.Commit(t.Context(), paygate.Unit{Ops: []paygate.Op{paygate.Merchant{ID: "m1", Name: "Ada's Books", CreatedAt: clock.Now()}, key}}); err != nil {
 				t.Fatal(err)
 			}
 			f(t, st, clock, key.ID)

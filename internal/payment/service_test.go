@@ -92,7 +92,7 @@ func newFixture(t *testing.T, timeout time.Duration, route ...paygate.Provider) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.CreateMerchant(ctx, paygate.Merchant{ID: "m1", Name: "M", CreatedAt: now}, []paygate.APIKey{key}); err != nil {
+	if err := st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.Merchant{ID: "m1", Name: "M", CreatedAt: now}, key}}); err != nil {
 		t.Fatal(err)
 	}
 	svc := payment.New(payment.Config{

@@ -66,7 +66,7 @@ func newVaultFixture(t *testing.T, failSave bool) *vaultFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.CreateMerchant(ctx, paygate.Merchant{ID: "m1", Name: "M", CreatedAt: clock.Now()}, []paygate.APIKey{key}); err != nil {
+	if err := st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.Merchant{ID: "m1", Name: "M", CreatedAt: clock.Now()}, key}}); err != nil {
 		t.Fatal(err)
 	}
 	v, err := vault.New(bytes.Repeat([]byte{7}, vault.KeySize))

@@ -162,7 +162,7 @@ func (s *Service) ThreeDSChallenge(ctx context.Context, token string) (paygate.T
 	if p.Status != paygate.PaymentPending3DS {
 		return paygate.ThreeDSView{}, challengeNotFound()
 	}
-	m, err := s.store.MerchantByID(ctx, c.MerchantID)
+	m, err := paygate.OneMerchant(s.store.Merchants(ctx, paygate.MerchantQuery{ID: c.MerchantID}))
 	if err != nil {
 		return paygate.ThreeDSView{}, err
 	}

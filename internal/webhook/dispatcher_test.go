@@ -376,7 +376,7 @@ func TestDispatcherLoop(t *testing.T) {
 	defer st.Close()
 	now := paygate.SystemClock{}.Now()
 	m := paygate.Merchant{ID: id.New(), Name: "Loop", CreatedAt: now}
-	if err := st.CreateMerchant(ctx, m, nil); err != nil {
+	if err := st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{m}}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -36,7 +36,7 @@ func TestResendEndsTheFailingDelivery(t *testing.T) {
 			defer st.Close()
 			clock := testenv.NewClock(time.Now())
 			m := paygate.Merchant{ID: id.New(), Name: "Resend", CreatedAt: clock.Now()}
-			if err := st.CreateMerchant(ctx, m, nil); err != nil {
+			if err := st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{m}}); err != nil {
 				t.Fatal(err)
 			}
 			var mu sync.Mutex

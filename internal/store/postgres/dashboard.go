@@ -30,21 +30,21 @@ func scanUser(row pgx.Row) (paygate.User, error) {
 	return u, err
 }
 
-// CreateUser inserts a dashboard user. A duplicate email (or id) is
-// paygate.ErrConflict; an unknown merchant is NOT_FOUND.
-func (s *Store) CreateUser(ctx context.Context, u paygate.User) error {
-	tag, err := s.pool.Exec(ctx, `
-		INSERT INTO users (`+userColumns+`)
-		SELECT $1, $2, $3, $4, $5, $6
-		WHERE EXISTS (SELECT 1 FROM merchants WHERE id = $2)`,
-		u.ID, u.MerchantID, u.Email, u.PasswordHash, u.CreatedAt, u.UpdatedAt)
-	if err != nil {
-		return translate(err)
-	}
-	if tag.RowsAffected() == 0 {
-		return notFound("merchant")
-	}
-	return nil
+// insertUserInUnit inserts a dashboard user, failing the unit (PG404)
+// when the merchant does not exist. A duplicate email (or id) is a unique
+// violation: paygate.ErrConflict.
+const insertUserInUnit = `
+	WITH ins AS (
+		INSERT INTO users (` + userColumns + `)
+		SELECT @id, @merchant_id, @email, @password_hash, @created_at, @updated_at
+		WHERE EXISTS (SELECT 1 FROM merchants WHERE id = @merchant_id)
+		RETURNING 1
+	)
+	SELECT CASE WHEN EXISTS (SELECT 1 FROM ins) THEN true ELSE unit_refused(false) END`
+
+func userArgs(u paygate.User) namedArgs {
+	return namedArgs{"id": u.ID, "merchant_id": u.MerchantID, "email": u.Email,
+		"password_hash": u.PasswordHash, "created_at": u.CreatedAt, "updated_at": u.UpdatedAt}
 }
 
 // UserByEmail returns the user with the (lower-case) email, or NOT_FOUND.
@@ -56,47 +56,40 @@ func (s *Store) UserByEmail(ctx context.Context, email string) (paygate.User, er
 	return u, translate(err)
 }
 
-// SetUserPassword replaces the password hash of a merchant's user and
-// revokes the user's sessions but keepSessionID, in one statement.
-// NOT_FOUND when the user does not exist for the merchant.
-func (s *Store) SetUserPassword(ctx context.Context, merchantID, userID, passwordHash, keepSessionID string, at time.Time) error {
-	var found bool
-	err := s.pool.QueryRow(ctx, `
-		WITH u AS (
-			UPDATE users SET password_hash = @hash, updated_at = @at
-			WHERE id = @user_id AND merchant_id = @merchant_id
-			RETURNING id
-		), revoked AS (
-			UPDATE sessions SET revoked_at = @at
-			WHERE user_id IN (SELECT id FROM u) AND id <> @keep AND revoked_at IS NULL
-		)
-		SELECT EXISTS (SELECT 1 FROM u)`,
-		namedArgs{"hash": passwordHash, "at": at, "user_id": userID, "merchant_id": merchantID, "keep": keepSessionID},
-	).Scan(&found)
-	if err != nil {
-		return translate(err)
-	}
-	if !found {
-		return notFound("user")
-	}
-	return nil
+// changePasswordInUnit replaces the password hash of a merchant's user and
+// revokes the user's sessions but the kept one, in one statement, failing
+// the unit (PG404) when the user does not exist for the merchant.
+const changePasswordInUnit = `
+	WITH u AS (
+		UPDATE users SET password_hash = @hash, updated_at = @at
+		WHERE id = @user_id AND merchant_id = @merchant_id
+		RETURNING id
+	), revoked AS (
+		UPDATE sessions SET revoked_at = @at
+		WHERE user_id IN (SELECT id FROM u) AND id <> @keep AND revoked_at IS NULL
+	)
+	SELECT CASE WHEN EXISTS (SELECT 1 FROM u) THEN true ELSE unit_refused(false) END`
+
+func passwordChangeArgs(c paygate.PasswordChange) namedArgs {
+	return namedArgs{"hash": c.PasswordHash, "at": c.At, "user_id": c.UserID, "merchant_id": c.MerchantID, "keep": c.KeepSessionID}
 }
 
-// CreateSession inserts a session. NOT_FOUND when its user does not exist
-// for its merchant; a duplicate id or token hash is paygate.ErrConflict.
-func (s *Store) CreateSession(ctx context.Context, se paygate.Session) error {
-	tag, err := s.pool.Exec(ctx, `
+// insertSessionInUnit inserts a session, failing the unit (PG404) when its
+// user does not exist for its merchant. A duplicate id or token hash is
+// paygate.ErrConflict.
+const insertSessionInUnit = `
+	WITH ins AS (
 		INSERT INTO sessions (id, token_hash, user_id, merchant_id, created_at, last_seen_at, expires_at, revoked_at, remote_addr)
-		SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9
-		WHERE EXISTS (SELECT 1 FROM users WHERE id = $3 AND merchant_id = $4)`,
-		se.ID, se.TokenHash, se.UserID, se.MerchantID, se.CreatedAt, se.LastSeenAt, se.ExpiresAt, se.RevokedAt, se.RemoteAddr)
-	if err != nil {
-		return translate(err)
-	}
-	if tag.RowsAffected() == 0 {
-		return notFound("user")
-	}
-	return nil
+		SELECT @id, @token_hash, @user_id, @merchant_id, @created_at, @last_seen_at, @expires_at, @revoked_at, @remote_addr
+		WHERE EXISTS (SELECT 1 FROM users WHERE id = @user_id AND merchant_id = @merchant_id)
+		RETURNING 1
+	)
+	SELECT CASE WHEN EXISTS (SELECT 1 FROM ins) THEN true ELSE unit_refused(false) END`
+
+func sessionArgs(se paygate.Session) namedArgs {
+	return namedArgs{"id": se.ID, "token_hash": se.TokenHash, "user_id": se.UserID, "merchant_id": se.MerchantID,
+		"created_at": se.CreatedAt, "last_seen_at": se.LastSeenAt, "expires_at": se.ExpiresAt,
+		"revoked_at": se.RevokedAt, "remote_addr": se.RemoteAddr}
 }
 
 // SessionByTokenHash returns the session with the token hash and its user,
@@ -124,51 +117,40 @@ func (s *Store) SessionByTokenHash(ctx context.Context, tokenHash []byte) (payga
 	return se, u, nil
 }
 
-// TouchSession moves the session's LastSeenAt forward to at (never back).
-// NOT_FOUND when the session does not exist.
-func (s *Store) TouchSession(ctx context.Context, sessionID string, at time.Time) error {
-	tag, err := s.pool.Exec(ctx,
-		`UPDATE sessions SET last_seen_at = GREATEST(last_seen_at, $2) WHERE id = $1`, sessionID, at)
-	if err != nil {
-		return translate(err)
-	}
-	if tag.RowsAffected() == 0 {
-		return notFound("session")
-	}
-	return nil
-}
+// touchSessionInUnit moves the session's LastSeenAt forward to $2 (never
+// back), failing the unit (PG404) when the session does not exist.
+const touchSessionInUnit = `
+	WITH t AS (
+		UPDATE sessions SET last_seen_at = GREATEST(last_seen_at, $2) WHERE id = $1
+		RETURNING 1
+	)
+	SELECT CASE WHEN EXISTS (SELECT 1 FROM t) THEN true ELSE unit_refused(false) END`
 
-// RevokeSession revokes a session at at; a revoked session keeps its first
-// revocation time. NOT_FOUND when it does not exist.
-func (s *Store) RevokeSession(ctx context.Context, sessionID string, at time.Time) error {
-	tag, err := s.pool.Exec(ctx,
-		`UPDATE sessions SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1`, sessionID, at)
-	if err != nil {
-		return translate(err)
-	}
-	if tag.RowsAffected() == 0 {
-		return notFound("session")
-	}
-	return nil
-}
+// revokeSessionInUnit revokes the session at $2 (a revoked session keeps
+// its first revocation time), failing the unit (PG404) when the session
+// does not exist.
+const revokeSessionInUnit = `
+	WITH r AS (
+		UPDATE sessions SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1
+		RETURNING 1
+	)
+	SELECT CASE WHEN EXISTS (SELECT 1 FROM r) THEN true ELSE unit_refused(false) END`
 
 const auditColumns = `id, merchant_id, mode, user_id, email, action, target, detail, remote_addr, created_at`
 
-// RecordAudit inserts an audit entry. NOT_FOUND when the merchant does not
-// exist.
-func (s *Store) RecordAudit(ctx context.Context, a paygate.AuditEntry) error {
-	tag, err := s.pool.Exec(ctx, `
-		INSERT INTO audit_log (`+auditColumns+`)
+// insertAuditInUnit inserts an audit entry, failing the unit (PG404) when
+// the merchant does not exist.
+const insertAuditInUnit = `
+	WITH ins AS (
+		INSERT INTO audit_log (` + auditColumns + `)
 		SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10
-		WHERE EXISTS (SELECT 1 FROM merchants WHERE id = $2)`,
-		a.ID, a.MerchantID, string(a.Mode), a.UserID, a.Email, a.Action, a.Target, a.Detail, a.RemoteAddr, a.CreatedAt)
-	if err != nil {
-		return translate(err)
-	}
-	if tag.RowsAffected() == 0 {
-		return notFound("merchant")
-	}
-	return nil
+		WHERE EXISTS (SELECT 1 FROM merchants WHERE id = $2)
+		RETURNING 1
+	)
+	SELECT CASE WHEN EXISTS (SELECT 1 FROM ins) THEN true ELSE unit_refused(false) END`
+
+func auditArgs(a paygate.AuditEntry) []any {
+	return []any{a.ID, a.MerchantID, string(a.Mode), a.UserID, a.Email, a.Action, a.Target, a.Detail, a.RemoteAddr, a.CreatedAt}
 }
 
 // AuditLog lists a merchant's audit entries newest first, strictly before
@@ -198,24 +180,23 @@ func (s *Store) AuditLog(ctx context.Context, q paygate.AuditQuery) ([]paygate.A
 	return out, translate(err)
 }
 
-// TouchAPIKeys moves each key's LastUsedAt forward to the given time (never
-// back), in one statement. Unknown ids are ignored.
-func (s *Store) TouchAPIKeys(ctx context.Context, used map[string]time.Time) error {
-	if len(used) == 0 {
-		return nil
-	}
-	ids := make([]string, 0, len(used))
-	times := make([]time.Time, 0, len(used))
-	for id, at := range used {
+// touchAPIKeys moves each key's LastUsedAt forward to the given time
+// (never back), in one statement. Unknown ids are ignored.
+const touchAPIKeys = `
+	UPDATE api_keys k SET last_used_at = GREATEST(k.last_used_at, u.at)
+	FROM unnest($1::text[], $2::timestamptz[]) AS u (id, at)
+	WHERE k.id = u.id`
+
+// apiKeyUsageArgs are the arguments of touchAPIKeys. (GREATEST ignores
+// NULL: a first use sets the time.)
+func apiKeyUsageArgs(u paygate.APIKeyUsage) []any {
+	ids := make([]string, 0, len(u.Used))
+	times := make([]time.Time, 0, len(u.Used))
+	for id, at := range u.Used {
 		ids = append(ids, id)
 		times = append(times, at)
 	}
-	// GREATEST ignores NULL: a first use sets the time.
-	_, err := s.pool.Exec(ctx, `
-		UPDATE api_keys k SET last_used_at = GREATEST(k.last_used_at, u.at)
-		FROM unnest($1::text[], $2::timestamptz[]) AS u (id, at)
-		WHERE k.id = u.id`, ids, times)
-	return translate(err)
+	return []any{ids, times}
 }
 
 // sqlBuilder numbers the parameters of a query built from optional parts.
@@ -443,4 +424,19 @@ func (s *Store) PaymentStats(ctx context.Context, merchantID string, mode paygat
 		out = []paygate.PaymentStat{}
 	}
 	return out, translate(err)
+}
+
+// refusal is the result handler of a statement that ends in unit_refused
+// (or raises otherwise): when the statement fails, it records in
+// *refusedBy the kind of row that refused the unit, for Commit to name in
+// its error.
+func refusal(refusedBy *string, what string) func(pgx.Row) error {
+	return func(row pgx.Row) error {
+		var ok bool
+		err := row.Scan(&ok)
+		if err != nil {
+			*refusedBy = what
+		}
+		return err
+	}
 }

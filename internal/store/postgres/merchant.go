@@ -2,8 +2,7 @@ package postgres
 
 import (
 	"context"
-	"errors"
-	"time"
+	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
@@ -20,37 +19,24 @@ func scanMerchant(row pgx.Row) (paygate.Merchant, error) {
 	return m, err
 }
 
-// CreateMerchant inserts a merchant and its first keys in one implicit
-// transaction (one pipelined batch). ErrConflict on a duplicate id or key
-// hash.
-func (s *Store) CreateMerchant(ctx context.Context, m paygate.Merchant, keys []paygate.APIKey) error {
-	b := &pgx.Batch{}
-	b.Queue(`INSERT INTO merchants (id, name, created_at) VALUES ($1, $2, $3)`, m.ID, m.Name, m.CreatedAt)
-	for _, k := range keys {
-		b.Queue(insertAPIKey, apiKeyArgs(k)...)
-	}
-	return translate(s.pool.SendBatch(ctx, b).Close())
-}
+// insertMerchant inserts a merchant. A duplicate id is paygate.ErrConflict.
+const insertMerchant = `INSERT INTO merchants (id, name, created_at) VALUES ($1, $2, $3)`
 
-// MerchantByID returns a merchant, or NOT_FOUND.
-func (s *Store) MerchantByID(ctx context.Context, id string) (paygate.Merchant, error) {
-	m, err := scanMerchant(s.pool.QueryRow(ctx, `SELECT `+merchantColumns+` FROM merchants WHERE id = $1`, id))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return paygate.Merchant{}, notFound("merchant")
+// Merchants lists merchants oldest first (by creation, then insertion),
+// the one with q.ID when it is set, at most q.Limit (<= 0: all).
+func (s *Store) Merchants(ctx context.Context, q paygate.MerchantQuery) ([]paygate.Merchant, error) {
+	var b sqlBuilder
+	query := `SELECT ` + merchantColumns + ` FROM merchants`
+	if q.ID != "" {
+		query += ` WHERE id = ` + b.arg(q.ID)
 	}
-	return m, translate(err)
-}
-
-// FirstMerchant returns the oldest merchant; ok is false when there is none.
-func (s *Store) FirstMerchant(ctx context.Context) (paygate.Merchant, bool, error) {
-	m, err := scanMerchant(s.pool.QueryRow(ctx, `SELECT `+merchantColumns+` FROM merchants ORDER BY created_at, seq LIMIT 1`))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return paygate.Merchant{}, false, nil
-	}
+	query += ` ORDER BY created_at, seq LIMIT ` + b.arg(nullLimit(q.Limit))
+	rows, err := s.pool.Query(ctx, query, b.args...)
 	if err != nil {
-		return paygate.Merchant{}, false, translate(err)
+		return nil, translate(err)
 	}
-	return m, true, nil
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (paygate.Merchant, error) { return scanMerchant(r) })
+	return out, translate(err)
 }
 
 // --- API keys -----------------------------------------------------------------
@@ -58,7 +44,7 @@ func (s *Store) FirstMerchant(ctx context.Context) (paygate.Merchant, bool, erro
 const apiKeyColumns = `id, merchant_id, mode, type, hash, hint, created_at, expires_at, revoked_at`
 
 // apiKeyReadColumns are the columns scanAPIKeyUsed reads: apiKeyColumns and
-// when the key was last used (written by TouchAPIKeys only).
+// when the key was last used (written by APIKeyUsage only).
 const apiKeyReadColumns = apiKeyColumns + `, last_used_at`
 
 const insertAPIKey = `
@@ -76,47 +62,40 @@ func scanAPIKeyUsed(row pgx.Row) (paygate.APIKey, error) {
 	return k, err
 }
 
-// CreateAPIKey inserts a key. ErrConflict on a duplicate id or hash;
-// NOT_FOUND when the merchant does not exist.
-func (s *Store) CreateAPIKey(ctx context.Context, k paygate.APIKey) error {
-	tag, err := s.pool.Exec(ctx, `
+// insertAPIKeyInUnit inserts a key, failing the unit (PG404) when its
+// merchant does not exist. A duplicate id or hash is paygate.ErrConflict.
+const insertAPIKeyInUnit = `
+	WITH ins AS (
 		INSERT INTO api_keys (id, merchant_id, mode, type, hash, hint, created_at, expires_at, revoked_at)
 		SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9
-		WHERE EXISTS (SELECT 1 FROM merchants WHERE id = $2)`, apiKeyArgs(k)...)
-	if err != nil {
-		return translate(err)
-	}
-	if tag.RowsAffected() == 0 {
-		return notFound("merchant")
-	}
-	return nil
-}
+		WHERE EXISTS (SELECT 1 FROM merchants WHERE id = $2)
+		RETURNING 1
+	)
+	SELECT CASE WHEN EXISTS (SELECT 1 FROM ins) THEN true ELSE unit_refused(false) END`
 
-// APIKeyByID returns a key by its id, or NOT_FOUND.
-func (s *Store) APIKeyByID(ctx context.Context, id string) (paygate.APIKey, error) {
-	k, err := scanAPIKeyUsed(s.pool.QueryRow(ctx, `SELECT `+apiKeyReadColumns+` FROM api_keys WHERE id = $1`, id))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return paygate.APIKey{}, notFound("API key")
+// APIKeys lists the keys matching q, oldest first (keys created at the same
+// time in insertion order): by the primary key, the unique hash or the
+// merchant's index, whichever q names.
+func (s *Store) APIKeys(ctx context.Context, q paygate.APIKeyQuery) ([]paygate.APIKey, error) {
+	if err := q.Check(); err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	return k, translate(err)
-}
-
-// APIKeyByHash returns the key whose hash matches, or NOT_FOUND, whether or
-// not the key is active.
-func (s *Store) APIKeyByHash(ctx context.Context, hash []byte) (paygate.APIKey, error) {
-	k, err := scanAPIKeyUsed(s.pool.QueryRow(ctx, `SELECT `+apiKeyReadColumns+` FROM api_keys WHERE hash = $1`, hash))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return paygate.APIKey{}, notFound("API key")
+	var b sqlBuilder
+	query := `SELECT ` + apiKeyReadColumns + ` FROM api_keys WHERE true`
+	if q.ID != "" {
+		query += ` AND id = ` + b.arg(q.ID)
 	}
-	return k, translate(err)
-}
-
-// APIKeysByMerchant lists a merchant's keys, oldest first (keys created at
-// the same time in insertion order).
-func (s *Store) APIKeysByMerchant(ctx context.Context, merchantID string) ([]paygate.APIKey, error) {
-	rows, err := s.pool.Query(ctx, `
-		SELECT `+apiKeyReadColumns+` FROM api_keys
-		WHERE merchant_id = $1 ORDER BY created_at, seq`, merchantID)
+	if len(q.Hash) > 0 {
+		query += ` AND hash = ` + b.arg(q.Hash)
+	}
+	if q.MerchantID != "" {
+		query += ` AND merchant_id = ` + b.arg(q.MerchantID)
+	}
+	if q.Mode != "" {
+		query += ` AND mode = ` + b.arg(q.Mode)
+	}
+	query += ` ORDER BY created_at, seq`
+	rows, err := s.pool.Query(ctx, query, b.args...)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -124,80 +103,51 @@ func (s *Store) APIKeysByMerchant(ctx context.Context, merchantID string) ([]pay
 	return keys, translate(err)
 }
 
-// APIKeysByMerchantMode lists a merchant's keys of one mode, oldest first.
-func (s *Store) APIKeysByMerchantMode(ctx context.Context, merchantID string, mode paygate.Mode) ([]paygate.APIKey, error) {
-	rows, err := s.pool.Query(ctx, `
-		SELECT `+apiKeyReadColumns+` FROM api_keys
-		WHERE merchant_id = $1 AND mode = $2 ORDER BY created_at, seq`, merchantID, mode)
-	if err != nil {
-		return nil, translate(err)
-	}
-	keys, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (paygate.APIKey, error) { return scanAPIKeyUsed(r) })
-	return keys, translate(err)
-}
+// rotateAPIKeyInUnit inserts the next key, makes the old one expire at
+// @old_expires_at (or keeps its earlier expiry) and records the next key
+// as its successor, in one statement. The old key must have no successor
+// and be active at @now (the rotation time). The update is conditional on
+// successor_id IS NULL: of two concurrent rotations the second waits for
+// the first's row lock, finds the successor set and inserts nothing. When
+// nothing moved, unit_rotation_refused (migration 00014) fails the unit
+// with the reason, read in a new snapshot that sees a concurrent rotation
+// the statement waited for: PG404 (no such key), PG410 (a successor, in
+// the error's detail) or PG409 (revoked or expired).
+const rotateAPIKeyInUnit = `
+	WITH old AS (
+		UPDATE api_keys SET expires_at = LEAST(expires_at, @old_expires_at), successor_id = @id
+		WHERE id = @old_id
+			AND successor_id IS NULL
+			AND (revoked_at IS NULL OR revoked_at > @now)
+			AND (expires_at IS NULL OR expires_at > @now)
+		RETURNING id
+	), ins AS (
+		INSERT INTO api_keys (id, merchant_id, mode, type, hash, hint, created_at, expires_at, revoked_at)
+		SELECT @id, @merchant_id, @mode, @type, @hash, @hint, @created_at, @expires_at, @revoked_at
+		FROM old
+		RETURNING id
+	)
+	SELECT CASE WHEN EXISTS (SELECT 1 FROM ins) THEN true ELSE unit_rotation_refused(@old_id) END`
 
-// RotateAPIKey inserts next, makes oldID expire at oldExpiresAt (or keeps
-// its earlier expiry) and records next as its successor, in one statement.
-// The old key must have no successor and be active at next.CreatedAt (the
-// rotation time). The update is conditional on successor_id IS NULL: of two
-// concurrent rotations the second waits for the first's row lock, finds the
-// successor set and inserts nothing. A *paygate.KeyReplacedError if the key
-// already has a successor; ErrStateConflict if it is revoked or expired
-// then; NOT_FOUND if it does not exist.
-func (s *Store) RotateAPIKey(ctx context.Context, oldID string, next paygate.APIKey, oldExpiresAt time.Time) error {
-	args := namedArgs{
-		"old_id": oldID, "old_expires_at": oldExpiresAt, "now": next.CreatedAt,
+func rotationArgs(r paygate.APIKeyRotation) namedArgs {
+	next := r.Next
+	return namedArgs{
+		"old_id": r.OldID, "old_expires_at": r.OldExpiresAt, "now": next.CreatedAt,
 		"id": next.ID, "merchant_id": next.MerchantID, "mode": next.Mode, "type": next.Type,
 		"hash": next.Hash, "hint": next.Hint, "created_at": next.CreatedAt,
 		"expires_at": next.ExpiresAt, "revoked_at": next.RevokedAt,
 	}
-	var rotated bool
-	err := s.pool.QueryRow(ctx, `
-		WITH old AS (
-			UPDATE api_keys SET expires_at = LEAST(expires_at, @old_expires_at), successor_id = @id
-			WHERE id = @old_id
-				AND successor_id IS NULL
-				AND (revoked_at IS NULL OR revoked_at > @now)
-				AND (expires_at IS NULL OR expires_at > @now)
-			RETURNING id
-		), ins AS (
-			INSERT INTO api_keys (id, merchant_id, mode, type, hash, hint, created_at, expires_at, revoked_at)
-			SELECT @id, @merchant_id, @mode, @type, @hash, @hint, @created_at, @expires_at, @revoked_at
-			FROM old
-			RETURNING id
-		)
-		SELECT EXISTS (SELECT 1 FROM ins)`, args).Scan(&rotated)
-	if err != nil {
-		return translate(err)
-	}
-	if rotated {
-		return nil
-	}
-	// Why not: read again, in a new snapshot that sees a concurrent
-	// rotation the statement above waited for.
-	var successor *string
-	err = s.pool.QueryRow(ctx, `SELECT successor_id FROM api_keys WHERE id = $1`, oldID).Scan(&successor)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return notFound("API key")
-	case err != nil:
-		return translate(err)
-	case successor != nil:
-		return &paygate.KeyReplacedError{KeyID: oldID, SuccessorID: *successor}
-	default:
-		return paygate.ErrStateConflict
-	}
 }
 
-// RevokeAPIKey revokes a key at the time; a revoked key keeps its first
-// revocation time. NOT_FOUND if it does not exist.
-func (s *Store) RevokeAPIKey(ctx context.Context, id string, at time.Time) (paygate.APIKey, error) {
-	k, err := scanAPIKeyUsed(s.pool.QueryRow(ctx, `
-		UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2)
-		WHERE id = $1
-		RETURNING `+apiKeyReadColumns, id, at))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return paygate.APIKey{}, notFound("API key")
-	}
-	return k, translate(err)
-}
+// sqlStateReplaced is what unit_rotation_refused raises for a key that
+// already has a successor, named in the error's detail.
+const sqlStateReplaced = "PG410"
+
+// revokeAPIKeyInUnit revokes a key at $2 (a revoked key keeps its first
+// revocation time), failing the unit (PG404) when it does not exist.
+const revokeAPIKeyInUnit = `
+	WITH r AS (
+		UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1
+		RETURNING 1
+	)
+	SELECT CASE WHEN EXISTS (SELECT 1 FROM r) THEN true ELSE unit_refused(false) END`

@@ -59,8 +59,8 @@ func seedMerchant(t *testing.T, s *Store) merchantFixture {
 		ID: uuid(), MerchantID: m.ID, Mode: paygate.ModeTest, Type: paygate.KeySecret,
 		Hash: []byte(uuid()), Hint: "smtgw_sk_test_…abcd", CreatedAt: epoch,
 	}
-	if err := s.CreateMerchant(t.Context(), m, []paygate.APIKey{k}); err != nil {
-		t.Fatalf("CreateMerchant: %v", err)
+	if err := s.Commit(t.Context(), paygate.Unit{Ops: []paygate.Op{m, k}}); err != nil {
+		t.Fatalf("create merchant: %v", err)
 	}
 	return merchantFixture{merchant: m, key: k}
 }
@@ -164,8 +164,8 @@ func TestOpen(t *testing.T) {
 			t.Fatalf("second Open: %v", err)
 		}
 		defer s2.Close()
-		if _, err := s2.MerchantByID(t.Context(), f.merchant.ID); err != nil {
-			t.Fatalf("MerchantByID after reopen: %v", err)
+		if _, err := paygate.OneMerchant(s2.Merchants(t.Context(), paygate.MerchantQuery{ID: f.merchant.ID})); err != nil {
+			t.Fatalf("read the merchant after reopen: %v", err)
 		}
 	})
 
@@ -290,7 +290,7 @@ func TestReserveIdempotencyRevokedKey(t *testing.T) {
 	t.Parallel()
 	s, _ := openTest(t)
 	f := seedMerchant(t, s)
-	if _, err := s.RevokeAPIKey(t.Context(), f.key.ID, epoch.Add(time.Second)); err != nil {
+	if err := s.Commit(t.Context(), paygate.Unit{Ops: []paygate.Op{paygate.APIKeyRevocation{ID: f.key.ID, At: epoch.Add(time.Second)}}}); err != nil {
 		t.Fatal(err)
 	}
 	r := paygate.IdempotencyReservation{

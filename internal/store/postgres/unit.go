@@ -73,19 +73,21 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 		b.Queue(skipFlushWait)
 	}
 	refusedBy := "" // the kind of row whose conditional write refused the unit
-	// refusal, when set by the operation that refused the unit, names its
+	// named, when set by the operation that refused the unit, names its
 	// refusal from the error (nil: not one of its own).
-	var refusal func(*pgconn.PgError) error
+	var named func(*pgconn.PgError) error
 	refuses := func(name func(*pgconn.PgError) error) func(pgx.Row) error {
 		return func(row pgx.Row) error {
 			var ok bool
 			err := row.Scan(&ok)
 			if err != nil {
-				refusal = name
+				named = name
 			}
 			return err
 		}
 	}
+	// rotatedKey is the old key of an APIKeyRotation that refused the unit.
+	rotatedKey := ""
 	for i := 0; i < len(u.Ops); {
 		switch op := u.Ops[i].(type) {
 		case paygate.PaymentTransition:
@@ -166,6 +168,7 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 			i++
 		case paygate.EventResend:
 			b.Queue(resendEvent, resendArgs(op)).QueryRow(refuses(deliveryRefused))
+			i++
 		// Vault, 3-D Secure, routing and idempotency operations.
 		case paygate.IdempotencyRelease:
 			b.Queue(releaseIdempotency, op.MerchantID, op.Mode, op.Key)
@@ -204,6 +207,48 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 		case paygate.RecoveryClaim:
 			queueRefusable(b, claimRecoveryInUnit, recoveryClaimArgs(op), "payment", &refusedBy)
 			i++
+		// accounts and dashboard operations
+		case paygate.Merchant:
+			b.Queue(insertMerchant, op.ID, op.Name, op.CreatedAt)
+			i++
+		case paygate.APIKey:
+			b.Queue(insertAPIKeyInUnit, apiKeyArgs(op)...).QueryRow(refusal(&refusedBy, "merchant"))
+			i++
+		case paygate.APIKeyRotation:
+			b.Queue(rotateAPIKeyInUnit, rotationArgs(op)).QueryRow(func(row pgx.Row) error {
+				err := refusal(&refusedBy, "API key")(row)
+				if err != nil {
+					rotatedKey = op.OldID
+				}
+				return err
+			})
+			i++
+		case paygate.APIKeyRevocation:
+			b.Queue(revokeAPIKeyInUnit, op.ID, op.At).QueryRow(refusal(&refusedBy, "API key"))
+			i++
+		case paygate.User:
+			b.Queue(insertUserInUnit, userArgs(op)).QueryRow(refusal(&refusedBy, "merchant"))
+			i++
+		case paygate.Session:
+			b.Queue(insertSessionInUnit, sessionArgs(op)).QueryRow(refusal(&refusedBy, "user"))
+			i++
+		case paygate.SessionTouch:
+			b.Queue(touchSessionInUnit, op.SessionID, op.At).QueryRow(refusal(&refusedBy, "session"))
+			i++
+		case paygate.SessionRevocation:
+			b.Queue(revokeSessionInUnit, op.SessionID, op.At).QueryRow(refusal(&refusedBy, "session"))
+			i++
+		case paygate.PasswordChange:
+			b.Queue(changePasswordInUnit, passwordChangeArgs(op)).QueryRow(refusal(&refusedBy, "user"))
+			i++
+		case paygate.AuditEntry:
+			b.Queue(insertAuditInUnit, auditArgs(op)...).QueryRow(refusal(&refusedBy, "merchant"))
+			i++
+		case paygate.APIKeyUsage:
+			if len(op.Used) > 0 {
+				b.Queue(touchAPIKeys, apiKeyUsageArgs(op)...)
+			}
+			i++
 		default:
 			return fmt.Errorf("postgres: operation %d of the unit: %T is not an operation", i, op)
 		}
@@ -216,8 +261,8 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 		return nil
 	}
 	var pgErr *pgconn.PgError
-	if refusal != nil && errors.As(err, &pgErr) {
-		if refused := refusal(pgErr); refused != nil {
+	if named != nil && errors.As(err, &pgErr) {
+		if refused := named(pgErr); refused != nil {
 			return refused
 		}
 	}
@@ -229,6 +274,8 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 			return notFound(refusedBy)
 		case sqlStateInvalid:
 			return paygate.Errorf(paygate.CodeInvalidRequest, pgErr.ColumnName, "%s", pgErr.Message)
+		case sqlStateReplaced:
+			return &paygate.KeyReplacedError{KeyID: rotatedKey, SuccessorID: pgErr.Detail}
 		}
 	}
 	return translate(err)

@@ -21,7 +21,7 @@ func BenchmarkBaselinePayment(b *testing.B) {
 			}
 			defer s.Close()
 			m := paygate.Merchant{ID: "8f0c5b1e-3a4d-4e6f-9a7b-0c1d2e3f4a5b", Name: "Bench", CreatedAt: paygate.Normalize(time.Now())}
-			if err := s.CreateMerchant(b.Context(), m, nil); err != nil {
+			if err := s.Commit(b.Context(), paygate.Unit{Ops: []paygate.Op{m}}); err != nil {
 				b.Fatal(err)
 			}
 			var n atomic.Int64

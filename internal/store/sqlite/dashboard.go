@@ -33,14 +33,12 @@ func scanUser(row scanner) (paygate.User, error) {
 	return u, nil
 }
 
-// CreateUser inserts a dashboard user. A duplicate email (or id) is
-// paygate.ErrConflict; an unknown merchant is NOT_FOUND.
-func (s *Store) CreateUser(ctx context.Context, u paygate.User) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO users (`+userColumns+`) VALUES (?, ?, ?, ?, ?, ?)`,
-			u.ID, u.MerchantID, u.Email, u.PasswordHash, micros(u.CreatedAt), micros(u.UpdatedAt))
-		return err
-	})
+// insertUser inserts a dashboard user. A duplicate email (or id) is
+// paygate.ErrConflict; an unknown merchant is NOT_FOUND (the foreign key).
+func insertUser(ctx context.Context, tx *sql.Tx, u paygate.User) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO users (`+userColumns+`) VALUES (?, ?, ?, ?, ?, ?)`,
+		u.ID, u.MerchantID, u.Email, u.PasswordHash, micros(u.CreatedAt), micros(u.UpdatedAt))
+	return err
 }
 
 // UserByEmail returns the user with the (lower-case) email, or NOT_FOUND.
@@ -52,46 +50,40 @@ func (s *Store) UserByEmail(ctx context.Context, email string) (paygate.User, er
 	return u, translate(err)
 }
 
-// SetUserPassword replaces the password hash of a merchant's user and
-// revokes, in the same transaction, the user's sessions but keepSessionID.
-// NOT_FOUND when the user does not exist for the merchant.
-func (s *Store) SetUserPassword(ctx context.Context, merchantID, userID, passwordHash, keepSessionID string, at time.Time) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx,
-			`UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ? AND merchant_id = ?`,
-			passwordHash, micros(at), userID, merchantID)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return notFound("user")
-		}
-		_, err = tx.ExecContext(ctx,
-			`UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND id <> ? AND revoked_at IS NULL`,
-			micros(at), userID, keepSessionID)
+// changePassword replaces the password hash of a merchant's user and
+// revokes, in the unit's transaction, the user's sessions but the kept
+// one. NOT_FOUND when the user does not exist for the merchant.
+func changePassword(ctx context.Context, tx *sql.Tx, c paygate.PasswordChange) error {
+	res, err := tx.ExecContext(ctx,
+		`UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ? AND merchant_id = ?`,
+		c.PasswordHash, micros(c.At), c.UserID, c.MerchantID)
+	if err != nil {
 		return err
-	})
+	}
+	if err := oneRow(res, "user"); err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx,
+		`UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND id <> ? AND revoked_at IS NULL`,
+		micros(c.At), c.UserID, c.KeepSessionID)
+	return err
 }
 
 const sessionColumns = `id, token_hash, user_id, merchant_id, created_at, last_seen_at, expires_at, revoked_at, remote_addr`
 
-// CreateSession inserts a session. NOT_FOUND when its user does not exist
+// insertSession inserts a session. NOT_FOUND when its user does not exist
 // for its merchant; a duplicate id or token hash is paygate.ErrConflict.
-func (s *Store) CreateSession(ctx context.Context, se paygate.Session) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `
-			INSERT INTO sessions (`+sessionColumns+`)
-			SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9
-			WHERE EXISTS (SELECT 1 FROM users WHERE id = ?3 AND merchant_id = ?4)`,
-			se.ID, se.TokenHash, se.UserID, se.MerchantID, micros(se.CreatedAt), micros(se.LastSeenAt),
-			micros(se.ExpiresAt), nullMicros(se.RevokedAt), se.RemoteAddr)
-		if err != nil {
-			return err
-		}
-		return oneRow(res, "user")
-	})
+func insertSession(ctx context.Context, tx *sql.Tx, se paygate.Session) error {
+	res, err := tx.ExecContext(ctx, `
+		INSERT INTO sessions (`+sessionColumns+`)
+		SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9
+		WHERE EXISTS (SELECT 1 FROM users WHERE id = ?3 AND merchant_id = ?4)`,
+		se.ID, se.TokenHash, se.UserID, se.MerchantID, micros(se.CreatedAt), micros(se.LastSeenAt),
+		micros(se.ExpiresAt), nullMicros(se.RevokedAt), se.RemoteAddr)
+	if err != nil {
+		return err
+	}
+	return oneRow(res, "user")
 }
 
 // SessionByTokenHash returns the session with the token hash and its user,
@@ -124,30 +116,26 @@ func (s *Store) SessionByTokenHash(ctx context.Context, tokenHash []byte) (payga
 	return se, u, nil
 }
 
-// TouchSession moves the session's LastSeenAt forward to at (never back).
+// touchSession moves the session's LastSeenAt forward to At (never back).
 // NOT_FOUND when the session does not exist.
-func (s *Store) TouchSession(ctx context.Context, sessionID string, at time.Time) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx,
-			`UPDATE sessions SET last_seen_at = max(last_seen_at, ?) WHERE id = ?`, micros(at), sessionID)
-		if err != nil {
-			return err
-		}
-		return oneRow(res, "session")
-	})
+func touchSession(ctx context.Context, tx *sql.Tx, t paygate.SessionTouch) error {
+	res, err := tx.ExecContext(ctx,
+		`UPDATE sessions SET last_seen_at = max(last_seen_at, ?) WHERE id = ?`, micros(t.At), t.SessionID)
+	if err != nil {
+		return err
+	}
+	return oneRow(res, "session")
 }
 
-// RevokeSession revokes a session at at; a revoked session keeps its first
+// revokeSession revokes a session at At; a revoked session keeps its first
 // revocation time. NOT_FOUND when it does not exist.
-func (s *Store) RevokeSession(ctx context.Context, sessionID string, at time.Time) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx,
-			`UPDATE sessions SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?`, micros(at), sessionID)
-		if err != nil {
-			return err
-		}
-		return oneRow(res, "session")
-	})
+func revokeSession(ctx context.Context, tx *sql.Tx, r paygate.SessionRevocation) error {
+	res, err := tx.ExecContext(ctx,
+		`UPDATE sessions SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?`, micros(r.At), r.SessionID)
+	if err != nil {
+		return err
+	}
+	return oneRow(res, "session")
 }
 
 // oneRow returns NOT_FOUND for what when res changed no row.
@@ -164,15 +152,13 @@ func oneRow(res sql.Result, what string) error {
 
 const auditColumns = `id, merchant_id, mode, user_id, email, action, target, detail, remote_addr, created_at`
 
-// RecordAudit inserts an audit entry. NOT_FOUND when the merchant does not
-// exist.
-func (s *Store) RecordAudit(ctx context.Context, a paygate.AuditEntry) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO audit_log (`+auditColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			a.ID, a.MerchantID, string(a.Mode), a.UserID, a.Email, a.Action, a.Target, a.Detail, a.RemoteAddr,
-			micros(a.CreatedAt))
-		return err
-	})
+// insertAudit inserts an audit entry. NOT_FOUND when the merchant does not
+// exist (the foreign key).
+func insertAudit(ctx context.Context, tx *sql.Tx, a paygate.AuditEntry) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO audit_log (`+auditColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		a.ID, a.MerchantID, string(a.Mode), a.UserID, a.Email, a.Action, a.Target, a.Detail, a.RemoteAddr,
+		micros(a.CreatedAt))
+	return err
 }
 
 // AuditLog lists a merchant's audit entries newest first, strictly before
@@ -208,26 +194,24 @@ func (s *Store) AuditLog(ctx context.Context, q paygate.AuditQuery) ([]paygate.A
 	return out, translate(rows.Err())
 }
 
-// TouchAPIKeys moves each key's LastUsedAt forward to the given time (never
-// back), in one transaction. Unknown ids are ignored.
-func (s *Store) TouchAPIKeys(ctx context.Context, used map[string]time.Time) error {
-	if len(used) == 0 {
+// touchAPIKeys moves each key's LastUsedAt forward to the given time
+// (never back). Unknown ids are ignored.
+func touchAPIKeys(ctx context.Context, tx *sql.Tx, u paygate.APIKeyUsage) error {
+	if len(u.Used) == 0 {
 		return nil
 	}
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		stmt, err := tx.PrepareContext(ctx,
-			`UPDATE api_keys SET last_used_at = max(coalesce(last_used_at, ?1), ?1) WHERE id = ?2`)
-		if err != nil {
+	stmt, err := tx.PrepareContext(ctx,
+		`UPDATE api_keys SET last_used_at = max(coalesce(last_used_at, ?1), ?1) WHERE id = ?2`)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for _, id := range sortedKeys(u.Used) {
+		if _, err := stmt.ExecContext(ctx, micros(u.Used[id]), id); err != nil {
 			return err
 		}
-		defer stmt.Close()
-		for _, id := range sortedKeys(used) {
-			if _, err := stmt.ExecContext(ctx, micros(used[id]), id); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // sortedKeys returns the keys of m in order, so that concurrent batches

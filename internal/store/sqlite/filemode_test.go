@@ -33,7 +33,7 @@ func TestFileModes(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "paygate.db")
 		s := open(t, path)
 		now := paygate.SystemClock{}.Now()
-		if err := s.CreateMerchant(t.Context(), paygate.Merchant{ID: id.New(), Name: "Modes", CreatedAt: now}, nil); err != nil {
+		if err := s.Commit(t.Context(), paygate.Unit{Ops: []paygate.Op{paygate.Merchant{ID: id.New(), Name: "Modes", CreatedAt: now}}}); err != nil {
 			t.Fatal(err)
 		}
 		for _, p := range []string{path, path + "-wal", path + "-shm"} {

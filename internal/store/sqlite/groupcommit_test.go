@@ -402,7 +402,7 @@ func TestWhichWritesCommitLazily(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	ctx, now := t.Context(), time.Now().UTC()
-	if err := s.CreateMerchant(ctx, paygate.Merchant{ID: "m", Name: "n", CreatedAt: now}, nil); err != nil {
+	if err := s.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.Merchant{ID: "m", Name: "n", CreatedAt: now}}}); err != nil {
 		t.Fatal(err)
 	}
 	newPayment := func(route ...paygate.Provider) string {

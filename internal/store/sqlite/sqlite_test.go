@@ -104,10 +104,10 @@ func TestTwoStoresShareOneFile(t *testing.T) {
 	m := paygate.Merchant{ID: "2f1c4bd4-5f5a-4c36-9f8e-7d0a1e2b3c4d", Name: "Shared", CreatedAt: now}
 	key := paygate.APIKey{ID: "a3d9e2f0-1b2c-4d5e-8f90-123456789abc", MerchantID: m.ID, Mode: paygate.ModeTest,
 		Type: paygate.KeySecret, Hash: []byte("0123456789abcdef0123456789abcdef"), Hint: "smtgw_sk_test_…abcd", CreatedAt: now}
-	if err := a.CreateMerchant(ctx, m, []paygate.APIKey{key}); err != nil {
+	if err := a.Commit(ctx, paygate.Unit{Ops: []paygate.Op{m, key}}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := b.MerchantByID(ctx, m.ID)
+	got, err := paygate.OneMerchant(b.Merchants(ctx, paygate.MerchantQuery{ID: m.ID}))
 	if err != nil {
 		t.Fatalf("second store does not see the merchant: %v", err)
 	}
@@ -115,7 +115,7 @@ func TestTwoStoresShareOneFile(t *testing.T) {
 		t.Errorf("got %+v, want %+v", got, m)
 	}
 	// A revocation through one store is seen at once by the other.
-	if _, err := b.RevokeAPIKey(ctx, key.ID, now); err != nil {
+	if err := b.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.APIKeyRevocation{ID: key.ID, At: now}}}); err != nil {
 		t.Fatal(err)
 	}
 	_, _, err = a.ReserveIdempotency(ctx, paygate.IdempotencyReservation{
@@ -131,7 +131,7 @@ func TestTwoStoresShareOneFile(t *testing.T) {
 	var wg sync.WaitGroup
 	for i, s := range []*sqlite.Store{a, b} {
 		wg.Go(func() {
-			errs[i] = s.CreateMerchant(ctx, paygate.Merchant{ID: ids[i], Name: "Concurrent", CreatedAt: now}, nil)
+			errs[i] = s.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.Merchant{ID: ids[i], Name: "Concurrent", CreatedAt: now}}})
 		})
 	}
 	wg.Wait()
@@ -140,7 +140,7 @@ func TestTwoStoresShareOneFile(t *testing.T) {
 	}
 	for _, s := range []*sqlite.Store{a, b} {
 		for _, mid := range ids {
-			if _, err := s.MerchantByID(ctx, mid); err != nil {
+			if _, err := paygate.OneMerchant(s.Merchants(ctx, paygate.MerchantQuery{ID: mid})); err != nil {
 				t.Errorf("merchant %s written through one store: %v", mid, err)
 			}
 		}
@@ -195,11 +195,11 @@ func TestHelperProcess(t *testing.T) {
 	const shared = "7b0e3c52-9a41-4d8e-b6f2-0c5d1e2f3a4b"
 	m := paygate.Merchant{ID: shared, Name: fmt.Sprintf("pid-%d", os.Getpid()), CreatedAt: paygate.SystemClock{}.Now()}
 	// Every helper but the first gets a conflict: the merchant exists.
-	if err := s.CreateMerchant(t.Context(), m, nil); err != nil && !errors.Is(err, paygate.ErrConflict) {
+	if err := s.Commit(t.Context(), paygate.Unit{Ops: []paygate.Op{m}}); err != nil && !errors.Is(err, paygate.ErrConflict) {
 		fmt.Fprintf(os.Stderr, "create merchant: %v\n", err)
 		os.Exit(4)
 	}
-	stored, err := s.MerchantByID(t.Context(), shared)
+	stored, err := paygate.OneMerchant(s.Merchants(t.Context(), paygate.MerchantQuery{ID: shared}))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "read merchant: %v\n", err)
 		os.Exit(5)
@@ -317,12 +317,12 @@ func TestBusyIsServiceUnavailable(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	lockFile(t, path)
-	err = s.CreateMerchant(t.Context(), paygate.Merchant{ID: "m", Name: "n", CreatedAt: paygate.SystemClock{}.Now()}, nil)
+	err = s.Commit(t.Context(), paygate.Unit{Ops: []paygate.Op{paygate.Merchant{ID: "m", Name: "n", CreatedAt: paygate.SystemClock{}.Now()}}})
 	if paygate.ErrorCode(err) != paygate.CodeServiceUnavailable {
 		t.Fatalf("write while another process holds the lock: got %v, want SERVICE_UNAVAILABLE", err)
 	}
 	// Reads are not blocked by a writer (WAL).
-	if _, err := s.MerchantByID(t.Context(), "m"); !paygate.IsNotFound(err) {
+	if _, err := paygate.OneMerchant(s.Merchants(t.Context(), paygate.MerchantQuery{ID: "m"})); !paygate.IsNotFound(err) {
 		t.Fatalf("read while another process holds the write lock: got %v, want NOT_FOUND", err)
 	}
 }

@@ -89,6 +89,29 @@ func applyUnit(ctx context.Context, tx *sql.Tx, u paygate.Unit) error {
 			err = rewrapStoredCard(ctx, tx, op)
 		case paygate.RecoveryClaim:
 			err = claimRecovery(ctx, tx, op)
+		// accounts and dashboard operations
+		case paygate.Merchant:
+			err = insertMerchant(ctx, tx, op)
+		case paygate.APIKey:
+			err = insertAPIKey(ctx, tx, op)
+		case paygate.APIKeyRotation:
+			err = rotateAPIKey(ctx, tx, op)
+		case paygate.APIKeyRevocation:
+			err = revokeAPIKey(ctx, tx, op)
+		case paygate.User:
+			err = insertUser(ctx, tx, op)
+		case paygate.Session:
+			err = insertSession(ctx, tx, op)
+		case paygate.SessionTouch:
+			err = touchSession(ctx, tx, op)
+		case paygate.SessionRevocation:
+			err = revokeSession(ctx, tx, op)
+		case paygate.PasswordChange:
+			err = changePassword(ctx, tx, op)
+		case paygate.AuditEntry:
+			err = insertAudit(ctx, tx, op)
+		case paygate.APIKeyUsage:
+			err = touchAPIKeys(ctx, tx, op)
 		default:
 			err = fmt.Errorf("sqlite: operation %d of the unit: %T is not an operation", i, op)
 		}

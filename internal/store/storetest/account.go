@@ -27,25 +27,25 @@ func merchantCases() []testCase {
 				newKey(m.ID, paygate.ModeTest, paygate.KeyPublic, base),
 				newKey(m.ID, paygate.ModeLive, paygate.KeyPublic, base),
 			}
-			must(t, s.CreateMerchant(ctx(t), m, keys))
-			got, err := s.MerchantByID(ctx(t), m.ID)
+			must(t, createMerchant(ctx(t), s, m, keys))
+			got, err := paygate.OneMerchant(s.Merchants(ctx(t), paygate.MerchantQuery{ID: m.ID}))
 			must(t, err)
 			equal(t, "merchant", m, got)
 			for _, k := range keys {
-				gotKey, err := s.APIKeyByID(ctx(t), k.ID)
+				gotKey, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: k.ID}))
 				must(t, err)
 				equal(t, "key", k, gotKey)
 			}
 		}},
 		{"UnknownIsNotFound", func(t *testing.T, s paygate.Store) {
-			_, err := s.MerchantByID(ctx(t), newID())
+			_, err := paygate.OneMerchant(s.Merchants(ctx(t), paygate.MerchantQuery{ID: newID()}))
 			wantNotFound(t, err)
 		}},
 		{"DuplicateIDConflicts", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
-			err := s.CreateMerchant(ctx(t), paygate.Merchant{ID: f.merchant.ID, Name: "again", CreatedAt: at(time.Second)}, nil)
+			err := createMerchant(ctx(t), s, paygate.Merchant{ID: f.merchant.ID, Name: "again", CreatedAt: at(time.Second)}, nil)
 			wantIs(t, err, paygate.ErrConflict)
-			got, err := s.MerchantByID(ctx(t), f.merchant.ID)
+			got, err := paygate.OneMerchant(s.Merchants(ctx(t), paygate.MerchantQuery{ID: f.merchant.ID}))
 			must(t, err)
 			equal(t, "merchant after refused duplicate", f.merchant, got)
 		}},
@@ -55,28 +55,34 @@ func merchantCases() []testCase {
 			good := newKey(m.ID, paygate.ModeTest, paygate.KeySecret, m.CreatedAt)
 			dup := newKey(m.ID, paygate.ModeLive, paygate.KeySecret, m.CreatedAt)
 			dup.ID = f.testKey.ID // an existing key id: the whole merchant must be refused
-			err := s.CreateMerchant(ctx(t), m, []paygate.APIKey{good, dup})
+			err := createMerchant(ctx(t), s, m, []paygate.APIKey{good, dup})
 			wantIs(t, err, paygate.ErrConflict)
-			_, err = s.MerchantByID(ctx(t), m.ID)
+			_, err = paygate.OneMerchant(s.Merchants(ctx(t), paygate.MerchantQuery{ID: m.ID}))
 			wantNotFound(t, err)
-			_, err = s.APIKeyByID(ctx(t), good.ID)
+			_, err = paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: good.ID}))
 			wantNotFound(t, err)
 		}},
-		{"FirstMerchant", func(t *testing.T, s paygate.Store) {
-			_, ok, err := s.FirstMerchant(ctx(t))
+		{"ListOldestFirstWithLimit", func(t *testing.T, s paygate.Store) {
+			none, err := s.Merchants(ctx(t), paygate.MerchantQuery{Limit: 1})
 			must(t, err)
-			if ok {
-				t.Fatal("FirstMerchant on an empty store: ok is true")
+			if len(none) != 0 {
+				t.Fatalf("Merchants on an empty store: %d merchants", len(none))
 			}
-			newMerchant(t, s, at(2*time.Hour))
+			second := newMerchant(t, s, at(2*time.Hour))
 			oldest := newMerchant(t, s, at(time.Hour))
-			newMerchant(t, s, at(3*time.Hour))
-			got, ok, err := s.FirstMerchant(ctx(t))
+			third := newMerchant(t, s, at(3*time.Hour))
+			got, err := s.Merchants(ctx(t), paygate.MerchantQuery{Limit: 1})
 			must(t, err)
-			if !ok {
-				t.Fatal("FirstMerchant: ok is false with three merchants")
-			}
-			equal(t, "first merchant", oldest.merchant, got)
+			equal(t, "first merchant", []paygate.Merchant{oldest.merchant}, got)
+			all, err := s.Merchants(ctx(t), paygate.MerchantQuery{})
+			must(t, err)
+			equal(t, "every merchant, oldest first", []paygate.Merchant{oldest.merchant, second.merchant, third.merchant}, all)
+			two, err := s.Merchants(ctx(t), paygate.MerchantQuery{Limit: 2})
+			must(t, err)
+			equal(t, "two oldest merchants", []paygate.Merchant{oldest.merchant, second.merchant}, two)
+			byID, err := s.Merchants(ctx(t), paygate.MerchantQuery{ID: third.merchant.ID})
+			must(t, err)
+			equal(t, "merchant by id", []paygate.Merchant{third.merchant}, byID)
 		}},
 	}
 }
@@ -87,14 +93,14 @@ func apiKeyCases() []testCase {
 			f := newMerchant(t, s, base)
 			k := newKey(f.merchant.ID, paygate.ModeLive, paygate.KeySecret, at(time.Hour))
 			k.ExpiresAt = ptr(at(48 * time.Hour))
-			must(t, s.CreateAPIKey(ctx(t), k))
-			got, err := s.APIKeyByID(ctx(t), k.ID)
+			must(t, commit(ctx(t), s, k))
+			got, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: k.ID}))
 			must(t, err)
 			equal(t, "key by id", k, got)
-			got, err = s.APIKeyByHash(ctx(t), k.Hash)
+			got, err = paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{Hash: k.Hash}))
 			must(t, err)
 			equal(t, "key by hash", k, got)
-			got, err = s.APIKeyByHash(ctx(t), f.testKey.Hash)
+			got, err = paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{Hash: f.testKey.Hash}))
 			must(t, err)
 			equal(t, "fixture key by hash", f.testKey, got)
 		}},
@@ -103,27 +109,27 @@ func apiKeyCases() []testCase {
 			k := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, base)
 			k.RevokedAt = ptr(at(time.Second))
 			k.ExpiresAt = ptr(at(time.Second))
-			must(t, s.CreateAPIKey(ctx(t), k))
-			got, err := s.APIKeyByHash(ctx(t), k.Hash)
+			must(t, commit(ctx(t), s, k))
+			got, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{Hash: k.Hash}))
 			must(t, err)
 			equal(t, "revoked key by hash", k, got)
 		}},
 		{"UnknownIsNotFound", func(t *testing.T, s paygate.Store) {
 			newMerchant(t, s, base)
-			_, err := s.APIKeyByID(ctx(t), newID())
+			_, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: newID()}))
 			wantNotFound(t, err)
-			_, err = s.APIKeyByHash(ctx(t), randomBytes(32))
+			_, err = paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{Hash: randomBytes(32)}))
 			wantNotFound(t, err)
 		}},
 		{"DuplicateConflicts", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			sameID := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Second))
 			sameID.ID = f.testKey.ID
-			wantIs(t, s.CreateAPIKey(ctx(t), sameID), paygate.ErrConflict)
+			wantIs(t, commit(ctx(t), s, sameID), paygate.ErrConflict)
 			sameHash := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Second))
 			sameHash.Hash = f.testKey.Hash
-			wantIs(t, s.CreateAPIKey(ctx(t), sameHash), paygate.ErrConflict)
-			got, err := s.APIKeyByHash(ctx(t), f.testKey.Hash)
+			wantIs(t, commit(ctx(t), s, sameHash), paygate.ErrConflict)
+			got, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{Hash: f.testKey.Hash}))
 			must(t, err)
 			equal(t, "original key", f.testKey, got)
 		}},
@@ -133,10 +139,10 @@ func apiKeyCases() []testCase {
 			late := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeyPublic, at(3*time.Hour))
 			early := newKey(f.merchant.ID, paygate.ModeLive, paygate.KeySecret, at(time.Hour))
 			early.RevokedAt = ptr(at(2 * time.Hour))
-			must(t, s.CreateAPIKey(ctx(t), late))
-			must(t, s.CreateAPIKey(ctx(t), early))
-			must(t, s.CreateAPIKey(ctx(t), newKey(other.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(90*time.Minute))))
-			got, err := s.APIKeysByMerchant(ctx(t), f.merchant.ID)
+			must(t, commit(ctx(t), s, late))
+			must(t, commit(ctx(t), s, early))
+			must(t, commit(ctx(t), s, newKey(other.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(90*time.Minute))))
+			got, err := s.APIKeys(ctx(t), paygate.APIKeyQuery{MerchantID: f.merchant.ID})
 			must(t, err)
 			if len(got) != 4 {
 				t.Fatalf("got %d keys, want 4 (both modes, no other merchant's)", len(got))
@@ -153,29 +159,60 @@ func apiKeyCases() []testCase {
 			equal(t, "third key", early, got[2])
 			equal(t, "fourth key", late, got[3])
 		}},
+		{"QueryFiltersCombine", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			other := newMerchant(t, s, base)
+			for _, c := range []struct {
+				name string
+				q    paygate.APIKeyQuery
+				want []paygate.APIKey
+			}{
+				{"id and its merchant", paygate.APIKeyQuery{ID: f.testKey.ID, MerchantID: f.merchant.ID}, []paygate.APIKey{f.testKey}},
+				{"id and its merchant and mode", paygate.APIKeyQuery{ID: f.testKey.ID, MerchantID: f.merchant.ID, Mode: paygate.ModeTest}, []paygate.APIKey{f.testKey}},
+				{"id and another merchant", paygate.APIKeyQuery{ID: f.testKey.ID, MerchantID: other.merchant.ID}, nil},
+				{"id and the other mode", paygate.APIKeyQuery{ID: f.testKey.ID, MerchantID: f.merchant.ID, Mode: paygate.ModeLive}, nil},
+				{"hash and another merchant", paygate.APIKeyQuery{Hash: f.liveKey.Hash, MerchantID: other.merchant.ID}, nil},
+				{"hash and its mode", paygate.APIKeyQuery{Hash: f.liveKey.Hash, Mode: paygate.ModeLive}, []paygate.APIKey{f.liveKey}},
+				{"id and another key's hash", paygate.APIKeyQuery{ID: f.testKey.ID, Hash: f.liveKey.Hash}, nil},
+				{"unknown merchant", paygate.APIKeyQuery{MerchantID: newID()}, nil},
+			} {
+				got, err := s.APIKeys(ctx(t), c.q)
+				must(t, err)
+				if len(got) == 0 && len(c.want) == 0 {
+					continue
+				}
+				equal(t, c.name, c.want, got)
+			}
+			// No query lists every merchant's keys.
+			for _, q := range []paygate.APIKeyQuery{{}, {Mode: paygate.ModeTest}} {
+				if keys, err := s.APIKeys(ctx(t), q); err == nil {
+					t.Errorf("APIKeys(%+v) = %d keys, want an error", q, len(keys))
+				}
+			}
+		}},
 		{"ListByModeIsScoped", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			other := newMerchant(t, s, base)
 			extra := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeyPublic, at(time.Hour))
-			must(t, s.CreateAPIKey(ctx(t), extra))
-			got, err := s.APIKeysByMerchantMode(ctx(t), f.merchant.ID, paygate.ModeTest)
+			must(t, commit(ctx(t), s, extra))
+			got, err := s.APIKeys(ctx(t), paygate.APIKeyQuery{MerchantID: f.merchant.ID, Mode: paygate.ModeTest})
 			must(t, err)
 			equal(t, "test keys", []paygate.APIKey{f.testKey, extra}, got)
-			got, err = s.APIKeysByMerchantMode(ctx(t), f.merchant.ID, paygate.ModeLive)
+			got, err = s.APIKeys(ctx(t), paygate.APIKeyQuery{MerchantID: f.merchant.ID, Mode: paygate.ModeLive})
 			must(t, err)
 			equal(t, "live keys", []paygate.APIKey{f.liveKey}, got)
-			got, err = s.APIKeysByMerchantMode(ctx(t), other.merchant.ID, paygate.ModeTest)
+			got, err = s.APIKeys(ctx(t), paygate.APIKeyQuery{MerchantID: other.merchant.ID, Mode: paygate.ModeTest})
 			must(t, err)
 			equal(t, "other merchant's test keys", []paygate.APIKey{other.testKey}, got)
 		}},
 		{"RotateSetsExpiry", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			next := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Hour))
-			must(t, s.RotateAPIKey(ctx(t), f.testKey.ID, next, at(25*time.Hour)))
-			got, err := s.APIKeyByID(ctx(t), next.ID)
+			must(t, commit(ctx(t), s, paygate.APIKeyRotation{OldID: f.testKey.ID, Next: next, OldExpiresAt: at(25 * time.Hour)}))
+			got, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: next.ID}))
 			must(t, err)
 			equal(t, "new key", next, got)
-			old, err := s.APIKeyByID(ctx(t), f.testKey.ID)
+			old, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: f.testKey.ID}))
 			must(t, err)
 			want := f.testKey
 			want.ExpiresAt = ptr(at(25 * time.Hour))
@@ -184,27 +221,27 @@ func apiKeyCases() []testCase {
 		{"RotateTwiceNamesSuccessor", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			first := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Hour))
-			must(t, s.RotateAPIKey(ctx(t), f.testKey.ID, first, at(25*time.Hour)))
+			must(t, commit(ctx(t), s, paygate.APIKeyRotation{OldID: f.testKey.ID, Next: first, OldExpiresAt: at(25 * time.Hour)}))
 			// The old key is in its grace period (active), but it has a
 			// successor: a second rotation is refused and writes nothing.
 			second := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(2*time.Hour))
-			err := s.RotateAPIKey(ctx(t), f.testKey.ID, second, at(3*time.Hour))
+			err := commit(ctx(t), s, paygate.APIKeyRotation{OldID: f.testKey.ID, Next: second, OldExpiresAt: at(3 * time.Hour)})
 			var replaced *paygate.KeyReplacedError
 			if !errors.As(err, &replaced) || replaced.KeyID != f.testKey.ID || replaced.SuccessorID != first.ID {
 				t.Fatalf("second rotation: %v, want a KeyReplacedError naming %s", err, first.ID)
 			}
-			_, err = s.APIKeyByID(ctx(t), second.ID)
+			_, err = paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: second.ID}))
 			wantNotFound(t, err)
-			old, err := s.APIKeyByID(ctx(t), f.testKey.ID)
+			old, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: f.testKey.ID}))
 			must(t, err)
 			equal(t, "old key expiry after a refused rotation", ptr(at(25*time.Hour)), old.ExpiresAt)
 			// Also once the old key has expired, the successor is named.
 			third := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(30*time.Hour))
-			if err := s.RotateAPIKey(ctx(t), f.testKey.ID, third, at(31*time.Hour)); !errors.As(err, &replaced) || replaced.SuccessorID != first.ID {
+			if err := commit(ctx(t), s, paygate.APIKeyRotation{OldID: f.testKey.ID, Next: third, OldExpiresAt: at(31 * time.Hour)}); !errors.As(err, &replaced) || replaced.SuccessorID != first.ID {
 				t.Fatalf("rotating an expired key with a successor: %v", err)
 			}
 			// The successor can be rotated.
-			must(t, s.RotateAPIKey(ctx(t), first.ID, newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(4*time.Hour)), at(5*time.Hour)))
+			must(t, commit(ctx(t), s, paygate.APIKeyRotation{OldID: first.ID, Next: newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(4*time.Hour)), OldExpiresAt: at(5 * time.Hour)}))
 		}},
 		{"RotateConcurrentOneWins", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
@@ -214,7 +251,9 @@ func apiKeyCases() []testCase {
 			var wg sync.WaitGroup
 			for i := range n {
 				nexts[i] = newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Hour))
-				wg.Go(func() { errs[i] = s.RotateAPIKey(ctx(t), f.testKey.ID, nexts[i], at(25*time.Hour)) })
+				wg.Go(func() {
+					errs[i] = commit(ctx(t), s, paygate.APIKeyRotation{OldID: f.testKey.ID, Next: nexts[i], OldExpiresAt: at(25 * time.Hour)})
+				})
 			}
 			wg.Wait()
 			winner := -1
@@ -233,7 +272,7 @@ func apiKeyCases() []testCase {
 				t.Fatal("no rotation succeeded")
 			}
 			for i, k := range nexts {
-				_, err := s.APIKeyByID(ctx(t), k.ID)
+				_, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: k.ID}))
 				if i == winner {
 					must(t, err)
 				} else {
@@ -251,27 +290,27 @@ func apiKeyCases() []testCase {
 			f := newMerchant(t, s, base)
 			next := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Hour))
 			next.ID = f.liveKey.ID
-			wantIs(t, s.RotateAPIKey(ctx(t), f.testKey.ID, next, at(25*time.Hour)), paygate.ErrConflict)
-			old, err := s.APIKeyByID(ctx(t), f.testKey.ID)
+			wantIs(t, commit(ctx(t), s, paygate.APIKeyRotation{OldID: f.testKey.ID, Next: next, OldExpiresAt: at(25 * time.Hour)}), paygate.ErrConflict)
+			old, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: f.testKey.ID}))
 			must(t, err)
 			equal(t, "old key after a refused rotation", f.testKey, old)
 		}},
 		{"RotateUnknownIsNotFound", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			next := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Hour))
-			wantNotFound(t, s.RotateAPIKey(ctx(t), newID(), next, at(25*time.Hour)))
-			_, err := s.APIKeyByID(ctx(t), next.ID)
+			wantNotFound(t, commit(ctx(t), s, paygate.APIKeyRotation{OldID: newID(), Next: next, OldExpiresAt: at(25 * time.Hour)}))
+			_, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: next.ID}))
 			wantNotFound(t, err)
 		}},
 		{"RotateRevokedConflicts", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
-			_, err := s.RevokeAPIKey(ctx(t), f.testKey.ID, at(time.Minute))
+			err := commit(ctx(t), s, paygate.APIKeyRevocation{ID: f.testKey.ID, At: at(time.Minute)})
 			must(t, err)
 			next := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Hour))
-			wantIs(t, s.RotateAPIKey(ctx(t), f.testKey.ID, next, at(25*time.Hour)), paygate.ErrStateConflict)
-			_, err = s.APIKeyByID(ctx(t), next.ID)
+			wantIs(t, commit(ctx(t), s, paygate.APIKeyRotation{OldID: f.testKey.ID, Next: next, OldExpiresAt: at(25 * time.Hour)}), paygate.ErrStateConflict)
+			_, err = paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: next.ID}))
 			wantNotFound(t, err)
-			old, err := s.APIKeyByID(ctx(t), f.testKey.ID)
+			old, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: f.testKey.ID}))
 			must(t, err)
 			equal(t, "revoked key's expiry", (*time.Time)(nil), old.ExpiresAt)
 		}},
@@ -281,41 +320,98 @@ func apiKeyCases() []testCase {
 			// successors were recorded).
 			expiring := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Minute))
 			expiring.ExpiresAt = ptr(at(2 * time.Hour))
-			must(t, s.CreateAPIKey(ctx(t), expiring))
+			must(t, commit(ctx(t), s, expiring))
 			// Expired is judged at the rotation time, next.CreatedAt: at
 			// exactly the expiry the key no longer works.
 			for _, when := range []time.Time{at(2 * time.Hour), at(3 * time.Hour)} {
 				next := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, when)
-				wantIs(t, s.RotateAPIKey(ctx(t), expiring.ID, next, when.Add(24*time.Hour)), paygate.ErrStateConflict)
-				_, err := s.APIKeyByID(ctx(t), next.ID)
+				wantIs(t, commit(ctx(t), s, paygate.APIKeyRotation{OldID: expiring.ID, Next: next, OldExpiresAt: when.Add(24 * time.Hour)}), paygate.ErrStateConflict)
+				_, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: next.ID}))
 				wantNotFound(t, err)
 			}
 			// Just before its expiry it can still be rotated.
 			next := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(2*time.Hour-time.Microsecond))
-			must(t, s.RotateAPIKey(ctx(t), expiring.ID, next, at(30*time.Hour)))
-			old, err := s.APIKeyByID(ctx(t), expiring.ID)
+			must(t, commit(ctx(t), s, paygate.APIKeyRotation{OldID: expiring.ID, Next: next, OldExpiresAt: at(30 * time.Hour)}))
+			old, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: expiring.ID}))
 			must(t, err)
 			equal(t, "old key expiry", ptr(at(2*time.Hour)), old.ExpiresAt)
 		}},
 		{"RevokeKeepsFirstTime", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
-			got, err := s.RevokeAPIKey(ctx(t), f.testKey.ID, at(time.Hour))
+			got, err := revokeKey(ctx(t), s, f.testKey.ID, at(time.Hour))
 			must(t, err)
 			want := f.testKey
 			want.RevokedAt = ptr(at(time.Hour))
 			equal(t, "revoked key", want, got)
-			got, err = s.RevokeAPIKey(ctx(t), f.testKey.ID, at(2*time.Hour))
+			got, err = revokeKey(ctx(t), s, f.testKey.ID, at(2*time.Hour))
 			must(t, err)
 			equal(t, "revoked again", want, got)
-			got, err = s.APIKeyByID(ctx(t), f.testKey.ID)
+			got, err = paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: f.testKey.ID}))
 			must(t, err)
 			equal(t, "stored key", want, got)
-			other, err := s.APIKeyByID(ctx(t), f.liveKey.ID)
+			other, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: f.liveKey.ID}))
 			must(t, err)
 			equal(t, "untouched key", f.liveKey, other)
 		}},
+		{"RefusedKeyOperationWritesNothing", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			revoked := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, base)
+			revoked.RevokedAt = ptr(at(time.Minute))
+			rotated := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, base)
+			successor := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Hour))
+			must(t, commit(ctx(t), s, revoked, rotated,
+				paygate.APIKeyRotation{OldID: rotated.ID, Next: successor, OldExpiresAt: at(25 * time.Hour)}))
+			rotated.ExpiresAt = ptr(at(25 * time.Hour))
+			var replaced *paygate.KeyReplacedError
+			for _, c := range []struct {
+				name    string
+				refused paygate.Op
+				check   func(t *testing.T, err error)
+			}{
+				{"key of no merchant", newKey(newID(), paygate.ModeTest, paygate.KeySecret, base), func(t *testing.T, err error) { wantNotFound(t, err) }},
+				{"key of a taken hash", func() paygate.APIKey {
+					k := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, base)
+					k.Hash = f.liveKey.Hash
+					return k
+				}(), func(t *testing.T, err error) { wantIs(t, err, paygate.ErrConflict) }},
+				{"rotation of no key", paygate.APIKeyRotation{OldID: newID(), Next: newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(2*time.Hour)), OldExpiresAt: at(3 * time.Hour)},
+					func(t *testing.T, err error) { wantNotFound(t, err) }},
+				{"rotation of a revoked key", paygate.APIKeyRotation{OldID: revoked.ID, Next: newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(2*time.Hour)), OldExpiresAt: at(3 * time.Hour)},
+					func(t *testing.T, err error) { wantIs(t, err, paygate.ErrStateConflict) }},
+				{"rotation of a replaced key", paygate.APIKeyRotation{OldID: rotated.ID, Next: newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(2*time.Hour)), OldExpiresAt: at(3 * time.Hour)},
+					func(t *testing.T, err error) {
+						if !errors.As(err, &replaced) || replaced.KeyID != rotated.ID || replaced.SuccessorID != successor.ID {
+							t.Fatalf("got %v, want a KeyReplacedError naming %s", err, successor.ID)
+						}
+					}},
+				{"revocation of no key", paygate.APIKeyRevocation{ID: newID(), At: at(time.Hour)}, func(t *testing.T, err error) { wantNotFound(t, err) }},
+			} {
+				t.Run(c.name, func(t *testing.T) {
+					extra := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Hour))
+					next := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, at(time.Hour))
+					m := paygate.Merchant{ID: newID(), Name: "new", CreatedAt: base}
+					c.check(t, commit(ctx(t), s,
+						m,
+						extra,
+						paygate.APIKeyRevocation{ID: f.liveKey.ID, At: at(time.Hour)},
+						paygate.APIKeyRotation{OldID: f.testKey.ID, Next: next, OldExpiresAt: at(2 * time.Hour)},
+						c.refused))
+					_, err := paygate.OneMerchant(s.Merchants(ctx(t), paygate.MerchantQuery{ID: m.ID}))
+					wantNotFound(t, err)
+					for _, k := range []paygate.APIKey{extra, next} {
+						_, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: k.ID}))
+						wantNotFound(t, err)
+					}
+					for _, k := range []paygate.APIKey{f.testKey, f.liveKey, revoked, rotated, successor} {
+						got, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: k.ID}))
+						must(t, err)
+						equal(t, "key after a refused unit", k, got)
+					}
+				})
+			}
+		}},
 		{"RevokeUnknownIsNotFound", func(t *testing.T, s paygate.Store) {
-			_, err := s.RevokeAPIKey(ctx(t), newID(), base)
+			err := commit(ctx(t), s, paygate.APIKeyRevocation{ID: newID(), At: base})
 			wantNotFound(t, err)
 		}},
 	}

@@ -18,8 +18,8 @@ func CheckBaseline(t *testing.T, s paygate.Store, b baseline.Store) {
 	t.Helper()
 	ctx := t.Context()
 	m := paygate.Merchant{ID: "8f0c5b1e-3a4d-4e6f-9a7b-0c1d2e3f4a5b", Name: "Bench", CreatedAt: paygate.Normalize(time.Now())}
-	if err := s.CreateMerchant(ctx, m, nil); err != nil {
-		t.Fatalf("CreateMerchant: %v", err)
+	if err := createMerchant(ctx, s, m, nil); err != nil {
+		t.Fatalf("create merchant: %v", err)
 	}
 	// n and n+baseline.Customers share a customer; both run at once.
 	var ns []int64

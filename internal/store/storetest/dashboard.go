@@ -18,22 +18,22 @@ func dashboardCases() []testCase {
 		{"Users", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			u := userValue(f, "ada@example.com", at(time.Minute))
-			must(t, s.CreateUser(ctx(t), u))
+			must(t, commit(ctx(t), s, u))
 			got, err := s.UserByEmail(ctx(t), "ada@example.com")
 			must(t, err)
 			equal(t, "user", u, got)
 
 			// Emails are unique across merchants.
 			other := newMerchant(t, s, base)
-			wantIs(t, s.CreateUser(ctx(t), userValue(other, "ada@example.com", at(time.Minute))), paygate.ErrConflict)
-			wantIs(t, s.CreateUser(ctx(t), userValue(f, "ada@example.com", at(time.Minute))), paygate.ErrConflict)
+			wantIs(t, commit(ctx(t), s, userValue(other, "ada@example.com", at(time.Minute))), paygate.ErrConflict)
+			wantIs(t, commit(ctx(t), s, userValue(f, "ada@example.com", at(time.Minute))), paygate.ErrConflict)
 			dup := userValue(f, "other@example.com", at(time.Minute))
 			dup.ID = u.ID
-			wantIs(t, s.CreateUser(ctx(t), dup), paygate.ErrConflict)
+			wantIs(t, commit(ctx(t), s, dup), paygate.ErrConflict)
 
 			ghost := userValue(f, "ghost@example.com", at(time.Minute))
 			ghost.MerchantID = newID()
-			wantNotFound(t, s.CreateUser(ctx(t), ghost))
+			wantNotFound(t, commit(ctx(t), s, ghost))
 			_, err = s.UserByEmail(ctx(t), "ghost@example.com")
 			wantNotFound(t, err)
 			_, err = s.UserByEmail(ctx(t), "nobody@example.com")
@@ -42,39 +42,39 @@ func dashboardCases() []testCase {
 		{"Sessions", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			u := userValue(f, "ada@example.com", base)
-			must(t, s.CreateUser(ctx(t), u))
+			must(t, commit(ctx(t), s, u))
 			se := sessionValue(u, at(time.Minute))
-			must(t, s.CreateSession(ctx(t), se))
+			must(t, commit(ctx(t), s, se))
 			gotS, gotU, err := s.SessionByTokenHash(ctx(t), se.TokenHash)
 			must(t, err)
 			equal(t, "session", se, gotS)
 			equal(t, "session's user", u, gotU)
 			_, _, err = s.SessionByTokenHash(ctx(t), randomBytes(32))
 			wantNotFound(t, err)
-			wantIs(t, s.CreateSession(ctx(t), sessionValue(u, at(time.Minute), func(x *paygate.Session) {
+			wantIs(t, commit(ctx(t), s, sessionValue(u, at(time.Minute), func(x *paygate.Session) {
 				x.TokenHash = se.TokenHash
 			})), paygate.ErrConflict)
 			// A session names its user and the user's merchant.
 			other := newMerchant(t, s, base)
-			wantNotFound(t, s.CreateSession(ctx(t), sessionValue(u, at(time.Minute), func(x *paygate.Session) {
+			wantNotFound(t, commit(ctx(t), s, sessionValue(u, at(time.Minute), func(x *paygate.Session) {
 				x.MerchantID = other.merchant.ID
 			})))
-			wantNotFound(t, s.CreateSession(ctx(t), sessionValue(u, at(time.Minute), func(x *paygate.Session) {
+			wantNotFound(t, commit(ctx(t), s, sessionValue(u, at(time.Minute), func(x *paygate.Session) {
 				x.UserID = newID()
 			})))
 
 			// Touch moves LastSeenAt forward, never back.
-			must(t, s.TouchSession(ctx(t), se.ID, at(5*time.Minute)))
-			must(t, s.TouchSession(ctx(t), se.ID, at(3*time.Minute)))
+			must(t, commit(ctx(t), s, paygate.SessionTouch{SessionID: se.ID, At: at(5 * time.Minute)}))
+			must(t, commit(ctx(t), s, paygate.SessionTouch{SessionID: se.ID, At: at(3 * time.Minute)}))
 			gotS, _, err = s.SessionByTokenHash(ctx(t), se.TokenHash)
 			must(t, err)
 			se.LastSeenAt = at(5 * time.Minute)
 			equal(t, "touched session", se, gotS)
-			wantNotFound(t, s.TouchSession(ctx(t), newID(), at(5*time.Minute)))
+			wantNotFound(t, commit(ctx(t), s, paygate.SessionTouch{SessionID: newID(), At: at(5 * time.Minute)}))
 
 			// Revocation keeps the first time.
-			must(t, s.RevokeSession(ctx(t), se.ID, at(6*time.Minute)))
-			must(t, s.RevokeSession(ctx(t), se.ID, at(7*time.Minute)))
+			must(t, commit(ctx(t), s, paygate.SessionRevocation{SessionID: se.ID, At: at(6 * time.Minute)}))
+			must(t, commit(ctx(t), s, paygate.SessionRevocation{SessionID: se.ID, At: at(7 * time.Minute)}))
 			gotS, _, err = s.SessionByTokenHash(ctx(t), se.TokenHash)
 			must(t, err)
 			se.RevokedAt = ptr(at(6 * time.Minute))
@@ -82,29 +82,29 @@ func dashboardCases() []testCase {
 			if gotS.ValidAt(at(6*time.Minute), time.Hour) || !gotS.ValidAt(at(6*time.Minute-time.Microsecond), time.Hour) {
 				t.Error("a revoked session is judged valid after its revocation, or invalid before")
 			}
-			wantNotFound(t, s.RevokeSession(ctx(t), newID(), at(7*time.Minute)))
+			wantNotFound(t, commit(ctx(t), s, paygate.SessionRevocation{SessionID: newID(), At: at(7 * time.Minute)}))
 		}},
-		{"SetUserPassword", func(t *testing.T, s paygate.Store) {
+		{"PasswordChange", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			u := userValue(f, "ada@example.com", base)
-			must(t, s.CreateUser(ctx(t), u))
+			must(t, commit(ctx(t), s, u))
 			other := userValue(f, "bob@example.com", base)
-			must(t, s.CreateUser(ctx(t), other))
+			must(t, commit(ctx(t), s, other))
 			keep := sessionValue(u, at(time.Minute))
 			drop := sessionValue(u, at(time.Minute))
 			old := sessionValue(u, at(time.Minute), func(x *paygate.Session) { x.RevokedAt = ptr(at(2 * time.Minute)) })
 			bobs := sessionValue(other, at(time.Minute))
 			for _, se := range []paygate.Session{keep, drop, old, bobs} {
-				must(t, s.CreateSession(ctx(t), se))
+				must(t, commit(ctx(t), s, se))
 			}
 
 			// Another merchant cannot change the user's password.
 			stranger := newMerchant(t, s, base)
-			wantNotFound(t, s.SetUserPassword(ctx(t), stranger.merchant.ID, u.ID, "$argon2id$x", "", at(time.Hour)))
-			wantNotFound(t, s.SetUserPassword(ctx(t), f.merchant.ID, newID(), "$argon2id$x", "", at(time.Hour)))
+			wantNotFound(t, commit(ctx(t), s, paygate.PasswordChange{MerchantID: stranger.merchant.ID, UserID: u.ID, PasswordHash: "$argon2id$x", KeepSessionID: "", At: at(time.Hour)}))
+			wantNotFound(t, commit(ctx(t), s, paygate.PasswordChange{MerchantID: f.merchant.ID, UserID: newID(), PasswordHash: "$argon2id$x", KeepSessionID: "", At: at(time.Hour)}))
 			wantSession(t, s, drop, nil)
 
-			must(t, s.SetUserPassword(ctx(t), f.merchant.ID, u.ID, "$argon2id$new", keep.ID, at(time.Hour)))
+			must(t, commit(ctx(t), s, paygate.PasswordChange{MerchantID: f.merchant.ID, UserID: u.ID, PasswordHash: "$argon2id$new", KeepSessionID: keep.ID, At: at(time.Hour)}))
 			got, err := s.UserByEmail(ctx(t), u.Email)
 			must(t, err)
 			u.PasswordHash, u.UpdatedAt = "$argon2id$new", at(time.Hour)
@@ -115,7 +115,7 @@ func dashboardCases() []testCase {
 			wantSession(t, s, bobs, nil)
 
 			// "" revokes every session.
-			must(t, s.SetUserPassword(ctx(t), f.merchant.ID, u.ID, "$argon2id$newer", "", at(2*time.Hour)))
+			must(t, commit(ctx(t), s, paygate.PasswordChange{MerchantID: f.merchant.ID, UserID: u.ID, PasswordHash: "$argon2id$newer", KeepSessionID: "", At: at(2 * time.Hour)}))
 			wantSession(t, s, keep, ptr(at(2*time.Hour)))
 			wantSession(t, s, drop, ptr(at(time.Hour)))
 			wantSession(t, s, bobs, nil)
@@ -132,9 +132,9 @@ func dashboardCases() []testCase {
 				if i == 2 {
 					a.Mode = paygate.ModeLive
 				}
-				must(t, s.RecordAudit(ctx(t), a))
+				must(t, commit(ctx(t), s, a))
 				want = append(want, a)
-				must(t, s.RecordAudit(ctx(t), auditValue(other, paygate.ModeTest, when)))
+				must(t, commit(ctx(t), s, auditValue(other, paygate.ModeTest, when)))
 			}
 			sortNewestFirst(want, func(a paygate.AuditEntry) (time.Time, string) { return a.CreatedAt, a.ID })
 
@@ -162,27 +162,90 @@ func dashboardCases() []testCase {
 			if len(none) != 0 {
 				t.Errorf("audit log of an unknown merchant: %d entries", len(none))
 			}
-			wantNotFound(t, s.RecordAudit(ctx(t), auditValue(fixture{merchant: paygate.Merchant{ID: newID()}}, paygate.ModeTest, base)))
+			wantNotFound(t, commit(ctx(t), s, auditValue(fixture{merchant: paygate.Merchant{ID: newID()}}, paygate.ModeTest, base)))
 		}},
-		{"TouchAPIKeys", func(t *testing.T, s paygate.Store) {
+		{"RefusedAccountOperationWritesNothing", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			u := userValue(f, "ada@example.com", base)
+			must(t, commit(ctx(t), s, u))
+			se := sessionValue(u, at(time.Minute))
+			must(t, commit(ctx(t), s, se))
+			ghost := fixture{merchant: paygate.Merchant{ID: newID()}}
+			for _, c := range []struct {
+				name    string
+				refused paygate.Op
+			}{
+				{"user of no merchant", userValue(ghost, "ghost@example.com", base)},
+				{"session of no user", sessionValue(u, at(time.Minute), func(x *paygate.Session) { x.UserID = newID() })},
+				{"touch of no session", paygate.SessionTouch{SessionID: newID(), At: at(time.Hour)}},
+				{"revocation of no session", paygate.SessionRevocation{SessionID: newID(), At: at(time.Hour)}},
+				{"password of no user", paygate.PasswordChange{MerchantID: f.merchant.ID, UserID: newID(), PasswordHash: "$argon2id$x", At: at(time.Hour)}},
+				{"password of another merchant's user", paygate.PasswordChange{MerchantID: ghost.merchant.ID, UserID: u.ID, PasswordHash: "$argon2id$x", At: at(time.Hour)}},
+				{"audit of no merchant", auditValue(ghost, paygate.ModeTest, base)},
+			} {
+				t.Run(c.name, func(t *testing.T) {
+					err := commit(ctx(t), s,
+						auditValue(f, paygate.ModeTest, at(time.Minute)),
+						paygate.SessionTouch{SessionID: se.ID, At: at(time.Hour)},
+						paygate.SessionRevocation{SessionID: se.ID, At: at(time.Hour)},
+						paygate.PasswordChange{MerchantID: f.merchant.ID, UserID: u.ID, PasswordHash: "$argon2id$changed", At: at(time.Hour)},
+						c.refused)
+					wantNotFound(t, err)
+					entries, err := s.AuditLog(ctx(t), paygate.AuditQuery{MerchantID: f.merchant.ID})
+					must(t, err)
+					if len(entries) != 0 {
+						t.Errorf("a refused unit wrote audit entries %+v", entries)
+					}
+					wantSession(t, s, se, nil)
+					got, err := s.UserByEmail(ctx(t), u.Email)
+					must(t, err)
+					equal(t, "user after a refused unit", u, got)
+				})
+			}
+			// A duplicate fails the unit too.
+			err := commit(ctx(t), s, auditValue(f, paygate.ModeTest, at(time.Minute)), userValue(f, u.Email, base))
+			wantIs(t, err, paygate.ErrConflict)
+			entries, err := s.AuditLog(ctx(t), paygate.AuditQuery{MerchantID: f.merchant.ID})
+			must(t, err)
+			if len(entries) != 0 {
+				t.Errorf("a unit refused on a duplicate wrote audit entries %+v", entries)
+			}
+		}},
+		{"AccountOperationsSeeTheOnesBefore", func(t *testing.T, s paygate.Store) {
+			// A user, a session of the user and a password change that
+			// keeps it, in one unit.
+			f := newMerchant(t, s, base)
+			u := userValue(f, "ada@example.com", base)
+			se := sessionValue(u, at(time.Minute))
+			other := sessionValue(u, at(time.Minute))
+			must(t, commit(ctx(t), s, u, se, other,
+				paygate.PasswordChange{MerchantID: f.merchant.ID, UserID: u.ID, PasswordHash: "$argon2id$new", KeepSessionID: se.ID, At: at(time.Hour)}))
+			got, err := s.UserByEmail(ctx(t), u.Email)
+			must(t, err)
+			u.PasswordHash, u.UpdatedAt = "$argon2id$new", at(time.Hour)
+			equal(t, "user", u, got)
+			wantSession(t, s, se, nil)
+			wantSession(t, s, other, ptr(at(time.Hour)))
+		}},
+		{"APIKeyUsage", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			k, l := f.testKey, f.liveKey
-			got, err := s.APIKeyByID(ctx(t), k.ID)
+			got, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: k.ID}))
 			must(t, err)
 			if got.LastUsedAt != nil {
 				t.Fatalf("a new key has LastUsedAt %v", got.LastUsedAt)
 			}
-			must(t, s.TouchAPIKeys(ctx(t), nil))
-			must(t, s.TouchAPIKeys(ctx(t), map[string]time.Time{k.ID: at(2 * time.Minute), newID(): at(time.Hour)}))
-			must(t, s.TouchAPIKeys(ctx(t), map[string]time.Time{k.ID: at(time.Minute), l.ID: at(3 * time.Minute)}))
-			byID, err := s.APIKeyByID(ctx(t), k.ID)
+			must(t, commit(ctx(t), s, paygate.APIKeyUsage{Used: nil}))
+			must(t, commit(ctx(t), s, paygate.APIKeyUsage{Used: map[string]time.Time{k.ID: at(2 * time.Minute), newID(): at(time.Hour)}}))
+			must(t, commit(ctx(t), s, paygate.APIKeyUsage{Used: map[string]time.Time{k.ID: at(time.Minute), l.ID: at(3 * time.Minute)}}))
+			byID, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{ID: k.ID}))
 			must(t, err)
 			equal(t, "last used (by id)", ptr(at(2*time.Minute)), byID.LastUsedAt)
-			byHash, err := s.APIKeyByHash(ctx(t), l.Hash)
+			byHash, err := paygate.OneAPIKey(s.APIKeys(ctx(t), paygate.APIKeyQuery{Hash: l.Hash}))
 			must(t, err)
 			equal(t, "last used (by hash)", ptr(at(3*time.Minute)), byHash.LastUsedAt)
-			must(t, s.TouchAPIKeys(ctx(t), map[string]time.Time{k.ID: at(4 * time.Minute)}))
-			keys, err := s.APIKeysByMerchant(ctx(t), f.merchant.ID)
+			must(t, commit(ctx(t), s, paygate.APIKeyUsage{Used: map[string]time.Time{k.ID: at(4 * time.Minute)}}))
+			keys, err := s.APIKeys(ctx(t), paygate.APIKeyQuery{MerchantID: f.merchant.ID})
 			must(t, err)
 			for _, key := range keys {
 				want := map[string]time.Time{k.ID: at(4 * time.Minute), l.ID: at(3 * time.Minute)}[key.ID]
@@ -191,7 +254,7 @@ func dashboardCases() []testCase {
 		}},
 		{"ReserveIdempotencyWithoutAPIKey", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
-			_, err := s.RevokeAPIKey(ctx(t), f.testKey.ID, at(time.Minute))
+			err := commit(ctx(t), s, paygate.APIKeyRevocation{ID: f.testKey.ID, At: at(time.Minute)})
 			must(t, err)
 			r := f.reservation(paygate.ModeTest, "dashboard-refund-1", at(time.Hour))
 			_, _, err = s.ReserveIdempotency(ctx(t), r)

@@ -217,7 +217,7 @@ func newMerchant(t *testing.T, s paygate.Store, created time.Time) fixture {
 		testKey:  newKey(m.ID, paygate.ModeTest, paygate.KeySecret, created),
 		liveKey:  newKey(m.ID, paygate.ModeLive, paygate.KeySecret, created),
 	}
-	must(t, s.CreateMerchant(ctx(t), m, []paygate.APIKey{f.testKey, f.liveKey}))
+	must(t, createMerchant(ctx(t), s, m, []paygate.APIKey{f.testKey, f.liveKey}))
 	return f
 }
 
@@ -453,4 +453,27 @@ func resendMerchantEvent(ctx context.Context, st paygate.Store, merchantID strin
 		return paygate.Delivery{}, err
 	}
 	return paygate.DeliveryByID(ctx, st, merchantID, mode, deliveryID)
+}
+
+// commit commits a unit of the operations.
+func commit(c context.Context, s paygate.Store, ops ...paygate.Op) error {
+	return s.Commit(c, paygate.Unit{Ops: ops})
+}
+
+// createMerchant commits the unit of a new merchant and its first keys.
+func createMerchant(c context.Context, s paygate.Store, m paygate.Merchant, keys []paygate.APIKey) error {
+	u := paygate.Unit{Ops: []paygate.Op{m}}
+	for _, k := range keys {
+		u.Add(k)
+	}
+	return s.Commit(c, u)
+}
+
+// revokeKey commits the revocation of a key and reads the key back, as a
+// caller that shows the revoked key does.
+func revokeKey(c context.Context, s paygate.Store, id string, at time.Time) (paygate.APIKey, error) {
+	if err := commit(c, s, paygate.APIKeyRevocation{ID: id, At: at}); err != nil {
+		return paygate.APIKey{}, err
+	}
+	return paygate.OneAPIKey(s.APIKeys(c, paygate.APIKeyQuery{ID: id}))
 }

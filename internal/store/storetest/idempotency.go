@@ -149,8 +149,8 @@ func idempotencyCases() []testCase {
 			revoked.RevokedAt = ptr(at(time.Hour))
 			expired := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, base)
 			expired.ExpiresAt = ptr(at(time.Hour))
-			must(t, s.CreateAPIKey(ctx(t), revoked))
-			must(t, s.CreateAPIKey(ctx(t), expired))
+			must(t, commit(ctx(t), s, revoked))
+			must(t, commit(ctx(t), s, expired))
 			for name, keyID := range map[string]string{
 				"revoked":             revoked.ID,
 				"expired":             expired.ID,
@@ -176,7 +176,7 @@ func idempotencyCases() []testCase {
 			k := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, base)
 			k.ExpiresAt = ptr(at(2 * time.Hour))
 			k.RevokedAt = ptr(at(3 * time.Hour))
-			must(t, s.CreateAPIKey(ctx(t), k))
+			must(t, commit(ctx(t), s, k))
 			r := f.reservation(paygate.ModeTest, "key-1", at(2*time.Hour-time.Microsecond))
 			r.APIKeyID = k.ID
 			_, reserved, err := s.ReserveIdempotency(ctx(t), r)
@@ -194,14 +194,14 @@ func idempotencyCases() []testCase {
 			first := f.reservation(paygate.ModeTest, "key-1", at(time.Hour))
 			_, _, err := s.ReserveIdempotency(ctx(t), first)
 			must(t, err)
-			_, err = s.RevokeAPIKey(ctx(t), f.testKey.ID, at(2*time.Hour))
+			err = commit(ctx(t), s, paygate.APIKeyRevocation{ID: f.testKey.ID, At: at(2 * time.Hour)})
 			must(t, err)
 			// The old record is expired, but the key is revoked: the record stays.
 			r := f.reservation(paygate.ModeTest, "key-1", at(time.Hour+paygate.IdempotencyTTL+time.Hour))
 			_, _, err = s.ReserveIdempotency(ctx(t), r)
 			wantCode(t, err, paygate.CodeUnauthorized, "")
 			k := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeySecret, base)
-			must(t, s.CreateAPIKey(ctx(t), k))
+			must(t, commit(ctx(t), s, k))
 			r = f.reservation(paygate.ModeTest, "key-1", at(time.Hour+paygate.PaymentLease/2))
 			r.APIKeyID = k.ID
 			got, reserved, err := s.ReserveIdempotency(ctx(t), r)

@@ -151,7 +151,7 @@ func reservedCreateCases() []testCase {
 		}},
 		{"InactiveAPIKey", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
-			_, err := s.RevokeAPIKey(ctx(t), f.testKey.ID, at(time.Minute))
+			err := commit(ctx(t), s, paygate.APIKeyRevocation{ID: f.testKey.ID, At: at(time.Minute)})
 			must(t, err)
 			p := f.paymentValue(paygate.ModeTest, at(time.Hour))
 			_, err = s.CreatePayment(ctx(t), reservedPayment(p, f.reservation(p.Mode, p.IdempotencyKey, p.CreatedAt), "cus-1"))
@@ -245,7 +245,7 @@ func checkReadScope(t *testing.T, s paygate.Store, f fixture, peek func(hash []b
 			t.Errorf("key %s: got key %s, found %v; want the key alone", k.ID, got.ID, found)
 		}
 	}
-	_, err = s.RevokeAPIKey(ctx(t), f.testKey.ID, at(time.Minute))
+	err = commit(ctx(t), s, paygate.APIKeyRevocation{ID: f.testKey.ID, At: at(time.Minute)})
 	must(t, err)
 	key, found, err := peek(f.testKey.Hash)
 	must(t, err)
