@@ -18,9 +18,8 @@ type Scanner interface {
 // time column scans with AtOptional.
 func At(t *time.Time) interface{ Scan(any) error } { return timeDest{t: t} }
 
-// AtOptional is At for a nullable time column: NULL (or SQLite's 0, the
-// stored form of "never" in columns declared NOT NULL DEFAULT 0) leaves *t
-// nil.
+// AtOptional is At for a nullable time column: NULL sets *t to nil. Both
+// engines store "no time" as NULL.
 func AtOptional(t **time.Time) interface{ Scan(any) error } { return optionalTimeDest{t: t} }
 
 type timeDest struct{ t *time.Time }
