@@ -425,18 +425,3 @@ func (s *Store) PaymentStats(ctx context.Context, merchantID string, mode paygat
 	}
 	return out, translate(err)
 }
-
-// refusal is the result handler of a statement that ends in unit_refused
-// (or raises otherwise): when the statement fails, it records in
-// *refusedBy the kind of row that refused the unit, for Commit to name in
-// its error.
-func refusal(refusedBy *string, what string) func(pgx.Row) error {
-	return func(row pgx.Row) error {
-		var ok bool
-		err := row.Scan(&ok)
-		if err != nil {
-			*refusedBy = what
-		}
-		return err
-	}
-}

@@ -98,14 +98,7 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 					done, next = &c, next+1
 				}
 			}
-			b.Queue(transitionInUnit, transitionArgs(op, events, done)).QueryRow(func(row pgx.Row) error {
-				var moved bool
-				err := row.Scan(&moved)
-				if err != nil {
-					refusedBy = "payment"
-				}
-				return err
-			})
+			b.Queue(transitionInUnit, transitionArgs(op, events, done)).QueryRow(refusal(&refusedBy, "payment"))
 			i = next
 		case paygate.Event:
 			events, next := eventsFrom(u.Ops, i)
@@ -126,24 +119,10 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 				op.CreatedAt, op.ExpiresAt, op.ClaimedUntil, op.ConsumedAt)
 			i++
 		case paygate.NewRefund:
-			b.Queue(insertRefundInUnit, newRefundArgs(op)).QueryRow(func(row pgx.Row) error {
-				var created bool
-				err := row.Scan(&created)
-				if err != nil {
-					refusedBy = "payment"
-				}
-				return err
-			})
+			b.Queue(insertRefundInUnit, newRefundArgs(op)).QueryRow(refusal(&refusedBy, "payment"))
 			i++
 		case paygate.RefundTransition:
-			b.Queue(transitionRefundInUnit, refundTransitionArgs(op)).QueryRow(func(row pgx.Row) error {
-				var moved bool
-				err := row.Scan(&moved)
-				if err != nil {
-					refusedBy = "refund"
-				}
-				return err
-			})
+			b.Queue(transitionRefundInUnit, refundTransitionArgs(op)).QueryRow(refusal(&refusedBy, "refund"))
 			i++
 		// webhook operations
 		case paygate.DeliveryFinish:
@@ -180,32 +159,32 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 			queueBreakerReplacement(b, op)
 			i++
 		case paygate.ThreeDSConsumption:
-			queueRefusable(b, consumeChallengeInUnit, consumeChallengeArgs(op), "challenge", &refusedBy)
+			b.Queue(consumeChallengeInUnit, consumeChallengeArgs(op)).QueryRow(refusal(&refusedBy, "challenge"))
 			i++
 		case paygate.ThreeDSRelease:
 			b.Queue(releaseChallenge, op.TokenHash)
 			i++
 		case paygate.StoredCard:
-			queueRefusable(b, insertStoredCardInUnit, storedCardArgs(op), "customer", &refusedBy)
+			b.Queue(insertStoredCardInUnit, storedCardArgs(op)).QueryRow(refusal(&refusedBy, "customer"))
 			i++
 		case paygate.StoredCardLink:
-			queueRefusable(b, linkStoredCardInUnit, linkArgs(op), "payment", &refusedBy)
+			b.Queue(linkStoredCardInUnit, linkArgs(op)).QueryRow(refusal(&refusedBy, "payment"))
 			i++
 		case paygate.StoredCardDeletion:
-			queueRefusable(b, deleteStoredCardInUnit, deletionArgs(op), "stored card", &refusedBy)
+			b.Queue(deleteStoredCardInUnit, deletionArgs(op)).QueryRow(refusal(&refusedBy, "stored card"))
 			i++
 		case paygate.PendingCardActivation:
-			queueRefusable(b, activatePendingCardInUnit, pendingCardArgs(op.MerchantID, op.Mode, op.PaymentID, op.At),
-				"pending stored card", &refusedBy)
+			b.Queue(activatePendingCardInUnit, pendingCardArgs(op.MerchantID, op.Mode, op.PaymentID, op.At)).
+				QueryRow(refusal(&refusedBy, "pending stored card"))
 			i++
 		case paygate.PendingCardDiscard:
 			b.Queue(discardPendingCard, pendingCardArgs(op.MerchantID, op.Mode, op.PaymentID, op.At))
 			i++
 		case paygate.StoredCardRewrap:
-			queueRefusable(b, rewrapStoredCardInUnit, rewrapArgs(op), "stored card", &refusedBy)
+			b.Queue(rewrapStoredCardInUnit, rewrapArgs(op)).QueryRow(refusal(&refusedBy, "stored card"))
 			i++
 		case paygate.RecoveryClaim:
-			queueRefusable(b, claimRecoveryInUnit, recoveryClaimArgs(op), "payment", &refusedBy)
+			b.Queue(claimRecoveryInUnit, recoveryClaimArgs(op)).QueryRow(refusal(&refusedBy, "payment"))
 			i++
 		// accounts and dashboard operations
 		case paygate.Merchant:
@@ -281,17 +260,19 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 	return translate(err)
 }
 
-// queueRefusable queues a statement that answers true or fails the unit
-// through unit_refused, and sets *refusedBy to kind when it fails.
-func queueRefusable(b *pgx.Batch, sql string, args namedArgs, kind string, refusedBy *string) {
-	b.Queue(sql, args).QueryRow(func(row pgx.Row) error {
+// refusal is the result handler of a statement that ends in unit_refused
+// (or raises otherwise): when the statement fails, it records in
+// *refusedBy the kind of row that refused the unit, for Commit to name in
+// its error.
+func refusal(refusedBy *string, what string) func(pgx.Row) error {
+	return func(row pgx.Row) error {
 		var ok bool
 		err := row.Scan(&ok)
 		if err != nil {
-			*refusedBy = kind
+			*refusedBy = what
 		}
 		return err
-	})
+	}
 }
 
 // eventsFrom returns the Event operations of ops from index i up to the
