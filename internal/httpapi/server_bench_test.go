@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -261,19 +260,23 @@ func BenchmarkServer(b *testing.B) {
 					})
 				})
 				// The payment's round trips alone: the store calls a
-				// captured sandbox payment makes, in its order and
-				// transactions (the key and its idempotency record; the
-				// reservation with the insert; the outcome with the
-				// provider's ledger entry), without HTTP, decoding or the
-				// payment service. Against baseline it prices the transaction
-				// structure; against create, the gateway's own code.
-				hash := auth.Hash(s.secret)
+				// captured sandbox payment makes with a key this node
+				// knows, in their order and transactions (the key's
+				// verification with the reservation and the insert; the
+				// outcome with the provider's ledger entry), without HTTP,
+				// decoding or the payment service. Against baseline it
+				// prices the transaction structure; against create, the
+				// gateway's own code.
+				key, err := paygate.OneAPIKey(s.store.APIKeys(b.Context(), paygate.APIKeyQuery{Hash: auth.Hash(s.secret)}))
+				if err != nil {
+					b.Fatal(err)
+				}
 				b.Run("roundtrips", func(b *testing.B) {
 					b.SetParallelism(max(1, benchClients/gomaxprocs()))
 					b.ReportAllocs()
 					b.RunParallel(func(pb *testing.PB) {
 						for pb.Next() {
-							if err := storePayment(b.Context(), s.store, hash, m, seq.Add(1)); err != nil {
+							if err := storePayment(b.Context(), s.store, key, seq.Add(1)); err != nil {
 								b.Errorf("round trips: %v", err)
 								return
 							}
@@ -285,18 +288,10 @@ func BenchmarkServer(b *testing.B) {
 	}
 }
 
-// storePayment makes the store calls of one captured sandbox payment, in
-// the order and transactions the gateway makes them.
-func storePayment(ctx context.Context, st paygate.Store, hash []byte, merchantID string, n int64) error {
-	w := baseline.NewWrites(merchantID, paygate.ModeTest, n, id.New(), id.New(), id.New(), time.Now())
-	rr, ok := st.(paygate.RequestReader)
-	if !ok {
-		return fmt.Errorf("%T reads the key and the record in two round trips", st)
-	}
-	key, data, err := rr.APIKeyAndRequest(ctx, hash, paygate.RequestReads{IdempotencyKey: w.Reservation.Key})
-	if err = errors.Join(err, data.Err); err != nil || data.Record != nil {
-		return fmt.Errorf("key and idempotency record (found %v): %w", data.Record != nil, err)
-	}
+// storePayment makes the store calls of one captured sandbox payment with
+// a known key, in the order and transactions the gateway makes them.
+func storePayment(ctx context.Context, st paygate.Store, key paygate.APIKey, n int64) error {
+	w := baseline.NewWrites(key.MerchantID, key.Mode, n, id.New(), id.New(), id.New(), time.Now())
 	w.Reservation.APIKeyID = key.ID
 	w.Payment.Reservation = &w.Reservation
 	w.Payment.Route = []paygate.Provider{sandbox.New("sandbox-eu", nil)}
