@@ -14,6 +14,7 @@ import (
 
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/store"
+	"github.com/paygate/paygate/internal/testenv"
 	"github.com/paygate/paygate/internal/vault"
 	internalwebhook "github.com/paygate/paygate/internal/webhook"
 	"github.com/paygate/paygate/webhook"
@@ -537,7 +538,7 @@ func TestWebhookLiveGuard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = configureEndpoint(ctx, st, paygate.WebhookEndpoint{
+	_, err = testenv.ConfigureEndpoint(ctx, st, paygate.WebhookEndpoint{
 		MerchantID: m.MerchantID, Mode: paygate.ModeLive, URL: "https://localhost:" + port + "/hooks",
 		SealedSecret: sealed, CreatedAt: now, UpdatedAt: now,
 	}, false, time.Time{})

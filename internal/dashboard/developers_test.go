@@ -13,6 +13,7 @@ import (
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/id"
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/testenv"
 	"github.com/paygate/paygate/internal/webhook"
 )
 
@@ -271,13 +272,13 @@ func TestOtherMerchantsIDs(t *testing.T) {
 	s := newSite(t)
 	ctx := context.Background()
 	// B has a test endpoint and a delivery.
-	if _, err := configureEndpoint(ctx, s.st, paygate.WebhookEndpoint{
+	if _, err := testenv.ConfigureEndpoint(ctx, s.st, paygate.WebhookEndpoint{
 		MerchantID: s.b.id, Mode: paygate.ModeTest, URL: "http://127.0.0.1:9/b", SealedSecret: sealedSecret(t, s.b.id, paygate.ModeTest),
 		CreatedAt: s.clock.Now(), UpdatedAt: s.clock.Now(),
 	}, false, s.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
-	bd, err := createPing(ctx, s.st, webhook.PingEvent(s.b.id, paygate.ModeTest, s.clock.Now()), id.New())
+	bd, err := testenv.CreatePing(ctx, s.st, webhook.PingEvent(s.b.id, paygate.ModeTest, s.clock.Now()), id.New())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -428,13 +429,13 @@ func TestWebhookPrivateTestGuard(t *testing.T) {
 	// A delivery with one recorded attempt from a loopback address.
 	delivered := func(s *site) paygate.Delivery {
 		t.Helper()
-		if _, err := configureEndpoint(ctx, s.st, paygate.WebhookEndpoint{
+		if _, err := testenv.ConfigureEndpoint(ctx, s.st, paygate.WebhookEndpoint{
 			MerchantID: s.a.id, Mode: paygate.ModeTest, URL: "http://127.0.0.1:9/hook", SealedSecret: sealedSecret(t, s.a.id, paygate.ModeTest),
 			CreatedAt: s.clock.Now(), UpdatedAt: s.clock.Now(),
 		}, false, s.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
-		d, err := createPing(ctx, s.st, webhook.PingEvent(s.a.id, paygate.ModeTest, s.clock.Now()), id.New())
+		d, err := testenv.CreatePing(ctx, s.st, webhook.PingEvent(s.a.id, paygate.ModeTest, s.clock.Now()), id.New())
 		if err != nil {
 			t.Fatal(err)
 		}

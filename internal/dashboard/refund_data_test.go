@@ -11,6 +11,7 @@ import (
 
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/ratelimit"
+	"github.com/paygate/paygate/internal/testenv"
 )
 
 // refundForm reads the refund form of a payment page: its idempotency key
@@ -245,7 +246,7 @@ func TestPaymentDetail(t *testing.T) {
 	}
 	// An endpoint, so that the payment's events have deliveries.
 	now := f.clock.Now()
-	if _, err := configureEndpoint(context.Background(), f.st, paygate.WebhookEndpoint{
+	if _, err := testenv.ConfigureEndpoint(context.Background(), f.st, paygate.WebhookEndpoint{
 		MerchantID: f.a.merchantID, Mode: paygate.ModeTest, URL: "http://127.0.0.1:9/hooks", SealedSecret: sealedSecret(t, f.a.merchantID, paygate.ModeTest),
 		CreatedAt: now, UpdatedAt: now,
 	}, false, now); err != nil {

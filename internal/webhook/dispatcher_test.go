@@ -397,7 +397,7 @@ func TestDispatcherLoop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := configureEndpoint(ctx, st, paygate.WebhookEndpoint{
+	if _, err := testenv.ConfigureEndpoint(ctx, st, paygate.WebhookEndpoint{
 		MerchantID: m.ID, Mode: paygate.ModeTest, URL: rcv.srv.URL, SealedSecret: sealed, CreatedAt: now, UpdatedAt: now,
 	}, false, time.Time{}); err != nil {
 		t.Fatal(err)
@@ -408,7 +408,7 @@ func TestDispatcherLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	ping := PingEvent(m.ID, paygate.ModeTest, paygate.SystemClock{}.Now())
-	del, err := createPing(ctx, st, ping, id.New())
+	del, err := testenv.CreatePing(ctx, st, ping, id.New())
 	if err != nil {
 		t.Fatal(err)
 	}

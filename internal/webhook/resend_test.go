@@ -57,7 +57,7 @@ func TestResendEndsTheFailingDelivery(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := configureEndpoint(ctx, st, paygate.WebhookEndpoint{
+			if _, err := testenv.ConfigureEndpoint(ctx, st, paygate.WebhookEndpoint{
 				MerchantID: m.ID, Mode: paygate.ModeTest, URL: rcv.srv.URL, SealedSecret: sealed, CreatedAt: clock.Now(), UpdatedAt: clock.Now(),
 			}, false, time.Time{}); err != nil {
 				t.Fatal(err)
@@ -66,7 +66,7 @@ func TestResendEndsTheFailingDelivery(t *testing.T) {
 				Jitter: func(w time.Duration) time.Duration { return w }})
 
 			ping := PingEvent(m.ID, paygate.ModeTest, clock.Now())
-			original, err := createPing(ctx, st, ping, id.New())
+			original, err := testenv.CreatePing(ctx, st, ping, id.New())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/testenv"
 )
 
 // dashboardCases covers paygate.DashboardStore: users, sessions, the audit
@@ -516,7 +517,7 @@ func dashboardCases() []testCase {
 			q := f.newPayment(t, paygate.ModeTest, at(time.Minute))
 			f.capture(t, q, at(2*time.Minute))
 			f.endpoint(t, paygate.ModeTest)
-			_, err := createPing(ctx(t), s, pingValue(f, paygate.ModeTest, at(2*time.Minute)), newID())
+			_, err := testenv.CreatePing(ctx(t), s, pingValue(f, paygate.ModeTest, at(2*time.Minute)), newID())
 			must(t, err)
 
 			got, err := s.Events(ctx(t), paygate.EventQuery{MerchantID: f.merchant.ID, Mode: paygate.ModeTest, PaymentID: p.ID})
@@ -556,7 +557,7 @@ func dashboardCases() []testCase {
 			f.capture(t, f.newPayment(t, paygate.ModeTest, at(time.Minute)), at(4*time.Minute))
 			f.capture(t, f.newPayment(t, paygate.ModeLive, at(time.Minute)), at(4*time.Minute))
 			other.capture(t, other.newPayment(t, paygate.ModeTest, at(time.Minute)), at(4*time.Minute))
-			_, err = createPing(ctx(t), s, pingValue(f, paygate.ModeTest, at(4*time.Minute)), newID())
+			_, err = testenv.CreatePing(ctx(t), s, pingValue(f, paygate.ModeTest, at(4*time.Minute)), newID())
 			must(t, err)
 
 			got, err := s.Deliveries(ctx(t), paygate.DeliveryQuery{MerchantID: f.merchant.ID, Mode: paygate.ModeTest, PaymentID: p.ID})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/testenv"
 )
 
 // deliveryCases covers paygate.WebhookStore: deliveries born with their
@@ -98,14 +99,14 @@ func deliveryCases() []testCase {
 				SealedSecret: sealed("whsec_Zmlyc3Q="), Events: []string{"payment.captured"}, CreatedAt: at(time.Hour), UpdatedAt: at(time.Hour),
 			}
 			// Creating with rotateSecret has nothing to keep.
-			got, err := configureEndpoint(ctx(t), s, e, true, at(25*time.Hour))
+			got, err := testenv.ConfigureEndpoint(ctx(t), s, e, true, at(25*time.Hour))
 			must(t, err)
 			equal(t, "new endpoint", paygate.WebhookEndpointState{WebhookEndpoint: e}, got)
 
 			second := e
 			second.URL, second.SealedSecret, second.Events = "https://b.example/hooks", sealed("whsec_c2Vjb25k"), nil
 			second.CreatedAt, second.UpdatedAt = at(2*time.Hour), at(2*time.Hour)
-			got, err = configureEndpoint(ctx(t), s, second, true, at(26*time.Hour))
+			got, err = testenv.ConfigureEndpoint(ctx(t), s, second, true, at(26*time.Hour))
 			must(t, err)
 			want := paygate.WebhookEndpointState{WebhookEndpoint: second, SealedPreviousSecret: e.SealedSecret, PreviousSecretExpiresAt: ptr(at(26 * time.Hour))}
 			want.CreatedAt = e.CreatedAt
@@ -120,12 +121,12 @@ func deliveryCases() []testCase {
 			// Setting again without rotation keeps both secrets.
 			third := second
 			third.SealedSecret, third.UpdatedAt = sealed("whsec_dGhpcmQ="), at(3*time.Hour)
-			got, err = configureEndpoint(ctx(t), s, third, false, at(27*time.Hour))
+			got, err = testenv.ConfigureEndpoint(ctx(t), s, third, false, at(27*time.Hour))
 			must(t, err)
 			want.UpdatedAt = at(3 * time.Hour)
 			equal(t, "endpoint set again", want, got)
 
-			_, err = configureEndpoint(ctx(t), s, paygate.WebhookEndpoint{
+			_, err = testenv.ConfigureEndpoint(ctx(t), s, paygate.WebhookEndpoint{
 				MerchantID: newID(), Mode: paygate.ModeTest, URL: "https://a.example", SealedSecret: sealed("whsec_eA=="),
 				CreatedAt: base, UpdatedAt: base,
 			}, false, at(time.Hour))
@@ -327,7 +328,7 @@ func deliveryCases() []testCase {
 			wantDeliveries(t, s, paygate.DeliveryQuery{MerchantID: f.merchant.ID, EventID: ev4.ID}, 0)
 			_, err = s.ResendEvent(ctx(t), ev4.ID, newID(), at(2*time.Hour))
 			wantIs(t, err, paygate.ErrStateConflict)
-			_, err = createPing(ctx(t), s, pingValue(f, paygate.ModeTest, at(2*time.Hour)), newID())
+			_, err = testenv.CreatePing(ctx(t), s, pingValue(f, paygate.ModeTest, at(2*time.Hour)), newID())
 			wantIs(t, err, paygate.ErrStateConflict)
 			// The in-flight claim sees the endpoint disabled when it comes back.
 			must(t, finishDelivery(ctx(t), s, paygate.DeliveryFinish{
@@ -340,7 +341,7 @@ func deliveryCases() []testCase {
 			}
 
 			// Setting the endpoint again enables it.
-			state, err = configureEndpoint(ctx(t), s, ep.WebhookEndpoint, false, time.Time{})
+			state, err = testenv.ConfigureEndpoint(ctx(t), s, ep.WebhookEndpoint, false, time.Time{})
 			must(t, err)
 			if state.DisabledAt != nil {
 				t.Fatalf("endpoint still disabled after being set again")
@@ -562,7 +563,7 @@ func deliveryCases() []testCase {
 		{"WebhookPing", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			ping := pingValue(f, paygate.ModeTest, at(time.Hour))
-			_, err := createPing(ctx(t), s, ping, newID())
+			_, err := testenv.CreatePing(ctx(t), s, ping, newID())
 			wantNotFound(t, err)
 			evs, err := s.Events(ctx(t), paygate.EventQuery{MerchantID: f.merchant.ID, Mode: paygate.ModeTest})
 			must(t, err)
@@ -574,7 +575,7 @@ func deliveryCases() []testCase {
 				f.endpoint(t, paygate.ModeTest, events...)
 				ping := pingValue(f, paygate.ModeTest, at(time.Hour))
 				id := newID()
-				d, err := createPing(ctx(t), s, ping, id)
+				d, err := testenv.CreatePing(ctx(t), s, ping, id)
 				must(t, err)
 				equal(t, "ping delivery", paygate.Delivery{
 					ID: id, EventID: ping.ID, MerchantID: f.merchant.ID, Mode: paygate.ModeTest, EventType: paygate.EventPing,
@@ -597,7 +598,7 @@ func deliveryCases() []testCase {
 // events (all when none), and returns it.
 func (f fixture) endpoint(t *testing.T, mode paygate.Mode, events ...string) paygate.WebhookEndpointState {
 	t.Helper()
-	e, err := configureEndpoint(ctx(t), f.s, paygate.WebhookEndpoint{
+	e, err := testenv.ConfigureEndpoint(ctx(t), f.s, paygate.WebhookEndpoint{
 		MerchantID: f.merchant.ID, Mode: mode, URL: "https://hooks.example/" + newID()[:8],
 		SealedSecret: sealed("whsec_c2VjcmV0IG9mIHRoZSB0ZXN0"), Events: events, CreatedAt: base, UpdatedAt: base,
 	}, false, time.Time{})

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/testenv"
 )
 
 // base is the suite's epoch: a UTC time with microseconds, so that a store
@@ -412,7 +413,7 @@ func commitRefundTransition(c context.Context, s paygate.Store, tr paygate.Refun
 // returns its configuration as stored.
 func setEndpoint(t *testing.T, s paygate.Store, e paygate.WebhookEndpoint, rotate bool) (paygate.WebhookEndpoint, error) {
 	t.Helper()
-	got, err := configureEndpoint(ctx(t), s, e, rotate, e.UpdatedAt.Add(paygate.WebhookSecretOverlap))
+	got, err := testenv.ConfigureEndpoint(ctx(t), s, e, rotate, e.UpdatedAt.Add(paygate.WebhookSecretOverlap))
 	return got.WebhookEndpoint, err
 }
 
@@ -426,24 +427,6 @@ func endpointOf(t *testing.T, s paygate.Store, merchantID string, mode paygate.M
 // finishDelivery commits a unit of the one DeliveryFinish.
 func finishDelivery(ctx context.Context, s paygate.Store, f paygate.DeliveryFinish) error {
 	return s.Commit(ctx, paygate.Unit{Ops: []paygate.Op{f}})
-}
-
-// configureEndpoint commits a WebhookEndpointConfig and reads the endpoint
-// back.
-func configureEndpoint(ctx context.Context, st paygate.Store, e paygate.WebhookEndpoint, rotate bool, previousUntil time.Time) (paygate.WebhookEndpointState, error) {
-	err := st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.WebhookEndpointConfig{Endpoint: e, RotateSecret: rotate, PreviousUntil: previousUntil}}})
-	if err != nil {
-		return paygate.WebhookEndpointState{}, err
-	}
-	return st.WebhookEndpointState(ctx, e.MerchantID, e.Mode)
-}
-
-// createPing commits a WebhookPing and reads its delivery back.
-func createPing(ctx context.Context, st paygate.Store, ev paygate.Event, deliveryID string) (paygate.Delivery, error) {
-	if err := st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.WebhookPing{Event: ev, DeliveryID: deliveryID}}}); err != nil {
-		return paygate.Delivery{}, err
-	}
-	return paygate.DeliveryByID(ctx, st, ev.MerchantID, ev.Mode, deliveryID)
 }
 
 // resendMerchantEvent commits an EventResend and reads its delivery back.

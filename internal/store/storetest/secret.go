@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/testenv"
 	"github.com/paygate/paygate/internal/vault"
 	"github.com/paygate/paygate/internal/webhook"
 	swh "github.com/paygate/paygate/webhook"
@@ -33,14 +34,14 @@ func webhookSecretCases() []testCase {
 				MerchantID: f.merchant.ID, Mode: paygate.ModeTest, URL: "https://a.example/hooks",
 				Secret: "whsec_cGxhaW4=", SealedSecret: sealed("whsec_cGxhaW4="), CreatedAt: base, UpdatedAt: base,
 			}
-			if _, err := configureEndpoint(ctx(t), s, e, false, time.Time{}); err == nil {
+			if _, err := testenv.ConfigureEndpoint(ctx(t), s, e, false, time.Time{}); err == nil {
 				t.Error("WebhookEndpointConfig stored a plain secret")
 			}
 			if _, err := setEndpoint(t, s, e, false); err == nil {
 				t.Error("setting an endpoint stored a plain secret")
 			}
 			e.Secret, e.SealedSecret = "", nil
-			if _, err := configureEndpoint(ctx(t), s, e, false, time.Time{}); err == nil {
+			if _, err := testenv.ConfigureEndpoint(ctx(t), s, e, false, time.Time{}); err == nil {
 				t.Error("WebhookEndpointConfig stored an endpoint without a secret")
 			}
 			_, err := s.WebhookEndpointState(ctx(t), f.merchant.ID, paygate.ModeTest)
@@ -102,7 +103,7 @@ func webhookSecretCases() []testCase {
 				t.Helper()
 				sl, err := webhook.SealSecret(v, f.merchant.ID, mode, webhook.NewSecret())
 				must(t, err)
-				_, err = configureEndpoint(ctx(t), s, paygate.WebhookEndpoint{
+				_, err = testenv.ConfigureEndpoint(ctx(t), s, paygate.WebhookEndpoint{
 					MerchantID: f.merchant.ID, Mode: mode, URL: "https://a.example/hooks",
 					SealedSecret: sl, CreatedAt: base, UpdatedAt: base,
 				}, rotate, at(24*time.Hour))
@@ -198,7 +199,7 @@ func ExerciseSecretsAtRest(t *testing.T, newStore func(t *testing.T) paygate.Sto
 		for i, sec := range []string{first, second} {
 			sl, err := webhook.SealSecret(v, f.merchant.ID, paygate.ModeLive, sec)
 			must(t, err)
-			_, err = configureEndpoint(ctx(t), s, paygate.WebhookEndpoint{
+			_, err = testenv.ConfigureEndpoint(ctx(t), s, paygate.WebhookEndpoint{
 				MerchantID: f.merchant.ID, Mode: paygate.ModeLive, URL: "https://a.example/hooks",
 				SealedSecret: sl, CreatedAt: at(time.Duration(i) * time.Hour), UpdatedAt: at(time.Duration(i) * time.Hour),
 			}, i > 0, at(25*time.Hour))
@@ -284,7 +285,7 @@ func ExerciseSecretsAtRest(t *testing.T, newStore func(t *testing.T) paygate.Sto
 			SealedSecret: sl, CreatedAt: at(time.Hour), UpdatedAt: at(time.Hour),
 		}
 		// A rotation of the unconverted row is refused, and changes nothing.
-		_, err = configureEndpoint(ctx(t), s, e, true, time.Now().Add(24*time.Hour))
+		_, err = testenv.ConfigureEndpoint(ctx(t), s, e, true, time.Now().Add(24*time.Hour))
 		wantIs(t, err, paygate.ErrStateConflict)
 		got, err := s.WebhookEndpointState(ctx(t), f.merchant.ID, paygate.ModeTest)
 		must(t, err)
@@ -292,7 +293,7 @@ func ExerciseSecretsAtRest(t *testing.T, newStore func(t *testing.T) paygate.Sto
 			t.Fatalf("the refused rotation changed the row: url %s, %d sealed bytes", got.URL, len(got.SealedSecret))
 		}
 		// Setting it again without a rotation copies nothing either.
-		_, err = configureEndpoint(ctx(t), s, e, false, time.Time{})
+		_, err = testenv.ConfigureEndpoint(ctx(t), s, e, false, time.Time{})
 		must(t, err)
 		got, err = s.WebhookEndpointState(ctx(t), f.merchant.ID, paygate.ModeTest)
 		must(t, err)
@@ -306,7 +307,7 @@ func ExerciseSecretsAtRest(t *testing.T, newStore func(t *testing.T) paygate.Sto
 		if n != 1 {
 			t.Fatalf("converted %d endpoints, want 1", n)
 		}
-		_, err = configureEndpoint(ctx(t), s, e, true, time.Now().Add(24*time.Hour))
+		_, err = testenv.ConfigureEndpoint(ctx(t), s, e, true, time.Now().Add(24*time.Hour))
 		must(t, err)
 		noPlain(t, s, current, previous, next)
 		ep := openState(t, s, v, f.merchant.ID, paygate.ModeTest)
@@ -323,7 +324,7 @@ func ExerciseSecretsAtRest(t *testing.T, newStore func(t *testing.T) paygate.Sto
 		secret := webhook.NewSecret()
 		sl, err := webhook.SealSecret(older, f.merchant.ID, paygate.ModeTest, secret)
 		must(t, err)
-		_, err = configureEndpoint(ctx(t), s, paygate.WebhookEndpoint{
+		_, err = testenv.ConfigureEndpoint(ctx(t), s, paygate.WebhookEndpoint{
 			MerchantID: f.merchant.ID, Mode: paygate.ModeTest, URL: "https://a.example/hooks",
 			SealedSecret: sl, CreatedAt: base, UpdatedAt: base,
 		}, false, time.Time{})
@@ -362,7 +363,7 @@ func ExerciseSecretsAtRest(t *testing.T, newStore func(t *testing.T) paygate.Sto
 		for _, f := range []fixture{a, b} {
 			own, err := webhook.SealSecret(v, f.merchant.ID, paygate.ModeTest, webhook.NewSecret())
 			must(t, err)
-			_, err = configureEndpoint(ctx(t), s, paygate.WebhookEndpoint{
+			_, err = testenv.ConfigureEndpoint(ctx(t), s, paygate.WebhookEndpoint{
 				MerchantID: f.merchant.ID, Mode: paygate.ModeTest, URL: "https://a.example/hooks",
 				SealedSecret: own, CreatedAt: base, UpdatedAt: base,
 			}, false, time.Time{})

@@ -1,4 +1,4 @@
-package dashboard
+package testenv
 
 import (
 	"context"
@@ -7,9 +7,9 @@ import (
 	"github.com/paygate/paygate/internal/paygate"
 )
 
-// configureEndpoint commits a WebhookEndpointConfig and reads the endpoint
-// back.
-func configureEndpoint(ctx context.Context, st paygate.Store, e paygate.WebhookEndpoint, rotate bool, previousUntil time.Time) (paygate.WebhookEndpointState, error) {
+// ConfigureEndpoint commits a WebhookEndpointConfig and reads the endpoint
+// back, for tests.
+func ConfigureEndpoint(ctx context.Context, st paygate.Store, e paygate.WebhookEndpoint, rotate bool, previousUntil time.Time) (paygate.WebhookEndpointState, error) {
 	err := st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.WebhookEndpointConfig{Endpoint: e, RotateSecret: rotate, PreviousUntil: previousUntil}}})
 	if err != nil {
 		return paygate.WebhookEndpointState{}, err
@@ -17,8 +17,8 @@ func configureEndpoint(ctx context.Context, st paygate.Store, e paygate.WebhookE
 	return st.WebhookEndpointState(ctx, e.MerchantID, e.Mode)
 }
 
-// createPing commits a WebhookPing and reads its delivery back.
-func createPing(ctx context.Context, st paygate.Store, ev paygate.Event, deliveryID string) (paygate.Delivery, error) {
+// CreatePing commits a WebhookPing and reads its delivery back, for tests.
+func CreatePing(ctx context.Context, st paygate.Store, ev paygate.Event, deliveryID string) (paygate.Delivery, error) {
 	if err := st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.WebhookPing{Event: ev, DeliveryID: deliveryID}}}); err != nil {
 		return paygate.Delivery{}, err
 	}
