@@ -22,13 +22,11 @@ import (
 
 var _ paygate.DashboardStore = (*Store)(nil)
 
-const userColumns = `id, merchant_id, email, password_hash, created_at, updated_at`
+// userColumns are the columns scanUser reads (one mapping for both
+// engines: codec.ScanUser).
+const userColumns = codec.UserColumns
 
-func scanUser(row pgx.Row) (paygate.User, error) {
-	var u paygate.User
-	err := row.Scan(&u.ID, &u.MerchantID, &u.Email, &u.PasswordHash, &u.CreatedAt, &u.UpdatedAt)
-	return u, err
-}
+func scanUser(row pgx.Row) (paygate.User, error) { return codec.ScanUser(row) }
 
 // insertUserInUnit inserts a dashboard user, failing the unit (PG404)
 // when the merchant does not exist. A duplicate email (or id) is a unique
@@ -79,7 +77,7 @@ func passwordChangeArgs(c paygate.PasswordChange) namedArgs {
 // paygate.ErrConflict.
 const insertSessionInUnit = `
 	WITH ins AS (
-		INSERT INTO sessions (id, token_hash, user_id, merchant_id, created_at, last_seen_at, expires_at, revoked_at, remote_addr)
+		INSERT INTO sessions (` + codec.SessionColumns + `)
 		SELECT @id, @token_hash, @user_id, @merchant_id, @created_at, @last_seen_at, @expires_at, @revoked_at, @remote_addr
 		WHERE EXISTS (SELECT 1 FROM users WHERE id = @user_id AND merchant_id = @merchant_id)
 		RETURNING 1
@@ -95,19 +93,10 @@ func sessionArgs(se paygate.Session) namedArgs {
 // SessionByTokenHash returns the session with the token hash and its user,
 // or NOT_FOUND, whether or not the session is still valid.
 func (s *Store) SessionByTokenHash(ctx context.Context, tokenHash []byte) (paygate.Session, paygate.User, error) {
-	var (
-		se paygate.Session
-		u  paygate.User
-	)
-	err := s.pool.QueryRow(ctx, `
-		SELECT s.id, s.token_hash, s.user_id, s.merchant_id, s.created_at, s.last_seen_at, s.expires_at,
-			s.revoked_at, s.remote_addr,
-			u.id, u.merchant_id, u.email, u.password_hash, u.created_at, u.updated_at
+	se, u, err := codec.ScanSessionUser(s.pool.QueryRow(ctx, `
+		SELECT `+codec.SessionUserColumns+`
 		FROM sessions s JOIN users u ON u.id = s.user_id AND u.merchant_id = s.merchant_id
-		WHERE s.token_hash = $1`, tokenHash).Scan(
-		&se.ID, &se.TokenHash, &se.UserID, &se.MerchantID, &se.CreatedAt, &se.LastSeenAt, &se.ExpiresAt,
-		&se.RevokedAt, &se.RemoteAddr,
-		&u.ID, &u.MerchantID, &u.Email, &u.PasswordHash, &u.CreatedAt, &u.UpdatedAt)
+		WHERE s.token_hash = $1`, tokenHash))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return paygate.Session{}, paygate.User{}, notFound("session")
 	}
@@ -136,7 +125,9 @@ const revokeSessionInUnit = `
 	)
 	SELECT CASE WHEN EXISTS (SELECT 1 FROM r) THEN true ELSE unit_refused(false) END`
 
-const auditColumns = `id, merchant_id, mode, user_id, email, action, target, detail, remote_addr, created_at`
+// auditColumns are the columns of an audit entry (one mapping for both
+// engines: codec.ScanAuditEntry).
+const auditColumns = codec.AuditColumns
 
 // insertAuditInUnit inserts an audit entry, failing the unit (PG404) when
 // the merchant does not exist.
@@ -166,14 +157,7 @@ func (s *Store) AuditLog(ctx context.Context, q paygate.AuditQuery) ([]paygate.A
 	if err != nil {
 		return nil, translate(err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (paygate.AuditEntry, error) {
-		var a paygate.AuditEntry
-		var mode string
-		err := r.Scan(&a.ID, &a.MerchantID, &mode, &a.UserID, &a.Email, &a.Action, &a.Target, &a.Detail,
-			&a.RemoteAddr, &a.CreatedAt)
-		a.Mode = paygate.Mode(mode)
-		return a, err
-	})
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (paygate.AuditEntry, error) { return codec.ScanAuditEntry(r) })
 	if out == nil && err == nil {
 		out = []paygate.AuditEntry{}
 	}
@@ -382,11 +366,13 @@ func customerSearchQuery(q paygate.CustomerQuery) (string, []any) {
 }
 
 // paymentStatsQuery groups the payments of the range (a range of
-// payments_list_idx) per period and currency. The period is the number of
-// whole periods since the Unix epoch: plain arithmetic, which every
+// payments_list_idx) per period and currency, in the columns of
+// codec.ScanPaymentStat. The period's start is the number of whole periods
+// since the Unix epoch times the period: plain arithmetic, which every
 // PostgreSQL-compatible database has (date_bin is PostgreSQL 14 and later).
 const paymentStatsQuery = `
-	SELECT floor(extract(epoch FROM created_at) / $1::bigint)::bigint AS period, currency,
+	SELECT to_timestamp((floor(extract(epoch FROM created_at) / $1::bigint)::bigint * $1::bigint)::double precision) AS period,
+		currency,
 		count(*),
 		count(*) FILTER (WHERE status = 'captured'),
 		count(*) FILTER (WHERE status = 'failed'),
@@ -406,20 +392,11 @@ func paymentStatsArgs(merchantID string, mode paygate.Mode, from, to time.Time) 
 // PaymentStats counts the payments of (merchant, mode) created in [from,
 // to) per paygate.StatPeriod and currency, ordered by period then currency.
 func (s *Store) PaymentStats(ctx context.Context, merchantID string, mode paygate.Mode, from, to time.Time) ([]paygate.PaymentStat, error) {
-	period := int64(paygate.StatPeriod / time.Second)
 	rows, err := s.pool.Query(ctx, paymentStatsQuery, paymentStatsArgs(merchantID, mode, from, to)...)
 	if err != nil {
 		return nil, translate(err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (paygate.PaymentStat, error) {
-		var (
-			st paygate.PaymentStat
-			n  int64
-		)
-		err := r.Scan(&n, &st.Currency, &st.Count, &st.Succeeded, &st.Failed, &st.Declined, &st.Pending, &st.Volume)
-		st.Start = time.Unix(n*period, 0).UTC()
-		return st, err
-	})
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (paygate.PaymentStat, error) { return codec.ScanPaymentStat(r) })
 	if out == nil && err == nil {
 		out = []paygate.PaymentStat{}
 	}

@@ -7,20 +7,19 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/store/codec"
 )
 
 // --- merchants ----------------------------------------------------------------
 
-const merchantColumns = `id, name, created_at`
+// merchantColumns are the columns scanMerchant reads (one mapping for
+// both engines: codec.ScanMerchant).
+const merchantColumns = codec.MerchantColumns
 
-func scanMerchant(row pgx.Row) (paygate.Merchant, error) {
-	var m paygate.Merchant
-	err := row.Scan(&m.ID, &m.Name, &m.CreatedAt)
-	return m, err
-}
+func scanMerchant(row pgx.Row) (paygate.Merchant, error) { return codec.ScanMerchant(row) }
 
 // insertMerchant inserts a merchant. A duplicate id is paygate.ErrConflict.
-const insertMerchant = `INSERT INTO merchants (id, name, created_at) VALUES ($1, $2, $3)`
+const insertMerchant = `INSERT INTO merchants (` + codec.MerchantColumns + `) VALUES ($1, $2, $3)`
 
 // Merchants lists merchants oldest first (by creation, then insertion),
 // the one with q.ID when it is set, at most q.Limit (<= 0: all).
@@ -41,14 +40,13 @@ func (s *Store) Merchants(ctx context.Context, q paygate.MerchantQuery) ([]payga
 
 // --- API keys -----------------------------------------------------------------
 
-const apiKeyColumns = `id, merchant_id, mode, type, hash, hint, created_at, expires_at, revoked_at`
-
-// apiKeyReadColumns are the columns scanAPIKeyUsed reads: apiKeyColumns and
-// when the key was last used (written by APIKeyUsage only).
-const apiKeyReadColumns = apiKeyColumns + `, last_used_at`
+// apiKeyReadColumns are the columns scanAPIKeyUsed reads: every column a
+// writer sets and when the key was last used (written by APIKeyUsage
+// only). One mapping for both engines: codec.ScanAPIKeyUsed.
+const apiKeyReadColumns = codec.APIKeyReadColumns
 
 const insertAPIKey = `
-	INSERT INTO api_keys (id, merchant_id, mode, type, hash, hint, created_at, expires_at, revoked_at)
+	INSERT INTO api_keys (` + codec.APIKeyColumns + `)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
 
 func apiKeyArgs(k paygate.APIKey) []any {
@@ -56,17 +54,13 @@ func apiKeyArgs(k paygate.APIKey) []any {
 }
 
 // scanAPIKeyUsed scans apiKeyReadColumns.
-func scanAPIKeyUsed(row pgx.Row) (paygate.APIKey, error) {
-	var k paygate.APIKey
-	err := row.Scan(&k.ID, &k.MerchantID, &k.Mode, &k.Type, &k.Hash, &k.Hint, &k.CreatedAt, &k.ExpiresAt, &k.RevokedAt, &k.LastUsedAt)
-	return k, err
-}
+func scanAPIKeyUsed(row pgx.Row) (paygate.APIKey, error) { return codec.ScanAPIKeyUsed(row) }
 
 // insertAPIKeyInUnit inserts a key, failing the unit (PG404) when its
 // merchant does not exist. A duplicate id or hash is paygate.ErrConflict.
 const insertAPIKeyInUnit = `
 	WITH ins AS (
-		INSERT INTO api_keys (id, merchant_id, mode, type, hash, hint, created_at, expires_at, revoked_at)
+		INSERT INTO api_keys (` + codec.APIKeyColumns + `)
 		SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9
 		WHERE EXISTS (SELECT 1 FROM merchants WHERE id = $2)
 		RETURNING 1
@@ -122,7 +116,7 @@ const rotateAPIKeyInUnit = `
 			AND (expires_at IS NULL OR expires_at > @now)
 		RETURNING id
 	), ins AS (
-		INSERT INTO api_keys (id, merchant_id, mode, type, hash, hint, created_at, expires_at, revoked_at)
+		INSERT INTO api_keys (` + codec.APIKeyColumns + `)
 		SELECT @id, @merchant_id, @mode, @type, @hash, @hint, @created_at, @expires_at, @revoked_at
 		FROM old
 		RETURNING id

@@ -7,12 +7,13 @@ import (
 	"fmt"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/store/codec"
 )
 
 // insertMerchant inserts a merchant. A duplicate id is paygate.ErrConflict.
 func insertMerchant(ctx context.Context, tx *sql.Tx, m paygate.Merchant) error {
 	_, err := tx.ExecContext(ctx,
-		`INSERT INTO merchants (id, name, created_at) VALUES (?, ?, ?)`,
+		`INSERT INTO merchants (`+merchantColumns+`) VALUES (?, ?, ?)`,
 		m.ID, m.Name, micros(m.CreatedAt))
 	return err
 }
@@ -20,7 +21,7 @@ func insertMerchant(ctx context.Context, tx *sql.Tx, m paygate.Merchant) error {
 // Merchants lists merchants oldest first (by creation, then insertion),
 // the one with q.ID when it is set, at most q.Limit (<= 0: all).
 func (s *Store) Merchants(ctx context.Context, q paygate.MerchantQuery) ([]paygate.Merchant, error) {
-	query := `SELECT id, name, created_at FROM merchants`
+	query := `SELECT ` + merchantColumns + ` FROM merchants`
 	var args []any
 	if q.ID != "" {
 		query += ` WHERE id = ?`
@@ -42,23 +43,19 @@ func (s *Store) Merchants(ctx context.Context, q paygate.MerchantQuery) ([]payga
 	return out, translate(rows.Err())
 }
 
-func scanMerchant(row scanner) (paygate.Merchant, error) {
-	var (
-		m       paygate.Merchant
-		created int64
-	)
-	if err := row.Scan(&m.ID, &m.Name, &created); err != nil {
-		return paygate.Merchant{}, err
-	}
-	m.CreatedAt = fromMicros(created)
-	return m, nil
-}
+// merchantColumns are the columns scanMerchant reads (one mapping for
+// both engines: codec.ScanMerchant).
+const merchantColumns = codec.MerchantColumns
 
-const apiKeyColumns = `id, merchant_id, mode, type, hash, hint, created_at, expires_at, revoked_at`
+func scanMerchant(row scanner) (paygate.Merchant, error) { return codec.ScanMerchant(row) }
+
+// apiKeyColumns are the columns a writer sets and scanAPIKey reads (one
+// mapping for both engines: codec.ScanAPIKey).
+const apiKeyColumns = codec.APIKeyColumns
 
 // apiKeyReadColumns are the columns scanAPIKeyUsed reads: apiKeyColumns and
 // when the key was last used (written by APIKeyUsage only).
-const apiKeyReadColumns = apiKeyColumns + `, last_used_at`
+const apiKeyReadColumns = codec.APIKeyReadColumns
 
 // insertAPIKey inserts a key. A duplicate id or hash is
 // paygate.ErrConflict; an unknown merchant is NOT_FOUND (the foreign key).
@@ -70,38 +67,10 @@ func insertAPIKey(ctx context.Context, tx *sql.Tx, k paygate.APIKey) error {
 	return err
 }
 
-func scanAPIKey(row scanner) (paygate.APIKey, error) {
-	var (
-		k                paygate.APIKey
-		mode, typ        string
-		created          int64
-		expires, revoked sql.NullInt64
-	)
-	if err := row.Scan(&k.ID, &k.MerchantID, &mode, &typ, &k.Hash, &k.Hint, &created, &expires, &revoked); err != nil {
-		return paygate.APIKey{}, err
-	}
-	k.Mode, k.Type = paygate.Mode(mode), paygate.KeyType(typ)
-	k.CreatedAt = fromMicros(created)
-	k.ExpiresAt, k.RevokedAt = fromNullMicros(expires), fromNullMicros(revoked)
-	return k, nil
-}
+func scanAPIKey(row scanner) (paygate.APIKey, error) { return codec.ScanAPIKey(row) }
 
 // scanAPIKeyUsed scans apiKeyReadColumns.
-func scanAPIKeyUsed(row scanner) (paygate.APIKey, error) {
-	var (
-		k                      paygate.APIKey
-		mode, typ              string
-		created                int64
-		expires, revoked, used sql.NullInt64
-	)
-	if err := row.Scan(&k.ID, &k.MerchantID, &mode, &typ, &k.Hash, &k.Hint, &created, &expires, &revoked, &used); err != nil {
-		return paygate.APIKey{}, err
-	}
-	k.Mode, k.Type = paygate.Mode(mode), paygate.KeyType(typ)
-	k.CreatedAt = fromMicros(created)
-	k.ExpiresAt, k.RevokedAt, k.LastUsedAt = fromNullMicros(expires), fromNullMicros(revoked), fromNullMicros(used)
-	return k, nil
-}
+func scanAPIKeyUsed(row scanner) (paygate.APIKey, error) { return codec.ScanAPIKeyUsed(row) }
 
 // APIKeys lists the keys matching q, oldest first (keys created at the same
 // time in insertion order).
@@ -160,12 +129,13 @@ func rotateAPIKey(ctx context.Context, tx *sql.Tx, r paygate.APIKeyRotation) err
 	if err != nil {
 		return err
 	}
-	var successor sql.NullString
-	if err := tx.QueryRowContext(ctx, `SELECT successor_id FROM api_keys WHERE id = ?`, oldID).Scan(&successor); err != nil {
+	// successor_id is NULL for none on both engines (it names another key).
+	var successor string
+	if err := tx.QueryRowContext(ctx, `SELECT successor_id FROM api_keys WHERE id = ?`, oldID).Scan(codec.OptionalText(&successor)); err != nil {
 		return err
 	}
-	if successor.Valid {
-		return &paygate.KeyReplacedError{KeyID: oldID, SuccessorID: successor.String}
+	if successor != "" {
+		return &paygate.KeyReplacedError{KeyID: oldID, SuccessorID: successor}
 	}
 	if !old.ActiveAt(next.CreatedAt) {
 		return fmt.Errorf("%w: API key %s is revoked or expired", paygate.ErrStateConflict, oldID)

@@ -19,19 +19,11 @@ import (
 
 var _ paygate.DashboardStore = (*Store)(nil)
 
-const userColumns = `id, merchant_id, email, password_hash, created_at, updated_at`
+// userColumns are the columns scanUser reads (one mapping for both
+// engines: codec.ScanUser).
+const userColumns = codec.UserColumns
 
-func scanUser(row scanner) (paygate.User, error) {
-	var (
-		u                paygate.User
-		created, updated int64
-	)
-	if err := row.Scan(&u.ID, &u.MerchantID, &u.Email, &u.PasswordHash, &created, &updated); err != nil {
-		return paygate.User{}, err
-	}
-	u.CreatedAt, u.UpdatedAt = fromMicros(created), fromMicros(updated)
-	return u, nil
-}
+func scanUser(row scanner) (paygate.User, error) { return codec.ScanUser(row) }
 
 // insertUser inserts a dashboard user. A duplicate email (or id) is
 // paygate.ErrConflict; an unknown merchant is NOT_FOUND (the foreign key).
@@ -69,7 +61,7 @@ func changePassword(ctx context.Context, tx *sql.Tx, c paygate.PasswordChange) e
 	return err
 }
 
-const sessionColumns = `id, token_hash, user_id, merchant_id, created_at, last_seen_at, expires_at, revoked_at, remote_addr`
+const sessionColumns = codec.SessionColumns
 
 // insertSession inserts a session. NOT_FOUND when its user does not exist
 // for its merchant; a duplicate id or token hash is paygate.ErrConflict.
@@ -89,30 +81,16 @@ func insertSession(ctx context.Context, tx *sql.Tx, se paygate.Session) error {
 // SessionByTokenHash returns the session with the token hash and its user,
 // or NOT_FOUND, whether or not the session is still valid.
 func (s *Store) SessionByTokenHash(ctx context.Context, tokenHash []byte) (paygate.Session, paygate.User, error) {
-	var (
-		se                       paygate.Session
-		u                        paygate.User
-		created, seen, expires   int64
-		revoked                  sql.NullInt64
-		userCreated, userUpdated int64
-	)
-	err := s.read.QueryRowContext(ctx, `
-		SELECT s.id, s.token_hash, s.user_id, s.merchant_id, s.created_at, s.last_seen_at, s.expires_at,
-			s.revoked_at, s.remote_addr,
-			u.id, u.merchant_id, u.email, u.password_hash, u.created_at, u.updated_at
+	se, u, err := codec.ScanSessionUser(s.read.QueryRowContext(ctx, `
+		SELECT `+codec.SessionUserColumns+`
 		FROM sessions s JOIN users u ON u.id = s.user_id AND u.merchant_id = s.merchant_id
-		WHERE s.token_hash = ?`, tokenHash).Scan(
-		&se.ID, &se.TokenHash, &se.UserID, &se.MerchantID, &created, &seen, &expires, &revoked, &se.RemoteAddr,
-		&u.ID, &u.MerchantID, &u.Email, &u.PasswordHash, &userCreated, &userUpdated)
+		WHERE s.token_hash = ?`, tokenHash))
 	if errors.Is(err, sql.ErrNoRows) {
 		return paygate.Session{}, paygate.User{}, notFound("session")
 	}
 	if err != nil {
 		return paygate.Session{}, paygate.User{}, translate(err)
 	}
-	se.CreatedAt, se.LastSeenAt, se.ExpiresAt = fromMicros(created), fromMicros(seen), fromMicros(expires)
-	se.RevokedAt = fromNullMicros(revoked)
-	u.CreatedAt, u.UpdatedAt = fromMicros(userCreated), fromMicros(userUpdated)
 	return se, u, nil
 }
 
@@ -150,7 +128,9 @@ func oneRow(res sql.Result, what string) error {
 	return nil
 }
 
-const auditColumns = `id, merchant_id, mode, user_id, email, action, target, detail, remote_addr, created_at`
+// auditColumns are the columns of an audit entry (one mapping for both
+// engines: codec.ScanAuditEntry).
+const auditColumns = codec.AuditColumns
 
 // insertAudit inserts an audit entry. NOT_FOUND when the merchant does not
 // exist (the foreign key).
@@ -179,16 +159,10 @@ func (s *Store) AuditLog(ctx context.Context, q paygate.AuditQuery) ([]paygate.A
 	defer rows.Close()
 	out := []paygate.AuditEntry{}
 	for rows.Next() {
-		var (
-			a       paygate.AuditEntry
-			mode    string
-			created int64
-		)
-		if err := rows.Scan(&a.ID, &a.MerchantID, &mode, &a.UserID, &a.Email, &a.Action, &a.Target, &a.Detail,
-			&a.RemoteAddr, &created); err != nil {
+		a, err := codec.ScanAuditEntry(rows)
+		if err != nil {
 			return nil, translate(err)
 		}
-		a.Mode, a.CreatedAt = paygate.Mode(mode), fromMicros(created)
 		out = append(out, a)
 	}
 	return out, translate(rows.Err())
@@ -437,7 +411,8 @@ const microsPerPeriod = int64(paygate.StatPeriod / time.Microsecond)
 
 // paymentStatsQuery reads the payments of the range along payments_list
 // (named: it is the one index with the range behind merchant and mode) and
-// groups them per period and currency.
+// groups them per period and currency, in the columns of
+// codec.ScanPaymentStat (the period's start a stored time).
 const paymentStatsQuery = `
 	SELECT period, currency, count(*),
 		sum(status = 'captured'),
@@ -464,15 +439,10 @@ func (s *Store) PaymentStats(ctx context.Context, merchantID string, mode paygat
 	defer rows.Close()
 	out := []paygate.PaymentStat{}
 	for rows.Next() {
-		var (
-			st     paygate.PaymentStat
-			period int64
-		)
-		if err := rows.Scan(&period, &st.Currency, &st.Count, &st.Succeeded, &st.Failed, &st.Declined, &st.Pending,
-			&st.Volume); err != nil {
+		st, err := codec.ScanPaymentStat(rows)
+		if err != nil {
 			return nil, translate(err)
 		}
-		st.Start = fromMicros(period)
 		out = append(out, st)
 	}
 	return out, translate(rows.Err())
