@@ -8,18 +8,13 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/store/codec"
 )
 
-const idempotencyColumns = `merchant_id, mode, key, fingerprint, state, status_code, body, payment_id, created_at`
+const idempotencyColumns = codec.IdempotencyColumns
 
 func scanIdempotency(row pgx.Row) (paygate.IdempotencyRecord, error) {
-	var r paygate.IdempotencyRecord
-	var paymentID *string
-	err := row.Scan(&r.MerchantID, &r.Mode, &r.Key, &r.Fingerprint, &r.State, &r.StatusCode, &r.Body, &paymentID, &r.CreatedAt)
-	if paymentID != nil {
-		r.PaymentID = *paymentID
-	}
-	return r, err
+	return codec.ScanIdempotency(row)
 }
 
 // reserveIdempotency re-checks the API key and reserves the key in one
@@ -52,7 +47,7 @@ const reserveIdempotency = `
 			SELECT 1 FROM idempotency_keys
 			WHERE merchant_id = @merchant_id AND mode = @mode AND key = @key
 				AND created_at > @expired_before
-				AND NOT (state = 'in_flight' AND payment_id IS NULL AND created_at < @abandoned_before)
+				AND NOT (state = 'in_flight' AND payment_id = '' AND created_at < @abandoned_before)
 		)
 		ON CONFLICT (merchant_id, mode, key) DO UPDATE SET
 			fingerprint = EXCLUDED.fingerprint,
@@ -62,7 +57,7 @@ const reserveIdempotency = `
 			payment_id = EXCLUDED.payment_id,
 			created_at = EXCLUDED.created_at
 		WHERE i.created_at <= @expired_before
-			OR (i.state = 'in_flight' AND i.payment_id IS NULL AND i.created_at < @abandoned_before)
+			OR (i.state = 'in_flight' AND i.payment_id = '' AND i.created_at < @abandoned_before)
 		RETURNING 1
 	)
 	SELECT EXISTS (SELECT 1 FROM api_key), EXISTS (SELECT 1 FROM reserved)`
@@ -149,7 +144,7 @@ func queueOptionalRow[T any](b *pgx.Batch, sql string, args []any, scan func(pgx
 func reserveArgs(r paygate.IdempotencyReservation, paymentID string) namedArgs {
 	return namedArgs{
 		"merchant_id": r.MerchantID, "mode": r.Mode, "key": r.Key, "fingerprint": r.Fingerprint,
-		"api_key_id": r.APIKeyID, "now": r.Now, "payment_id": nullText(paymentID),
+		"api_key_id": r.APIKeyID, "now": r.Now, "payment_id": paymentID,
 		"expired_before":   r.Now.Add(-paygate.IdempotencyTTL),
 		"abandoned_before": r.Now.Add(-paygate.PaymentLease),
 	}

@@ -8,19 +8,18 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/store/codec"
 )
 
 // ProviderStates returns every provider state an operator ever set, sorted
 // by provider id.
 func (s *Store) ProviderStates(ctx context.Context) ([]paygate.ProviderState, error) {
-	rows, err := s.pool.Query(ctx, `SELECT provider_id, drained, updated_at FROM provider_states ORDER BY provider_id`)
+	rows, err := s.pool.Query(ctx, `SELECT `+codec.ProviderStateColumns+` FROM provider_states ORDER BY provider_id`)
 	if err != nil {
 		return nil, translate(err)
 	}
 	states, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (paygate.ProviderState, error) {
-		var st paygate.ProviderState
-		err := row.Scan(&st.ProviderID, &st.Drained, &st.UpdatedAt)
-		return st, err
+		return codec.ScanProviderState(row)
 	})
 	if states == nil {
 		states = []paygate.ProviderState{}
@@ -61,15 +60,13 @@ func queueBreakerReplacement(b *pgx.Batch, r paygate.BreakerReplacement) {
 // BreakerReports returns the reports made at or after since.
 func (s *Store) BreakerReports(ctx context.Context, since time.Time) ([]paygate.BreakerReport, error) {
 	rows, err := s.pool.Query(ctx, `
-		SELECT node, mode, provider_id, state, since, reported_at FROM provider_breakers
+		SELECT `+codec.BreakerReportColumns+` FROM provider_breakers
 		WHERE reported_at >= $1 ORDER BY provider_id, mode, node`, since)
 	if err != nil {
 		return nil, translate(err)
 	}
 	reports, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (paygate.BreakerReport, error) {
-		var r paygate.BreakerReport
-		err := row.Scan(&r.Node, &r.Mode, &r.ProviderID, &r.State, &r.Since, &r.ReportedAt)
-		return r, err
+		return codec.ScanBreakerReport(row)
 	})
 	if reports == nil {
 		reports = []paygate.BreakerReport{}
@@ -77,14 +74,10 @@ func (s *Store) BreakerReports(ctx context.Context, since time.Time) ([]paygate.
 	return reports, translate(err)
 }
 
-const sandboxChargeColumns = `provider_id, payment_id, mode, amount, currency, outcome,
-	provider_ref, decline_code, message, ready_at, created_at`
+const sandboxChargeColumns = codec.SandboxChargeColumns
 
 func scanSandboxCharge(row pgx.Row) (paygate.SandboxCharge, error) {
-	var c paygate.SandboxCharge
-	err := row.Scan(&c.ProviderID, &c.PaymentID, &c.Mode, &c.Amount.Amount, &c.Amount.Currency, &c.Outcome,
-		&c.ProviderRef, &c.DeclineCode, &c.Message, &c.ReadyAt, &c.CreatedAt)
-	return c, err
+	return codec.ScanSandboxCharge(row)
 }
 
 // insertSandboxCharge inserts the entry unless the provider has one for the

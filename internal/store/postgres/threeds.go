@@ -9,15 +9,12 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/store/codec"
 )
 
-const challengeColumns = `token_hash, payment_id, merchant_id, mode, created_at, expires_at, claimed_until, consumed_at`
+const challengeColumns = codec.ChallengeColumns
 
-func scanChallenge(row pgx.Row) (paygate.ThreeDSChallenge, error) {
-	var c paygate.ThreeDSChallenge
-	err := row.Scan(&c.TokenHash, &c.PaymentID, &c.MerchantID, &c.Mode, &c.CreatedAt, &c.ExpiresAt, &c.ClaimedUntil, &c.ConsumedAt)
-	return c, err
-}
+func scanChallenge(row pgx.Row) (paygate.ThreeDSChallenge, error) { return codec.ScanChallenge(row) }
 
 // insertChallenge is the statement of a ThreeDSChallenge operation of a unit
 // (unit.go), which follows the transition of its payment to pending_3ds.
@@ -70,10 +67,9 @@ const claimChallenge = `
 // NOT_FOUND when no usable challenge has the hash; ErrStateConflict when
 // another claim is running at now.
 func (s *Store) ClaimThreeDSChallenge(ctx context.Context, tokenHash []byte, now, until time.Time) (paygate.ThreeDSChallenge, error) {
-	var c paygate.ThreeDSChallenge
 	var claimed bool
-	err := s.pool.QueryRow(ctx, claimChallenge, namedArgs{"token_hash": tokenHash, "now": now, "until": until}).
-		Scan(&c.TokenHash, &c.PaymentID, &c.MerchantID, &c.Mode, &c.CreatedAt, &c.ExpiresAt, &c.ClaimedUntil, &c.ConsumedAt, &claimed)
+	c, err := codec.ScanChallenge(s.pool.QueryRow(ctx, claimChallenge,
+		namedArgs{"token_hash": tokenHash, "now": now, "until": until}), &claimed)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return paygate.ThreeDSChallenge{}, notFound("challenge")

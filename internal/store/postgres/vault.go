@@ -5,13 +5,12 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/store/codec"
 )
 
-const storedCardColumns = `id, merchant_id, mode, customer_id, state, payment_id, brand, last4, exp_month, exp_year,
-	holder_name, key_id, wrapped_key, ciphertext, fingerprint, created_at, updated_at, deleted_at`
+const storedCardColumns = codec.StoredCardColumns
 
 // eraseCard is the SET clause that deletes a card at @at: the sealed
 // number, its wrapped key, key id and fingerprint are erased, the summary
@@ -19,25 +18,7 @@ const storedCardColumns = `id, merchant_id, mode, customer_id, state, payment_id
 const eraseCard = `state = 'deleted', key_id = NULL, wrapped_key = NULL, ciphertext = NULL,
 	fingerprint = NULL, deleted_at = @at, updated_at = @at`
 
-func scanStoredCard(row pgx.Row) (paygate.StoredCard, error) {
-	var (
-		c                    paygate.StoredCard
-		paymentID, keyID, fp pgtype.Text
-		mode, state          string
-		wrapped, ciphertext  []byte
-		created, updated     time.Time
-		deleted              *time.Time
-	)
-	err := row.Scan(&c.ID, &c.MerchantID, &mode, &c.CustomerID, &state, &paymentID, &c.Brand, &c.Last4,
-		&c.ExpMonth, &c.ExpYear, &c.HolderName, &keyID, &wrapped, &ciphertext, &fp, &created, &updated, &deleted)
-	if err != nil {
-		return paygate.StoredCard{}, err
-	}
-	c.Mode, c.State, c.PaymentID = paygate.Mode(mode), paygate.StoredCardState(state), paymentID.String
-	c.Sealed = paygate.SealedCard{KeyID: keyID.String, WrappedKey: wrapped, Ciphertext: ciphertext, Fingerprint: fp.String}
-	c.CreatedAt, c.UpdatedAt, c.DeletedAt = created, updated, deleted
-	return c, nil
-}
+func scanStoredCard(row pgx.Row) (paygate.StoredCard, error) { return codec.ScanStoredCard(row) }
 
 func collectStoredCards(rows pgx.Rows, err error) ([]paygate.StoredCard, error) {
 	if err != nil {
@@ -111,7 +92,7 @@ const insertStoredCardInUnit = `
 func storedCardArgs(c paygate.StoredCard) namedArgs {
 	return namedArgs{
 		"id": c.ID, "merchant_id": c.MerchantID, "mode": c.Mode, "customer_id": c.CustomerID,
-		"state": c.State, "payment_id": nullText(c.PaymentID), "brand": c.Brand, "last4": c.Last4,
+		"state": c.State, "payment_id": c.PaymentID, "brand": c.Brand, "last4": c.Last4,
 		"exp_month": c.ExpMonth, "exp_year": c.ExpYear, "holder_name": c.HolderName,
 		"key_id": c.Sealed.KeyID, "wrapped_key": c.Sealed.WrappedKey, "ciphertext": c.Sealed.Ciphertext,
 		"fingerprint": c.Sealed.Fingerprint, "created_at": c.CreatedAt, "updated_at": c.UpdatedAt,

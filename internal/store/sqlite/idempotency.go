@@ -7,9 +7,10 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/store/codec"
 )
 
-const idempotencyColumns = `merchant_id, mode, key, fingerprint, state, status_code, body, payment_id, created_at`
+const idempotencyColumns = codec.IdempotencyColumns
 
 // ReserveIdempotency reserves r.Key for a new request. In one write
 // transaction it re-checks that the API key r.APIKeyID is a secret key of
@@ -95,18 +96,7 @@ func checkAPIKey(ctx context.Context, tx *sql.Tx, r paygate.IdempotencyReservati
 }
 
 func scanIdempotency(row scanner) (paygate.IdempotencyRecord, error) {
-	var (
-		rec         paygate.IdempotencyRecord
-		mode, state string
-		created     int64
-	)
-	if err := row.Scan(&rec.MerchantID, &mode, &rec.Key, &rec.Fingerprint, &state,
-		&rec.StatusCode, &rec.Body, &rec.PaymentID, &created); err != nil {
-		return paygate.IdempotencyRecord{}, err
-	}
-	rec.Mode, rec.State = paygate.Mode(mode), paygate.IdempotencyState(state)
-	rec.CreatedAt = fromMicros(created)
-	return rec, nil
+	return codec.ScanIdempotency(row)
 }
 
 // completeIdempotency stores the answer of a reserved key

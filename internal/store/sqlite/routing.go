@@ -7,26 +7,23 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/store/codec"
 )
 
 // ProviderStates returns every provider state an operator ever set, sorted
 // by provider id.
 func (s *Store) ProviderStates(ctx context.Context) ([]paygate.ProviderState, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT provider_id, drained, updated_at FROM provider_states ORDER BY provider_id`)
+	rows, err := s.read.QueryContext(ctx, `SELECT `+codec.ProviderStateColumns+` FROM provider_states ORDER BY provider_id`)
 	if err != nil {
 		return nil, translate(err)
 	}
 	defer rows.Close()
 	states := []paygate.ProviderState{}
 	for rows.Next() {
-		var (
-			st      paygate.ProviderState
-			updated int64
-		)
-		if err := rows.Scan(&st.ProviderID, &st.Drained, &updated); err != nil {
+		st, err := codec.ScanProviderState(rows)
+		if err != nil {
 			return nil, translate(err)
 		}
-		st.UpdatedAt = fromMicros(updated)
 		states = append(states, st)
 	}
 	return states, translate(rows.Err())
@@ -65,7 +62,7 @@ func replaceBreakers(ctx context.Context, tx *sql.Tx, r paygate.BreakerReplaceme
 // BreakerReports returns the reports made at or after since.
 func (s *Store) BreakerReports(ctx context.Context, since time.Time) ([]paygate.BreakerReport, error) {
 	rows, err := s.read.QueryContext(ctx, `
-		SELECT node, mode, provider_id, state, since, reported_at FROM provider_breakers
+		SELECT `+codec.BreakerReportColumns+` FROM provider_breakers
 		WHERE reported_at >= ? ORDER BY provider_id, mode, node`, micros(since))
 	if err != nil {
 		return nil, translate(err)
@@ -73,23 +70,20 @@ func (s *Store) BreakerReports(ctx context.Context, since time.Time) ([]paygate.
 	defer rows.Close()
 	reports := []paygate.BreakerReport{}
 	for rows.Next() {
-		var (
-			r                 paygate.BreakerReport
-			mode, state       string
-			sinceAt, reported int64
-		)
-		if err := rows.Scan(&r.Node, &mode, &r.ProviderID, &state, &sinceAt, &reported); err != nil {
+		r, err := codec.ScanBreakerReport(rows)
+		if err != nil {
 			return nil, translate(err)
 		}
-		r.Mode, r.State = paygate.Mode(mode), paygate.BreakerState(state)
-		r.Since, r.ReportedAt = fromMicros(sinceAt), fromMicros(reported)
 		reports = append(reports, r)
 	}
 	return reports, translate(rows.Err())
 }
 
-const sandboxChargeColumns = `provider_id, payment_id, mode, amount, currency, outcome,
-	provider_ref, decline_code, message, ready_at, created_at`
+const sandboxChargeColumns = codec.SandboxChargeColumns
+
+func scanSandboxCharge(row scanner) (paygate.SandboxCharge, error) {
+	return codec.ScanSandboxCharge(row)
+}
 
 // insertSandboxCharge inserts the entry in the caller's transaction unless
 // the provider has one for the payment, which is then kept.
@@ -114,25 +108,10 @@ func (s *Store) SandboxChargeByPayment(ctx context.Context, providerID, paymentI
 	return c, translate(err)
 }
 
-func scanSandboxCharge(row scanner) (paygate.SandboxCharge, error) {
-	var (
-		c              paygate.SandboxCharge
-		mode, outcome  string
-		ready, created int64
-	)
-	if err := row.Scan(&c.ProviderID, &c.PaymentID, &mode, &c.Amount.Amount, &c.Amount.Currency, &outcome,
-		&c.ProviderRef, &c.DeclineCode, &c.Message, &ready, &created); err != nil {
-		return paygate.SandboxCharge{}, err
-	}
-	c.Mode, c.Outcome = paygate.Mode(mode), paygate.SandboxOutcome(outcome)
-	c.ReadyAt, c.CreatedAt = fromMicros(ready), fromMicros(created)
-	return c, nil
-}
-
 // recoverable is the condition, on a payments row, of a payment the
 // recovery job may take over at ?1 (now): created, past its lease or naming
 // its provider (its request answered 202), and not claimed at now.
-const recoverable = `status = 'created' AND (lease_until <= ?1 OR provider_id <> '') AND recovery_until <= ?1`
+const recoverable = `status = 'created' AND (lease_until <= ?1 OR provider_id <> '') AND (recovery_until IS NULL OR recovery_until <= ?1)`
 
 // PaymentsToRecover returns up to limit payments the recovery job may take
 // over at now, oldest first.

@@ -8,25 +8,12 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/store/codec"
 )
 
-const challengeColumns = `token_hash, payment_id, merchant_id, mode, created_at, expires_at, claimed_until, consumed_at`
+const challengeColumns = codec.ChallengeColumns
 
-func scanChallenge(row scanner) (paygate.ThreeDSChallenge, error) {
-	var (
-		c                 paygate.ThreeDSChallenge
-		mode              string
-		created, expires  int64
-		claimed, consumed sql.NullInt64
-	)
-	if err := row.Scan(&c.TokenHash, &c.PaymentID, &c.MerchantID, &mode, &created, &expires, &claimed, &consumed); err != nil {
-		return paygate.ThreeDSChallenge{}, err
-	}
-	c.Mode = paygate.Mode(mode)
-	c.CreatedAt, c.ExpiresAt = fromMicros(created), fromMicros(expires)
-	c.ClaimedUntil, c.ConsumedAt = fromNullMicros(claimed), fromNullMicros(consumed)
-	return c, nil
-}
+func scanChallenge(row scanner) (paygate.ThreeDSChallenge, error) { return codec.ScanChallenge(row) }
 
 // insertChallenge inserts the challenge of a ThreeDSChallenge operation of a
 // unit (unit.go), which follows the transition of its payment to

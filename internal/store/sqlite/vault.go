@@ -8,30 +8,12 @@ import (
 	"fmt"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/store/codec"
 )
 
-const storedCardColumns = `id, merchant_id, mode, customer_id, state, payment_id, brand, last4, exp_month, exp_year,
-	holder_name, key_id, wrapped_key, ciphertext, fingerprint, created_at, updated_at, deleted_at`
+const storedCardColumns = codec.StoredCardColumns
 
-func scanStoredCard(row scanner) (paygate.StoredCard, error) {
-	var (
-		c                paygate.StoredCard
-		mode, state      string
-		keyID, fp        sql.NullString
-		created, updated int64
-		deleted          sql.NullInt64
-	)
-	err := row.Scan(&c.ID, &c.MerchantID, &mode, &c.CustomerID, &state, &c.PaymentID, &c.Brand, &c.Last4,
-		&c.ExpMonth, &c.ExpYear, &c.HolderName, &keyID, &c.Sealed.WrappedKey, &c.Sealed.Ciphertext, &fp,
-		&created, &updated, &deleted)
-	if err != nil {
-		return paygate.StoredCard{}, err
-	}
-	c.Mode, c.State = paygate.Mode(mode), paygate.StoredCardState(state)
-	c.Sealed.KeyID, c.Sealed.Fingerprint = keyID.String, fp.String
-	c.CreatedAt, c.UpdatedAt, c.DeletedAt = fromMicros(created), fromMicros(updated), fromNullMicros(deleted)
-	return c, nil
-}
+func scanStoredCard(row scanner) (paygate.StoredCard, error) { return codec.ScanStoredCard(row) }
 
 func queryStoredCards(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]paygate.StoredCard, error) {
 	rows, err := tx.QueryContext(ctx, query, args...)

@@ -1,0 +1,182 @@
+package postgres
+
+import (
+	"io/fs"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+
+	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/store/codec"
+	"github.com/paygate/paygate/internal/testenv"
+)
+
+// TestUpgradeKeepsVaultRoutingAndIdempotencyRows upgrades a database
+// holding stored cards, idempotency records, 3-D Secure challenges, routing
+// rows and recovery claims written as the schema before 00019 allowed (a
+// card and a record without a payment had a NULL payment_id) and reads each
+// back through the store: every row is kept, NULL reads as "", and an
+// in-flight record without a payment is still told abandoned from live.
+func TestUpgradeKeepsVaultRoutingAndIdempotencyRows(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	url := testenv.PostgresSchema(t)
+	cc, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := stdlib.OpenDB(*cc)
+	t.Cleanup(func() { _ = db.Close() })
+	files, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, db, files, goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(ctx, 18); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 1, 12, 0, 0, 123000, time.UTC)
+	later := at.Add(time.Hour)
+	old := at.Add(-2 * paygate.PaymentLease)
+	for _, st := range []struct {
+		q    string
+		args []any
+	}{
+		{`INSERT INTO merchants (id, name, created_at) VALUES ('m1', 'Shop', $1)`, []any{at}},
+		{`INSERT INTO customers (id, merchant_id, mode, external_id, created_at, updated_at) VALUES ('c1', 'm1', 'test', 'ext-1', $1, $1)`, []any{at}},
+		// Never claimed by the recovery job (NULL), and claimed until later.
+		{`INSERT INTO payments (id, merchant_id, mode, customer_id, status, amount, currency, amount_text, method,
+			lease_until, created_at, updated_at)
+		VALUES ('p-never', 'm1', 'test', 'c1', 'created', 1000, 'EUR', '10.00', 'card', $1, $1, $1)`, []any{at}},
+		{`INSERT INTO payments (id, merchant_id, mode, customer_id, status, amount, currency, amount_text, method,
+			lease_until, created_at, updated_at, recovery_until)
+		VALUES ('p-claimed', 'm1', 'test', 'c1', 'created', 1000, 'EUR', '10.00', 'card', $1, $1, $1, $2)`, []any{at, later}},
+		// A card saved directly (payment_id NULL), one pending for a
+		// payment, one deleted.
+		{`INSERT INTO stored_cards (id, merchant_id, mode, customer_id, state, payment_id, brand, last4, exp_month, exp_year,
+			holder_name, key_id, wrapped_key, ciphertext, fingerprint, created_at, updated_at)
+		VALUES ('card-direct', 'm1', 'test', 'c1', 'active', NULL, 'visa', '4242', 12, 2030, 'Ada', 'k1', '\x01', '\x02', 'fp-1', $1, $1)`, []any{at}},
+		{`INSERT INTO stored_cards (id, merchant_id, mode, customer_id, state, payment_id, brand, last4, exp_month, exp_year,
+			holder_name, key_id, wrapped_key, ciphertext, fingerprint, created_at, updated_at)
+		VALUES ('card-pending', 'm1', 'test', 'c1', 'pending', 'p-never', 'mastercard', '4444', 1, 2031, 'Ada', 'k1', '\x03', '\x04', 'fp-2', $1, $1)`, []any{at}},
+		{`INSERT INTO stored_cards (id, merchant_id, mode, customer_id, state, payment_id, brand, last4, exp_month, exp_year,
+			holder_name, created_at, updated_at, deleted_at)
+		VALUES ('card-deleted', 'm1', 'test', 'c1', 'deleted', NULL, 'visa', '1111', 2, 2029, 'Ada', $1, $2, $2)`, []any{at, later}},
+		// Idempotency records: in flight without a payment (NULL), live and
+		// abandoned; complete with its payment and answer.
+		{`INSERT INTO idempotency_keys (merchant_id, mode, key, fingerprint, state, payment_id, created_at)
+		VALUES ('m1', 'test', 'idem-live', '\x0a', 'in_flight', NULL, $1)`, []any{at}},
+		{`INSERT INTO idempotency_keys (merchant_id, mode, key, fingerprint, state, payment_id, created_at)
+		VALUES ('m1', 'test', 'idem-abandoned', '\x0b', 'in_flight', NULL, $1)`, []any{old}},
+		{`INSERT INTO idempotency_keys (merchant_id, mode, key, fingerprint, state, status_code, body, payment_id, created_at)
+		VALUES ('m1', 'test', 'idem-done', '\x0c', 'complete', 201, '{"id":"p-claimed"}', 'p-claimed', $1)`, []any{at}},
+		{`INSERT INTO threeds_challenges (token_hash, payment_id, merchant_id, mode, created_at, expires_at)
+		VALUES ('\xaa', 'p-never', 'm1', 'test', $1, $2)`, []any{at, later}},
+		{`INSERT INTO threeds_challenges (token_hash, payment_id, merchant_id, mode, created_at, expires_at, claimed_until, consumed_at)
+		VALUES ('\xbb', 'p-claimed', 'm1', 'test', $1, $2, $2, $2)`, []any{at, later}},
+		{`INSERT INTO provider_states (provider_id, drained, updated_at) VALUES ('sandbox', true, $1)`, []any{at}},
+		{`INSERT INTO provider_breakers (node, mode, provider_id, state, since, reported_at)
+		VALUES ('node-1', 'test', 'sandbox', 'half-open', $1, $2)`, []any{at, later}},
+		{`INSERT INTO sandbox_ledger (provider_id, payment_id, mode, amount, currency, outcome, ready_at, created_at)
+		VALUES ('sandbox', 'p-never', 'test', 1000, 'EUR', 'declined', $2, $1)`, []any{at, later}},
+	} {
+		if _, err := db.ExecContext(ctx, st.q, st.args...); err != nil {
+			t.Fatalf("%s: %v", st.q, err)
+		}
+	}
+
+	s, err := Open(ctx, url) // applies 00019 and later
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	now := at.Add(time.Second)
+
+	cards, err := s.StoredCards(ctx, paygate.StoredCardQuery{MerchantID: "m1", Mode: paygate.ModeTest, CustomerID: "c1"})
+	if err != nil || len(cards) != 1 {
+		t.Fatalf("active cards after the upgrade: %+v, %v", cards, err)
+	}
+	if c := cards[0]; c.ID != "card-direct" || c.PaymentID != "" || c.Sealed.KeyID != "k1" || string(c.Sealed.Ciphertext) != "\x02" ||
+		c.Sealed.Fingerprint != "fp-1" || c.ExpYear != 2030 || !c.CreatedAt.Equal(at) || c.CreatedAt.Location() != time.UTC || c.DeletedAt != nil {
+		t.Errorf("card saved directly: %+v", c)
+	}
+	sealed, err := s.StoredCardsToRewrap(ctx, "k2", "", 10)
+	if err != nil || len(sealed) != 2 || sealed[1].ID != "card-pending" || sealed[1].PaymentID != "p-never" ||
+		sealed[1].State != paygate.StoredCardPending {
+		t.Errorf("sealed cards after the upgrade: %+v, %v", sealed, err)
+	}
+	deleted, err := codec.ScanStoredCard(s.pool.QueryRow(ctx,
+		`SELECT `+codec.StoredCardColumns+` FROM stored_cards WHERE id = 'card-deleted'`))
+	if err != nil || deleted.PaymentID != "" || deleted.Sealed.KeyID != "" || deleted.Sealed.WrappedKey != nil ||
+		deleted.DeletedAt == nil || !deleted.DeletedAt.Equal(later) {
+		t.Errorf("deleted card after the upgrade: %+v, %v", deleted, err)
+	}
+
+	reserve := func(key string) (paygate.IdempotencyRecord, bool) {
+		t.Helper()
+		rec, reserved, err := s.ReserveIdempotency(ctx, paygate.IdempotencyReservation{
+			MerchantID: "m1", Mode: paygate.ModeTest, Key: key, Fingerprint: []byte{0x0f}, Now: now,
+		})
+		if err != nil {
+			t.Fatalf("reserve %s: %v", key, err)
+		}
+		return rec, reserved
+	}
+	if rec, reserved := reserve("idem-live"); reserved || rec.PaymentID != "" || rec.State != paygate.IdempotencyInFlight ||
+		string(rec.Fingerprint) != "\x0a" || !rec.CreatedAt.Equal(at) {
+		t.Errorf("live record without a payment: %+v, reserved %v", rec, reserved)
+	}
+	if rec, reserved := reserve("idem-abandoned"); !reserved || rec.PaymentID != "" {
+		t.Errorf("abandoned record without a payment was not replaced: %+v, reserved %v", rec, reserved)
+	}
+	if rec, reserved := reserve("idem-done"); reserved || rec.PaymentID != "p-claimed" || rec.StatusCode != 201 ||
+		string(rec.Body) != `{"id":"p-claimed"}` {
+		t.Errorf("complete record: %+v, reserved %v", rec, reserved)
+	}
+
+	open, err := s.ThreeDSChallenges(ctx, paygate.ThreeDSChallengeQuery{TokenHash: []byte{0xaa}})
+	if err != nil || len(open) != 1 || open[0].PaymentID != "p-never" || open[0].ClaimedUntil != nil ||
+		open[0].ConsumedAt != nil || !open[0].ExpiresAt.Equal(later) {
+		t.Errorf("open challenge: %+v, %v", open, err)
+	}
+	used, err := s.ThreeDSChallenges(ctx, paygate.ThreeDSChallengeQuery{PaymentID: "p-claimed", MerchantID: "m1", Mode: paygate.ModeTest})
+	if err != nil || len(used) != 1 || used[0].ConsumedAt == nil || !used[0].ConsumedAt.Equal(later) {
+		t.Errorf("consumed challenge: %+v, %v", used, err)
+	}
+
+	states, err := s.ProviderStates(ctx)
+	if err != nil || len(states) != 1 || !states[0].Drained || !states[0].UpdatedAt.Equal(at) {
+		t.Errorf("provider states: %+v, %v", states, err)
+	}
+	reports, err := s.BreakerReports(ctx, at)
+	if err != nil || len(reports) != 1 || reports[0].State != paygate.BreakerHalfOpen || !reports[0].ReportedAt.Equal(later) {
+		t.Errorf("breaker reports: %+v, %v", reports, err)
+	}
+	charge, err := s.SandboxChargeByPayment(ctx, "sandbox", "p-never")
+	if err != nil || charge.Outcome != paygate.SandboxDeclined || charge.ProviderRef != "" || charge.Amount.Amount != 1000 ||
+		!charge.ReadyAt.Equal(later) {
+		t.Errorf("sandbox charge: %+v, %v", charge, err)
+	}
+
+	// Never claimed is recoverable; claimed until later is not.
+	toRecover, err := s.PaymentsToRecover(ctx, now, 10)
+	if err != nil || len(toRecover) != 1 || toRecover[0].ID != "p-never" {
+		t.Errorf("payments to recover: %+v, %v", toRecover, err)
+	}
+
+	// payment_id is NOT NULL now: a NULL is refused.
+	for _, q := range []string{
+		`UPDATE stored_cards SET payment_id = NULL WHERE id = 'card-pending'`,
+		`UPDATE idempotency_keys SET payment_id = NULL WHERE key = 'idem-done'`,
+	} {
+		if _, err := s.pool.Exec(ctx, q); err == nil {
+			t.Errorf("%s: stored after the upgrade", q)
+		}
+	}
+}

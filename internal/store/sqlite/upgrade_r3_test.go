@@ -1,0 +1,192 @@
+package sqlite
+
+import (
+	"database/sql"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pressly/goose/v3"
+
+	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/store/codec"
+)
+
+// TestUpgradeKeepsVaultRoutingAndIdempotencyRows upgrades a file holding
+// stored cards, idempotency records, 3-D Secure challenges, routing rows and
+// recovery claims written before 00017 (a payment never claimed by the
+// recovery job had recovery_until 0) and reads each back through the store:
+// every row is kept, 0 became NULL and still means never claimed, and
+// idempotency_keys refuses a mode PostgreSQL refuses.
+func TestUpgradeKeepsVaultRoutingAndIdempotencyRows(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "paygate.db")
+	db, err := sql.Open("sqlite", dsn(path, true, time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := fs.Sub(migrationFiles, "migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, files, goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(ctx, 16); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 1, 12, 0, 0, 123000, time.UTC)
+	later := at.Add(time.Hour)
+	old := at.Add(-2 * paygate.PaymentLease)
+	for _, st := range []struct {
+		q    string
+		args []any
+	}{
+		{`INSERT INTO merchants (id, name, created_at) VALUES ('m1', 'Shop', $1)`, []any{at}},
+		{`INSERT INTO customers (id, merchant_id, mode, external_id, created_at, updated_at) VALUES ('c1', 'm1', 'test', 'ext-1', $1, $1)`, []any{at}},
+		// Never claimed by the recovery job (0), and claimed until later.
+		{`INSERT INTO payments (id, merchant_id, mode, customer_id, status, amount, currency, amount_text, method,
+			lease_until, created_at, updated_at)
+		VALUES ('p-never', 'm1', 'test', 'c1', 'created', 1000, 'EUR', '10.00', 'card', $1, $1, $1)`, []any{at}},
+		{`INSERT INTO payments (id, merchant_id, mode, customer_id, status, amount, currency, amount_text, method,
+			lease_until, created_at, updated_at, recovery_until)
+		VALUES ('p-claimed', 'm1', 'test', 'c1', 'created', 1000, 'EUR', '10.00', 'card', $1, $1, $1, $2)`, []any{at, later}},
+		// A card saved directly (payment_id ''), one pending for a
+		// payment, one deleted.
+		{`INSERT INTO stored_cards (id, merchant_id, mode, customer_id, state, payment_id, brand, last4, exp_month, exp_year,
+			holder_name, key_id, wrapped_key, ciphertext, fingerprint, created_at, updated_at)
+		VALUES ('card-direct', 'm1', 'test', 'c1', 'active', '', 'visa', '4242', 12, 2030, 'Ada', 'k1', x'01', x'02', 'fp-1', $1, $1)`, []any{at}},
+		{`INSERT INTO stored_cards (id, merchant_id, mode, customer_id, state, payment_id, brand, last4, exp_month, exp_year,
+			holder_name, key_id, wrapped_key, ciphertext, fingerprint, created_at, updated_at)
+		VALUES ('card-pending', 'm1', 'test', 'c1', 'pending', 'p-never', 'mastercard', '4444', 1, 2031, 'Ada', 'k1', x'03', x'04', 'fp-2', $1, $1)`, []any{at}},
+		{`INSERT INTO stored_cards (id, merchant_id, mode, customer_id, state, payment_id, brand, last4, exp_month, exp_year,
+			holder_name, created_at, updated_at, deleted_at)
+		VALUES ('card-deleted', 'm1', 'test', 'c1', 'deleted', '', 'visa', '1111', 2, 2029, 'Ada', $1, $2, $2)`, []any{at, later}},
+		// Idempotency records: in flight without a payment (''), live and
+		// abandoned; complete with its payment and answer.
+		{`INSERT INTO idempotency_keys (merchant_id, mode, key, fingerprint, state, payment_id, created_at)
+		VALUES ('m1', 'test', 'idem-live', x'0a', 'in_flight', '', $1)`, []any{at}},
+		{`INSERT INTO idempotency_keys (merchant_id, mode, key, fingerprint, state, payment_id, created_at)
+		VALUES ('m1', 'test', 'idem-abandoned', x'0b', 'in_flight', '', $1)`, []any{old}},
+		{`INSERT INTO idempotency_keys (merchant_id, mode, key, fingerprint, state, status_code, body, payment_id, created_at)
+		VALUES ('m1', 'test', 'idem-done', x'0c', 'complete', 201, CAST('{"id":"p-claimed"}' AS BLOB), 'p-claimed', $1)`, []any{at}},
+		{`INSERT INTO threeds_challenges (token_hash, payment_id, merchant_id, mode, created_at, expires_at)
+		VALUES (x'aa', 'p-never', 'm1', 'test', $1, $2)`, []any{at, later}},
+		{`INSERT INTO threeds_challenges (token_hash, payment_id, merchant_id, mode, created_at, expires_at, claimed_until, consumed_at)
+		VALUES (x'bb', 'p-claimed', 'm1', 'test', $1, $2, $2, $2)`, []any{at, later}},
+		{`INSERT INTO provider_states (provider_id, drained, updated_at) VALUES ('sandbox', 1, $1)`, []any{at}},
+		{`INSERT INTO provider_breakers (node, mode, provider_id, state, since, reported_at)
+		VALUES ('node-1', 'test', 'sandbox', 'half-open', $1, $2)`, []any{at, later}},
+		{`INSERT INTO sandbox_ledger (provider_id, payment_id, mode, amount, currency, outcome, ready_at, created_at)
+		VALUES ('sandbox', 'p-never', 'test', 1000, 'EUR', 'declined', $2, $1)`, []any{at, later}},
+	} {
+		args := make([]any, len(st.args))
+		for i, a := range st.args {
+			args[i] = a.(time.Time).UnixMicro()
+		}
+		if _, err := db.ExecContext(ctx, strings.ReplaceAll(st.q, "$", "?"), args...); err != nil {
+			t.Fatalf("%s: %v", st.q, err)
+		}
+	}
+
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err := Open(ctx, path) // applies 00017 and later
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	now := at.Add(time.Second)
+
+	cards, err := s.StoredCards(ctx, paygate.StoredCardQuery{MerchantID: "m1", Mode: paygate.ModeTest, CustomerID: "c1"})
+	if err != nil || len(cards) != 1 {
+		t.Fatalf("active cards after the upgrade: %+v, %v", cards, err)
+	}
+	if c := cards[0]; c.ID != "card-direct" || c.PaymentID != "" || c.Sealed.KeyID != "k1" || string(c.Sealed.Ciphertext) != "\x02" ||
+		c.Sealed.Fingerprint != "fp-1" || c.ExpYear != 2030 || !c.CreatedAt.Equal(at) || c.CreatedAt.Location() != time.UTC || c.DeletedAt != nil {
+		t.Errorf("card saved directly: %+v", c)
+	}
+	sealed, err := s.StoredCardsToRewrap(ctx, "k2", "", 10)
+	if err != nil || len(sealed) != 2 || sealed[1].ID != "card-pending" || sealed[1].PaymentID != "p-never" ||
+		sealed[1].State != paygate.StoredCardPending {
+		t.Errorf("sealed cards after the upgrade: %+v, %v", sealed, err)
+	}
+	deleted, err := codec.ScanStoredCard(s.read.QueryRowContext(ctx,
+		`SELECT `+codec.StoredCardColumns+` FROM stored_cards WHERE id = 'card-deleted'`))
+	if err != nil || deleted.PaymentID != "" || deleted.Sealed.KeyID != "" || deleted.Sealed.WrappedKey != nil ||
+		deleted.DeletedAt == nil || !deleted.DeletedAt.Equal(later) {
+		t.Errorf("deleted card after the upgrade: %+v, %v", deleted, err)
+	}
+
+	reserve := func(key string) (paygate.IdempotencyRecord, bool) {
+		t.Helper()
+		rec, reserved, err := s.ReserveIdempotency(ctx, paygate.IdempotencyReservation{
+			MerchantID: "m1", Mode: paygate.ModeTest, Key: key, Fingerprint: []byte{0x0f}, Now: now,
+		})
+		if err != nil {
+			t.Fatalf("reserve %s: %v", key, err)
+		}
+		return rec, reserved
+	}
+	if rec, reserved := reserve("idem-live"); reserved || rec.PaymentID != "" || rec.State != paygate.IdempotencyInFlight ||
+		string(rec.Fingerprint) != "\x0a" || !rec.CreatedAt.Equal(at) {
+		t.Errorf("live record without a payment: %+v, reserved %v", rec, reserved)
+	}
+	if rec, reserved := reserve("idem-abandoned"); !reserved || rec.PaymentID != "" {
+		t.Errorf("abandoned record without a payment was not replaced: %+v, reserved %v", rec, reserved)
+	}
+	if rec, reserved := reserve("idem-done"); reserved || rec.PaymentID != "p-claimed" || rec.StatusCode != 201 ||
+		string(rec.Body) != `{"id":"p-claimed"}` {
+		t.Errorf("complete record: %+v, reserved %v", rec, reserved)
+	}
+
+	open, err := s.ThreeDSChallenges(ctx, paygate.ThreeDSChallengeQuery{TokenHash: []byte{0xaa}})
+	if err != nil || len(open) != 1 || open[0].PaymentID != "p-never" || open[0].ClaimedUntil != nil ||
+		open[0].ConsumedAt != nil || !open[0].ExpiresAt.Equal(later) {
+		t.Errorf("open challenge: %+v, %v", open, err)
+	}
+	used, err := s.ThreeDSChallenges(ctx, paygate.ThreeDSChallengeQuery{PaymentID: "p-claimed", MerchantID: "m1", Mode: paygate.ModeTest})
+	if err != nil || len(used) != 1 || used[0].ConsumedAt == nil || !used[0].ConsumedAt.Equal(later) {
+		t.Errorf("consumed challenge: %+v, %v", used, err)
+	}
+
+	states, err := s.ProviderStates(ctx)
+	if err != nil || len(states) != 1 || !states[0].Drained || !states[0].UpdatedAt.Equal(at) {
+		t.Errorf("provider states: %+v, %v", states, err)
+	}
+	reports, err := s.BreakerReports(ctx, at)
+	if err != nil || len(reports) != 1 || reports[0].State != paygate.BreakerHalfOpen || !reports[0].ReportedAt.Equal(later) {
+		t.Errorf("breaker reports: %+v, %v", reports, err)
+	}
+	charge, err := s.SandboxChargeByPayment(ctx, "sandbox", "p-never")
+	if err != nil || charge.Outcome != paygate.SandboxDeclined || charge.ProviderRef != "" || charge.Amount.Amount != 1000 ||
+		!charge.ReadyAt.Equal(later) {
+		t.Errorf("sandbox charge: %+v, %v", charge, err)
+	}
+
+	// Never claimed is recoverable; claimed until later is not.
+	toRecover, err := s.PaymentsToRecover(ctx, now, 10)
+	if err != nil || len(toRecover) != 1 || toRecover[0].ID != "p-never" {
+		t.Errorf("payments to recover: %+v, %v", toRecover, err)
+	}
+
+	// The mode check PostgreSQL declares holds here too.
+	for _, q := range []string{
+		`INSERT INTO idempotency_keys (merchant_id, mode, key, fingerprint, state, created_at) VALUES ('m1', 'prod', 'k', x'', 'in_flight', 1)`,
+		`UPDATE idempotency_keys SET mode = 'prod' WHERE key = 'idem-done'`,
+	} {
+		if _, err := s.write.ExecContext(ctx, q); err == nil || !strings.Contains(err.Error(), "idempotency_keys_mode_check") {
+			t.Errorf("%s: %v, want the check to refuse", q, err)
+		}
+	}
+	var zero int
+	if err := s.read.QueryRowContext(ctx, `SELECT count(*) FROM payments WHERE recovery_until = 0`).Scan(&zero); err != nil || zero != 0 {
+		t.Errorf("%d payments with recovery_until 0 after the upgrade (%v)", zero, err)
+	}
+}
