@@ -130,3 +130,17 @@ func ScanClaimedDelivery(row Scanner, lease string) (paygate.ClaimedDelivery, er
 	cd.Endpoint = &e
 	return cd, nil
 }
+
+// WebhookSecretsColumns are the columns of a webhook_endpoints row that
+// ScanWebhookSecrets reads, in its order: the plain secrets ("" once
+// sealed) and their seals (NULL when absent).
+const WebhookSecretsColumns = `merchant_id, mode, secret, secret_sealed, previous_secret, previous_secret_sealed`
+
+// ScanWebhookSecrets reads a row of WebhookSecretsColumns.
+func ScanWebhookSecrets(row Scanner) (paygate.WebhookSecrets, error) {
+	var w paygate.WebhookSecrets
+	if err := row.Scan(&w.MerchantID, &w.Mode, &w.Secret, &w.SealedSecret, &w.PreviousSecret, &w.SealedPreviousSecret); err != nil {
+		return paygate.WebhookSecrets{}, err
+	}
+	return w, nil
+}

@@ -113,6 +113,19 @@ const noSiblingFirst = `NOT EXISTS (
 		AND ((s.lease <> '' AND s.next_attempt_at > ?1)
 			OR (s.next_attempt_at <= ?1 AND (s.attempts > 0 OR s.next_attempt_at <= ?2) AND s.seq < d.seq)))`
 
+// claimedDelivery reads a claimed delivery (?1) with its event's payload
+// and its endpoint (NULLs when there is none), as codec.ScanClaimedDelivery
+// reads them.
+const claimedDelivery = `
+	SELECT d.id, d.event_id, d.merchant_id, d.mode, d.event_type, d.status, d.attempts, d.next_attempt_at,
+		d.last_attempt_at, d.last_status_code, d.last_error, d.created_at, d.updated_at,
+		e.payload, w.merchant_id, w.mode, w.url, w.secret, w.events, w.created_at, w.updated_at,
+		w.previous_secret, w.previous_secret_expires_at, w.disabled_at, w.secret_sealed, w.previous_secret_sealed
+	FROM webhook_deliveries d
+	JOIN events e ON e.id = d.event_id
+	LEFT JOIN webhook_endpoints w ON w.merchant_id = d.merchant_id AND w.mode = d.mode
+	WHERE d.id = ?1`
+
 // ClaimDeliveries claims up to c.Limit due deliveries for one attempt each.
 // A read on the read pool first looks whether anything is due, so that an
 // idle dispatcher polling often never takes the write lock.
@@ -139,18 +152,19 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c paygate.DeliveryClaim) ([
 			WHERE id IN (
 				SELECT id FROM webhook_deliveries d WHERE `+dueCondition+` AND `+noSiblingFirst+`
 				ORDER BY next_attempt_at LIMIT ?5)
-			RETURNING `+deliveryColumns,
+			RETURNING id`,
 			now, firstDue, c.Lease, micros(c.LeaseUntil), c.Limit)
 		if err != nil {
 			return err
 		}
+		var ids []string
 		for rows.Next() {
-			d, err := scanDelivery(rows)
-			if err != nil {
+			var id string
+			if err := rows.Scan(&id); err != nil {
 				rows.Close()
 				return err
 			}
-			claimed = append(claimed, paygate.ClaimedDelivery{Delivery: d, Lease: c.Lease})
+			ids = append(ids, id)
 		}
 		if err := rows.Close(); err != nil {
 			return err
@@ -158,18 +172,12 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c paygate.DeliveryClaim) ([
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		for i := range claimed {
-			d := &claimed[i]
-			if err := tx.QueryRowContext(ctx, `SELECT payload FROM events WHERE id = ?`, d.Delivery.EventID).Scan(&d.Payload); err != nil {
-				return fmt.Errorf("payload of event %s: %w", d.Delivery.EventID, err)
+		for _, id := range ids {
+			cd, err := codec.ScanClaimedDelivery(tx.QueryRowContext(ctx, claimedDelivery, id), c.Lease)
+			if err != nil {
+				return fmt.Errorf("claimed delivery %s: %w", id, err)
 			}
-			e, err := endpointState(ctx, tx, d.Delivery.MerchantID, d.Delivery.Mode)
-			switch {
-			case err == nil:
-				d.Endpoint = &e
-			case !paygate.IsNotFound(err):
-				return err
-			}
+			claimed = append(claimed, cd)
 		}
 		return nil
 	})
