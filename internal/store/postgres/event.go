@@ -5,9 +5,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/store/codec"
 )
 
 // insertEvents is a CTE body that inserts the events passed as parallel
@@ -15,8 +15,7 @@ import (
 // adds its condition and "ORDER BY e.ord".
 const insertEvents = `
 		INSERT INTO events (id, merchant_id, mode, type, payment_id, refund_id, payload, created_at)
-		SELECT e.id, e.merchant_id, e.mode, e.type, NULLIF(e.payment_id, ''), NULLIF(e.refund_id, ''),
-			e.payload, e.created_at
+		SELECT e.id, e.merchant_id, e.mode, e.type, e.payment_id, e.refund_id, e.payload, e.created_at
 		FROM unnest(@event_ids::text[], @event_merchant_ids::text[], @event_modes::text[],
 			@event_types::text[], @event_payment_ids::text[], @event_refund_ids::text[],
 			@event_payloads::bytea[], @event_created_at::timestamptz[])
@@ -66,10 +65,12 @@ func (s *Store) Events(ctx context.Context, q paygate.EventQuery) ([]paygate.Eve
 	var b sqlBuilder
 	where := `merchant_id = ` + b.arg(q.MerchantID) + ` AND mode = ` + b.arg(string(q.Mode))
 	if q.PaymentID != "" {
-		where = `payment_id = ` + b.arg(q.PaymentID) + ` AND ` + where
+		// events_payment_idx holds the events with a payment; its
+		// predicate is repeated so that a generic plan may use it too.
+		where = `payment_id = ` + b.arg(q.PaymentID) + ` AND payment_id <> '' AND ` + where
 	}
 	rows, err := s.pool.Query(ctx, `
-		SELECT id, merchant_id, mode, type, payment_id, refund_id, payload, created_at
+		SELECT `+codec.EventColumns+`
 		FROM events
 		WHERE `+where+`
 		ORDER BY created_at, seq
@@ -77,13 +78,7 @@ func (s *Store) Events(ctx context.Context, q paygate.EventQuery) ([]paygate.Eve
 	if err != nil {
 		return nil, translate(err)
 	}
-	events, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (paygate.Event, error) {
-		var e paygate.Event
-		var paymentID, refundID pgtype.Text
-		err := r.Scan(&e.ID, &e.MerchantID, &e.Mode, &e.Type, &paymentID, &refundID, &e.Payload, &e.CreatedAt)
-		e.PaymentID, e.RefundID = paymentID.String, refundID.String
-		return e, err
-	})
+	events, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (paygate.Event, error) { return codec.ScanEvent(r) })
 	if events == nil && err == nil {
 		events = []paygate.Event{}
 	}

@@ -24,7 +24,7 @@ func TestSecretsAtRest(t *testing.T) {
 			// Every column as its text form: bytea as \x hex would hide
 			// nothing plain, so read bytea raw and the rest as text.
 			rows, err := s.(*Store).pool.Query(t.Context(), `
-				SELECT merchant_id, mode, url, secret, array_to_string(events, ','), previous_secret,
+				SELECT merchant_id, mode, url, secret, events::text, previous_secret,
 					created_at::text, updated_at::text, COALESCE(previous_secret_expires_at::text, ''),
 					COALESCE(disabled_at::text, ''), secret_sealed, previous_secret_sealed
 				FROM webhook_endpoints`)
@@ -72,7 +72,7 @@ func TestSecretsAtRest(t *testing.T) {
 			_, err := s.(*Store).pool.Exec(t.Context(), `
 				INSERT INTO webhook_endpoints (merchant_id, mode, url, secret, events, created_at, updated_at,
 					previous_secret, previous_secret_expires_at, disabled_at)
-				VALUES ($1, $2, $3, $4, '{}', now(), now(), $5, $6, NULL)`,
+				VALUES ($1, $2, $3, $4, '[]', now(), now(), $5, $6, NULL)`,
 				merchantID, mode, url, secret, previous, until)
 			if err != nil {
 				t.Fatal(err)

@@ -21,17 +21,12 @@ import (
 // take disjoint sets, and a row claimed (and committed) by another node no
 // longer matches when re-checked under READ COMMITTED.
 
-const endpointStateColumns = `merchant_id, mode, url, secret, events, created_at, updated_at,
-	previous_secret, previous_secret_expires_at, disabled_at, secret_sealed, previous_secret_sealed`
+// endpointStateColumns are the columns scanEndpointState reads (one row
+// mapping for both engines: codec.ScanEndpointState).
+const endpointStateColumns = codec.EndpointStateColumns
 
 func scanEndpointState(row pgx.Row) (paygate.WebhookEndpointState, error) {
-	var e paygate.WebhookEndpointState
-	err := row.Scan(&e.MerchantID, &e.Mode, &e.URL, &e.Secret, &e.Events, &e.CreatedAt, &e.UpdatedAt,
-		&e.PreviousSecret, &e.PreviousSecretExpiresAt, &e.DisabledAt, &e.SealedSecret, &e.SealedPreviousSecret)
-	if len(e.Events) == 0 {
-		e.Events = nil
-	}
-	return e, err
+	return codec.ScanEndpointState(row)
 }
 
 // configureEndpoint creates or replaces the endpoint of a
@@ -44,7 +39,7 @@ func scanEndpointState(row pgx.Row) (paygate.WebhookEndpointState, error) {
 const configureEndpoint = `
 	WITH configured AS (
 		INSERT INTO webhook_endpoints AS w (merchant_id, mode, url, secret, events, created_at, updated_at, secret_sealed)
-		SELECT @merchant_id, @mode, @url, '', @events, @created_at, @updated_at, @secret_sealed
+		SELECT @merchant_id, @mode, @url, '', @events::text::jsonb, @created_at, @updated_at, @secret_sealed
 		WHERE EXISTS (SELECT 1 FROM merchants WHERE id = @merchant_id)
 		ON CONFLICT (merchant_id, mode) DO UPDATE SET
 			url = EXCLUDED.url,
@@ -73,9 +68,9 @@ func configureArgs(c paygate.WebhookEndpointConfig) (namedArgs, error) {
 	if err := codec.CheckSealedSecret(e); err != nil {
 		return nil, err
 	}
-	events := e.Events
-	if events == nil {
-		events = []string{}
+	events, err := codec.EncodeEndpointEvents(e.Events)
+	if err != nil {
+		return nil, err
 	}
 	created := e.CreatedAt
 	if created.IsZero() {
@@ -113,24 +108,15 @@ func (s *Store) WebhookEndpointState(ctx context.Context, merchantID string, mod
 	return e, translate(err)
 }
 
-const deliveryColumns = `id, event_id, merchant_id, mode, event_type, status, attempts, next_attempt_at,
-	last_attempt_at, last_status_code, last_error, created_at, updated_at`
+// deliveryColumns are the columns scanDelivery reads (codec.ScanDelivery).
+const deliveryColumns = codec.DeliveryColumns
 
-// deliveryScanTargets returns the scan destinations of deliveryColumns.
-func deliveryScanTargets(d *paygate.Delivery) []any {
-	return []any{&d.ID, &d.EventID, &d.MerchantID, &d.Mode, &d.EventType, &d.Status, &d.Attempts, &d.NextAttemptAt,
-		&d.LastAttemptAt, &d.LastStatusCode, &d.LastError, &d.CreatedAt, &d.UpdatedAt}
-}
-
-func scanDelivery(row pgx.Row) (paygate.Delivery, error) {
-	var d paygate.Delivery
-	err := row.Scan(deliveryScanTargets(&d)...)
-	return d, err
-}
+func scanDelivery(row pgx.Row) (paygate.Delivery, error) { return codec.ScanDelivery(row) }
 
 // claimDeliveries locks up to @limit due deliveries, skipping those another
 // claim holds, leases them, and returns each with its event's payload and
-// its endpoint (NULLs when there is none). A delivery is not claimed while
+// its endpoint (NULLs when there is none), as codec.ScanClaimedDelivery
+// reads them. A delivery is not claimed while
 // another delivery of its event (a resend, or the original) is in flight
 // or is due and older: one event goes out once at a time, and when it
 // succeeds its DeliveryFinish ends the others (decisions.md section 15).
@@ -156,7 +142,7 @@ const claimDeliveries = `
 	)
 	SELECT c.id, c.event_id, c.merchant_id, c.mode, c.event_type, c.status, c.attempts, c.next_attempt_at,
 		c.last_attempt_at, c.last_status_code, c.last_error, c.created_at, c.updated_at,
-		e.payload, w.merchant_id IS NOT NULL, w.url, w.secret, w.events, w.created_at, w.updated_at,
+		e.payload, w.merchant_id, w.mode, w.url, w.secret, w.events, w.created_at, w.updated_at,
 		w.previous_secret, w.previous_secret_expires_at, w.disabled_at, w.secret_sealed, w.previous_secret_sealed
 	FROM claimed c
 	JOIN events e ON e.id = c.event_id
@@ -175,35 +161,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c paygate.DeliveryClaim) ([
 		return nil, translate(err)
 	}
 	claimed, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (paygate.ClaimedDelivery, error) {
-		cd := paygate.ClaimedDelivery{Lease: c.Lease}
-		var (
-			hasEndpoint               bool
-			url, secret, previous     *string
-			events                    []string
-			created, updated          *time.Time
-			previousExpires, disabled *time.Time
-			sealed, sealedPrevious    []byte
-		)
-		dest := append(deliveryScanTargets(&cd.Delivery), &cd.Payload, &hasEndpoint, &url, &secret, &events,
-			&created, &updated, &previous, &previousExpires, &disabled, &sealed, &sealedPrevious)
-		if err := r.Scan(dest...); err != nil {
-			return cd, err
-		}
-		if hasEndpoint {
-			e := paygate.WebhookEndpointState{
-				WebhookEndpoint: paygate.WebhookEndpoint{
-					MerchantID: cd.Delivery.MerchantID, Mode: cd.Delivery.Mode, URL: *url, Secret: *secret,
-					SealedSecret: sealed, Events: events, CreatedAt: *created, UpdatedAt: *updated,
-				},
-				PreviousSecret: *previous, SealedPreviousSecret: sealedPrevious,
-				PreviousSecretExpiresAt: previousExpires, DisabledAt: disabled,
-			}
-			if len(e.Events) == 0 {
-				e.Events = nil
-			}
-			cd.Endpoint = &e
-		}
-		return cd, nil
+		return codec.ScanClaimedDelivery(r, c.Lease)
 	})
 	if err != nil {
 		return nil, translate(err)
@@ -301,7 +259,8 @@ func (s *Store) Deliveries(ctx context.Context, q paygate.DeliveryQuery) ([]payg
 // deliveryListQuery returns the SQL and arguments of Deliveries. Only the
 // filters that are set appear in it, every value a parameter, so that each
 // combination gets its own plan: one delivery is its primary key, a
-// payment's are the deliveries of its events (events_payment_idx, then
+// payment's are the deliveries of its events (events_payment_idx, whose
+// predicate is repeated, then
 // webhook_deliveries_event_idx, merchant and mode filtered on both), an
 // event is the few rows of webhook_deliveries_event_idx, a mode a range of
 // webhook_deliveries_merchant_idx read newest first and stopped at the
@@ -314,7 +273,7 @@ func deliveryListQuery(q paygate.DeliveryQuery) (string, []any) {
 	if q.PaymentID != "" {
 		mode := b.arg(string(q.Mode))
 		where = `event_id IN (SELECT id FROM events WHERE payment_id = ` + b.arg(q.PaymentID) +
-			` AND merchant_id = ` + merchant + ` AND mode = ` + mode + `) AND ` + where + ` AND mode = ` + mode
+			` AND payment_id <> '' AND merchant_id = ` + merchant + ` AND mode = ` + mode + `) AND ` + where + ` AND mode = ` + mode
 	}
 	if q.ID != "" {
 		where += ` AND id = ` + b.arg(q.ID)
@@ -355,52 +314,40 @@ func (s *Store) queryDeliveries(ctx context.Context, query string, args ...any) 
 	return out, nil
 }
 
-// DeliveryAttempts lists a delivery's attempts, first first. The delivery
-// row is joined so that one statement tells "no attempts" (one row of
-// NULLs) from "no such delivery" (no row).
+// DeliveryAttempts lists a delivery's attempts, first first. When there
+// is none, a second statement tells "no attempts yet" from "no such
+// delivery" (deliveries are never deleted, so the answer holds).
 func (s *Store) DeliveryAttempts(ctx context.Context, merchantID string, mode paygate.Mode, deliveryID string) ([]paygate.DeliveryAttempt, error) {
 	rows, err := s.pool.Query(ctx, `
-		SELECT a.number, a.url, a.started_at, a.status_code, a.latency_us, a.response, a.error, a.private_address
-		FROM webhook_deliveries d
-		LEFT JOIN webhook_attempts a ON a.delivery_id = d.id
-		WHERE d.id = $1 AND d.merchant_id = $2 AND d.mode = $3
-		ORDER BY a.number`, deliveryID, merchantID, mode)
+		SELECT `+attemptColumns+`
+		FROM webhook_attempts
+		WHERE delivery_id = $1
+			AND EXISTS (SELECT 1 FROM webhook_deliveries WHERE id = $1 AND merchant_id = $2 AND mode = $3)
+		ORDER BY number`, deliveryID, merchantID, mode)
 	if err != nil {
 		return nil, translate(err)
 	}
-	found := false
-	out := []paygate.DeliveryAttempt{}
-	for rows.Next() {
-		found = true
-		var (
-			number, status *int32
-			url, msg       *string
-			started        *time.Time
-			latency        *int64
-			response       []byte
-			private        *bool
-		)
-		if err := rows.Scan(&number, &url, &started, &status, &latency, &response, &msg, &private); err != nil {
-			rows.Close()
-			return nil, translate(err)
-		}
-		if number == nil {
-			continue // the delivery has no attempt yet
-		}
-		out = append(out, paygate.DeliveryAttempt{
-			DeliveryID: deliveryID, Number: int(*number), URL: *url, StartedAt: *started,
-			StatusCode: int(*status), Latency: time.Duration(*latency) * time.Microsecond,
-			Response: nonNil(response), Error: *msg, PrivateAddress: private,
-		})
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (paygate.DeliveryAttempt, error) { return codec.ScanAttempt(r) })
+	if err != nil {
+		return nil, translate(err)
 	}
-	if err := rows.Err(); err != nil {
+	if len(out) > 0 {
+		return out, nil
+	}
+	var found bool
+	if err := s.pool.QueryRow(ctx, `
+		SELECT EXISTS (SELECT 1 FROM webhook_deliveries WHERE id = $1 AND merchant_id = $2 AND mode = $3)`,
+		deliveryID, merchantID, mode).Scan(&found); err != nil {
 		return nil, translate(err)
 	}
 	if !found {
 		return nil, notFound("delivery")
 	}
-	return out, nil
+	return []paygate.DeliveryAttempt{}, nil
 }
+
+// attemptColumns are the columns of an attempt (codec.ScanAttempt).
+const attemptColumns = codec.AttemptColumns
 
 // ResendEvent inserts a new delivery of an existing event to its endpoint.
 func (s *Store) ResendEvent(ctx context.Context, eventID, deliveryID string, at time.Time) (paygate.Delivery, error) {
@@ -439,7 +386,7 @@ const insertPing = `
 		SELECT disabled_at FROM webhook_endpoints WHERE merchant_id = @merchant_id AND mode = @mode
 	), ev AS (
 		INSERT INTO events (id, merchant_id, mode, type, payment_id, refund_id, payload, created_at)
-		SELECT @event_id, @merchant_id, @mode, @type, NULLIF(@payment_id, ''), NULLIF(@refund_id, ''), @payload, @at
+		SELECT @event_id, @merchant_id, @mode, @type, @payment_id, @refund_id, @payload, @at
 		WHERE EXISTS (SELECT 1 FROM endpoint WHERE disabled_at IS NULL)
 		RETURNING id
 	), delivered AS (

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/store/codec"
 )
 
 // WebhookSecrets lists the stored secrets of up to limit endpoints after
@@ -18,7 +19,7 @@ func (s *Store) WebhookSecrets(ctx context.Context, afterMerchant string, afterM
 		lim = &limit
 	}
 	rows, err := s.pool.Query(ctx, `
-		SELECT merchant_id, mode, secret, secret_sealed, previous_secret, previous_secret_sealed
+		SELECT `+codec.WebhookSecretsColumns+`
 		FROM webhook_endpoints
 		WHERE (merchant_id, mode) > ($1::text, $2::text)
 		ORDER BY merchant_id, mode
@@ -26,11 +27,7 @@ func (s *Store) WebhookSecrets(ctx context.Context, afterMerchant string, afterM
 	if err != nil {
 		return nil, translate(err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (paygate.WebhookSecrets, error) {
-		var w paygate.WebhookSecrets
-		err := r.Scan(&w.MerchantID, &w.Mode, &w.Secret, &w.SealedSecret, &w.PreviousSecret, &w.SealedPreviousSecret)
-		return w, err
-	})
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (paygate.WebhookSecrets, error) { return codec.ScanWebhookSecrets(r) })
 	return out, translate(err)
 }
 

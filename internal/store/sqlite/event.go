@@ -5,9 +5,12 @@ import (
 	"database/sql"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/store/codec"
 )
 
-const eventColumns = `id, merchant_id, mode, type, payment_id, refund_id, payload, created_at`
+// eventColumns are the columns of an event (one row mapping for both
+// engines: codec.ScanEvent).
+const eventColumns = codec.EventColumns
 
 // insertEvents writes events to the outbox in the caller's transaction, in
 // the order given.
@@ -51,15 +54,10 @@ func scanEvents(rows *sql.Rows) ([]paygate.Event, error) {
 	defer rows.Close()
 	events := []paygate.Event{}
 	for rows.Next() {
-		var (
-			e       paygate.Event
-			em, typ string
-			created int64
-		)
-		if err := rows.Scan(&e.ID, &e.MerchantID, &em, &typ, &e.PaymentID, &e.RefundID, &e.Payload, &created); err != nil {
+		e, err := codec.ScanEvent(rows)
+		if err != nil {
 			return nil, translate(err)
 		}
-		e.Mode, e.Type, e.CreatedAt = paygate.Mode(em), paygate.EventType(typ), fromMicros(created)
 		events = append(events, e)
 	}
 	return events, translate(rows.Err())

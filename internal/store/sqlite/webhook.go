@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -19,8 +18,9 @@ import (
 // SQLite has one writer, so a claim (an UPDATE in a BEGIN IMMEDIATE
 // transaction) can never hand one delivery to two claimers.
 
-const endpointStateColumns = `merchant_id, mode, url, secret, events, created_at, updated_at,
-	previous_secret, previous_secret_expires_at, disabled_at, secret_sealed, previous_secret_sealed`
+// endpointStateColumns are the columns scanEndpointState reads (one row
+// mapping for both engines: codec.ScanEndpointState).
+const endpointStateColumns = codec.EndpointStateColumns
 
 // configureEndpoint creates or replaces the endpoint of a
 // WebhookEndpointConfig in the unit's transaction and enables it. The
@@ -33,13 +33,9 @@ func configureEndpoint(ctx context.Context, tx *sql.Tx, c paygate.WebhookEndpoin
 	if err := codec.CheckSealedSecret(e); err != nil {
 		return err
 	}
-	events := e.Events
-	if events == nil {
-		events = []string{}
-	}
-	eventsJSON, err := json.Marshal(events)
+	events, err := codec.EncodeEndpointEvents(e.Events)
 	if err != nil {
-		return fmt.Errorf("sqlite: encode webhook events: %w", err)
+		return err
 	}
 	// Every right-hand side reads the row as it was before the update.
 	var one int
@@ -61,7 +57,7 @@ func configureEndpoint(ctx context.Context, tx *sql.Tx, c paygate.WebhookEndpoin
 		-- yet) into previous_secret: refused, the caller converts first.
 		WHERE NOT (?8 AND webhook_endpoints.secret <> '')
 		RETURNING 1`,
-		e.MerchantID, string(e.Mode), e.URL, e.SealedSecret, string(eventsJSON),
+		e.MerchantID, string(e.Mode), e.URL, e.SealedSecret, events,
 		micros(e.CreatedAt), micros(e.UpdatedAt), c.RotateSecret, micros(c.PreviousUntil)).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("%w: the webhook endpoint of merchant %s (%s) still holds a plain secret; convert it before a rotation",
@@ -93,47 +89,13 @@ func endpointState(ctx context.Context, q deliveryQuerier, merchantID string, mo
 }
 
 func scanEndpointState(row scanner) (paygate.WebhookEndpointState, error) {
-	var (
-		e                  paygate.WebhookEndpointState
-		mode, events       string
-		created, updated   int64
-		previous, disabled sql.NullInt64
-	)
-	if err := row.Scan(&e.MerchantID, &mode, &e.URL, &e.Secret, &events, &created, &updated,
-		&e.PreviousSecret, &previous, &disabled, &e.SealedSecret, &e.SealedPreviousSecret); err != nil {
-		return paygate.WebhookEndpointState{}, err
-	}
-	if err := json.Unmarshal([]byte(events), &e.Events); err != nil {
-		return paygate.WebhookEndpointState{}, fmt.Errorf("sqlite: decode webhook events: %w", err)
-	}
-	if len(e.Events) == 0 {
-		e.Events = nil
-	}
-	e.Mode = paygate.Mode(mode)
-	e.CreatedAt, e.UpdatedAt = fromMicros(created), fromMicros(updated)
-	e.PreviousSecretExpiresAt, e.DisabledAt = fromNullMicros(previous), fromNullMicros(disabled)
-	return e, nil
+	return codec.ScanEndpointState(row)
 }
 
-const deliveryColumns = `id, event_id, merchant_id, mode, event_type, status, attempts, next_attempt_at,
-	last_attempt_at, last_status_code, last_error, created_at, updated_at`
+// deliveryColumns are the columns scanDelivery reads (codec.ScanDelivery).
+const deliveryColumns = codec.DeliveryColumns
 
-func scanDelivery(row scanner) (paygate.Delivery, error) {
-	var (
-		d                      paygate.Delivery
-		mode, typ, status      string
-		next, created, updated int64
-		last                   sql.NullInt64
-	)
-	if err := row.Scan(&d.ID, &d.EventID, &d.MerchantID, &mode, &typ, &status, &d.Attempts, &next,
-		&last, &d.LastStatusCode, &d.LastError, &created, &updated); err != nil {
-		return paygate.Delivery{}, err
-	}
-	d.Mode, d.EventType, d.Status = paygate.Mode(mode), paygate.EventType(typ), paygate.DeliveryStatus(status)
-	d.NextAttemptAt, d.LastAttemptAt = fromMicros(next), fromNullMicros(last)
-	d.CreatedAt, d.UpdatedAt = fromMicros(created), fromMicros(updated)
-	return d, nil
-}
+func scanDelivery(row scanner) (paygate.Delivery, error) { return codec.ScanDelivery(row) }
 
 // dueCondition selects the deliveries due at ?1 (now), those never
 // attempted only once due at ?2 (now minus the first wait) as well.
@@ -150,6 +112,19 @@ const noSiblingFirst = `NOT EXISTS (
 	WHERE s.event_id = d.event_id AND s.id <> d.id AND s.status = 'pending'
 		AND ((s.lease <> '' AND s.next_attempt_at > ?1)
 			OR (s.next_attempt_at <= ?1 AND (s.attempts > 0 OR s.next_attempt_at <= ?2) AND s.seq < d.seq)))`
+
+// claimedDelivery reads a claimed delivery (?1) with its event's payload
+// and its endpoint (NULLs when there is none), as codec.ScanClaimedDelivery
+// reads them.
+const claimedDelivery = `
+	SELECT d.id, d.event_id, d.merchant_id, d.mode, d.event_type, d.status, d.attempts, d.next_attempt_at,
+		d.last_attempt_at, d.last_status_code, d.last_error, d.created_at, d.updated_at,
+		e.payload, w.merchant_id, w.mode, w.url, w.secret, w.events, w.created_at, w.updated_at,
+		w.previous_secret, w.previous_secret_expires_at, w.disabled_at, w.secret_sealed, w.previous_secret_sealed
+	FROM webhook_deliveries d
+	JOIN events e ON e.id = d.event_id
+	LEFT JOIN webhook_endpoints w ON w.merchant_id = d.merchant_id AND w.mode = d.mode
+	WHERE d.id = ?1`
 
 // ClaimDeliveries claims up to c.Limit due deliveries for one attempt each.
 // A read on the read pool first looks whether anything is due, so that an
@@ -177,18 +152,19 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c paygate.DeliveryClaim) ([
 			WHERE id IN (
 				SELECT id FROM webhook_deliveries d WHERE `+dueCondition+` AND `+noSiblingFirst+`
 				ORDER BY next_attempt_at LIMIT ?5)
-			RETURNING `+deliveryColumns,
+			RETURNING id`,
 			now, firstDue, c.Lease, micros(c.LeaseUntil), c.Limit)
 		if err != nil {
 			return err
 		}
+		var ids []string
 		for rows.Next() {
-			d, err := scanDelivery(rows)
-			if err != nil {
+			var id string
+			if err := rows.Scan(&id); err != nil {
 				rows.Close()
 				return err
 			}
-			claimed = append(claimed, paygate.ClaimedDelivery{Delivery: d, Lease: c.Lease})
+			ids = append(ids, id)
 		}
 		if err := rows.Close(); err != nil {
 			return err
@@ -196,18 +172,12 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c paygate.DeliveryClaim) ([
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		for i := range claimed {
-			d := &claimed[i]
-			if err := tx.QueryRowContext(ctx, `SELECT payload FROM events WHERE id = ?`, d.Delivery.EventID).Scan(&d.Payload); err != nil {
-				return fmt.Errorf("payload of event %s: %w", d.Delivery.EventID, err)
+		for _, id := range ids {
+			cd, err := codec.ScanClaimedDelivery(tx.QueryRowContext(ctx, claimedDelivery, id), c.Lease)
+			if err != nil {
+				return fmt.Errorf("claimed delivery %s: %w", id, err)
 			}
-			e, err := endpointState(ctx, tx, d.Delivery.MerchantID, d.Delivery.Mode)
-			switch {
-			case err == nil:
-				d.Endpoint = &e
-			case !paygate.IsNotFound(err):
-				return err
-			}
+			claimed = append(claimed, cd)
 		}
 		return nil
 	})
@@ -399,7 +369,7 @@ func (s *Store) DeliveryAttempts(ctx context.Context, merchantID string, mode pa
 			return err
 		}
 		rows, err := tx.QueryContext(ctx, `
-			SELECT delivery_id, number, url, started_at, status_code, latency_us, response, error, private_address
+			SELECT `+codec.AttemptColumns+`
 			FROM webhook_attempts WHERE delivery_id = ? ORDER BY number`, deliveryID)
 		if err != nil {
 			return err
@@ -407,18 +377,10 @@ func (s *Store) DeliveryAttempts(ctx context.Context, merchantID string, mode pa
 		defer rows.Close()
 		out = []paygate.DeliveryAttempt{}
 		for rows.Next() {
-			var (
-				a                paygate.DeliveryAttempt
-				started, latency int64
-				private          sql.NullBool
-			)
-			if err := rows.Scan(&a.DeliveryID, &a.Number, &a.URL, &started, &a.StatusCode, &latency, &a.Response, &a.Error, &private); err != nil {
+			a, err := codec.ScanAttempt(rows)
+			if err != nil {
 				return err
 			}
-			if private.Valid {
-				a.PrivateAddress = &private.Bool
-			}
-			a.StartedAt, a.Latency = fromMicros(started), time.Duration(latency)*time.Microsecond
 			out = append(out, a)
 		}
 		return rows.Err()

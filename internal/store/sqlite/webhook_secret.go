@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/store/codec"
 )
 
 // WebhookSecrets lists the stored secrets of up to limit endpoints after
@@ -15,7 +16,7 @@ func (s *Store) WebhookSecrets(ctx context.Context, afterMerchant string, afterM
 		limit = -1 // SQLite: no limit
 	}
 	rows, err := s.read.QueryContext(ctx, `
-		SELECT merchant_id, mode, secret, secret_sealed, previous_secret, previous_secret_sealed
+		SELECT `+codec.WebhookSecretsColumns+`
 		FROM webhook_endpoints
 		WHERE (merchant_id, mode) > (?, ?)
 		ORDER BY merchant_id, mode
@@ -26,12 +27,10 @@ func (s *Store) WebhookSecrets(ctx context.Context, afterMerchant string, afterM
 	defer rows.Close()
 	var out []paygate.WebhookSecrets
 	for rows.Next() {
-		var w paygate.WebhookSecrets
-		var mode string
-		if err := rows.Scan(&w.MerchantID, &mode, &w.Secret, &w.SealedSecret, &w.PreviousSecret, &w.SealedPreviousSecret); err != nil {
+		w, err := codec.ScanWebhookSecrets(rows)
+		if err != nil {
 			return nil, translate(err)
 		}
-		w.Mode = paygate.Mode(mode)
 		out = append(out, w)
 	}
 	return out, translate(rows.Err())
