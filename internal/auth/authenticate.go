@@ -28,10 +28,10 @@ func Unauthorized() *paygate.Error {
 }
 
 // Authenticator checks the X-API-Key header of a request against the store.
-// It trusts no cache: every authentication reads the key, so a revocation
-// or expiry is effective for the very next request, on every instance.
-// What it remembers (Known) is only which key a hash named, never whether
-// the key is still active.
+// Every authentication reads the key, so a revocation or expiry is
+// effective for the very next request, on every instance. What it
+// remembers (Known) is only which key a hash named, never whether the key
+// is still active: a caller that uses it has the store verify the key.
 type Authenticator struct {
 	Store paygate.Store
 	// Clock judges revocation and expiry; nil means the system clock.
@@ -72,6 +72,15 @@ func (a *Authenticator) Known(header string) (paygate.APIKey, bool) {
 		return paygate.APIKey{}, false
 	}
 	return key, true
+}
+
+// Forget drops what Known remembers of header's key: a key the store has
+// refused (revoked or expired) is authenticated on each request again.
+func (a *Authenticator) Forget(header string) {
+	h := string(Hash(header))
+	a.knownMu.Lock()
+	delete(a.known, h)
+	a.knownMu.Unlock()
 }
 
 // Used notes that a key returned by Known was verified by the store's

@@ -1,13 +1,16 @@
 package httpapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/httpapi"
 	"github.com/paygate/paygate/internal/id"
 	"github.com/paygate/paygate/internal/paygate"
 )
@@ -78,5 +81,73 @@ func TestKnownKeyRevoked(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestKnownKeyRevokedOverItsLimit checks that a revoked key this node knows
+// gets 401, not 429, when it is over its rate limit (decisions §1: 401
+// comes first), and is forgotten: the next request authenticates it again.
+func TestKnownKeyRevokedOverItsLimit(t *testing.T) {
+	t.Parallel()
+	s := newBenchServer(t, "sqlite")
+	s = wireServer(t, s.store, func(c *httpapi.Config) { c.RateLimitTest = 2 })
+	ctx := t.Context()
+	s.create(t, 1, "first")
+	s.create(t, 2, "second") // the limit is used up, the key is known
+	key, err := paygate.OneAPIKey(s.store.APIKeys(ctx, paygate.APIKeyQuery{Hash: auth.Hash(s.secret)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.store.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.APIKeyRevocation{ID: key.ID, At: time.Now().Add(-time.Second)}}}); err != nil {
+		t.Fatal(err)
+	}
+	for i, idem := range []string{"third", "fourth"} {
+		w := s.do(http.MethodPost, "/v1/payments", s.secret, idem, benchBody(int64(3+i)))
+		if w.Code != http.StatusUnauthorized || w.Header().Get("X-RateLimit-Limit") != "" {
+			t.Errorf("request %d of a revoked key over its limit: %d, X-RateLimit-Limit %q: %s",
+				i+1, w.Code, w.Header().Get("X-RateLimit-Limit"), w.Body.String())
+		}
+	}
+}
+
+// countingStore counts the reads of stored cards, and keeps the store's
+// paygate.RequestReader.
+type countingStore struct {
+	paygate.Store
+	cardReads atomic.Int64
+}
+
+func (c *countingStore) StoredCards(ctx context.Context, q paygate.StoredCardQuery) ([]paygate.StoredCard, error) {
+	c.cardReads.Add(1)
+	return c.Store.StoredCards(ctx, q)
+}
+
+func (c *countingStore) APIKeyAndRequest(ctx context.Context, hash []byte, reads paygate.RequestReads) (paygate.APIKey, paygate.RequestData, error) {
+	return c.Store.(paygate.RequestReader).APIKeyAndRequest(ctx, hash, reads)
+}
+
+// TestKnownKeyRevokedReadsNoCard checks that a stored-card payment with a
+// revoked key this node knows reads no card of the merchant's before it is
+// refused: the key is verified first.
+func TestKnownKeyRevokedReadsNoCard(t *testing.T) {
+	t.Parallel()
+	counting := &countingStore{}
+	s := newBenchServer(t, "sqlite", func(st paygate.Store) paygate.Store { counting.Store = st; return counting })
+	ctx := t.Context()
+	s.create(t, 1, "first") // the key is known from now on
+	key, err := paygate.OneAPIKey(s.store.APIKeys(ctx, paygate.APIKeyQuery{Hash: auth.Hash(s.secret)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.store.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.APIKeyRevocation{ID: key.ID, At: time.Now().Add(-time.Second)}}}); err != nil {
+		t.Fatal(err)
+	}
+	before := counting.cardReads.Load()
+	body := []byte(`{"amount":"1.00","currency":"EUR","customerId":"customer-1","paymentMethod":"stored_card","storedCardId":"` + id.New() + `"}`)
+	if w := s.do(http.MethodPost, "/v1/payments", s.secret, "card", body); w.Code != http.StatusUnauthorized {
+		t.Fatalf("stored card with a revoked key: %d %s", w.Code, w.Body.String())
+	}
+	if n := counting.cardReads.Load() - before; n != 0 {
+		t.Errorf("a revoked key's payment read stored cards %d times before its refusal", n)
 	}
 }

@@ -63,7 +63,9 @@ func (s *Server) knownPayer(header string, reads paygate.RequestReads) (paygate.
 		return paygate.APIKey{}, nil, false
 	}
 	key, ok := s.cfg.Auth.Known(header)
-	if !ok {
+	if !ok || s.recent.seen(key.MerchantID, key.Mode, reads.IdempotencyKey) {
+		// A key used here before is most likely a retry: read its
+		// record with the API key, and answer a replay from it.
 		return paygate.APIKey{}, nil, false
 	}
 	return key, &payment.ReadAhead{Unread: func(ctx context.Context) (*paygate.IdempotencyRecord, error) {

@@ -57,7 +57,8 @@ func (s *Server) apiRoutes() []route {
 }
 
 // newAPI returns the router of /v1. Every answer, 404 and 405 included,
-// comes after serveAPI authenticated the key and charged the rate limit
+// comes after serveAPI authenticated the key (or, for a payment with a key
+// it knows, left it to the payment's insert) and charged the rate limit
 // (decisions §1): a path no route matches is served by noResource, and
 // each path answers the methods it lacks with 405 and its Allow header.
 // HEAD is such a method: the API serves no HEAD.
@@ -147,12 +148,15 @@ func (s *Server) runIdempotent(w http.ResponseWriter, r *http.Request, key payga
 	if st.unverified {
 		// The key was only known (knownPayer): the payment's insert, or
 		// the runner before any other answer, authenticated it.
-		if paygate.ErrorCode(err) == paygate.CodeUnauthorized {
+		switch {
+		case paygate.ErrorCode(err) == paygate.CodeUnauthorized:
 			st.authed = false
+			s.cfg.Auth.Forget(r.Header.Get("X-API-Key"))
 			s.refuse(w, r, err)
 			return
+		case err == nil:
+			s.cfg.Auth.Used(key)
 		}
-		s.cfg.Auth.Used(key)
 	}
 	if err != nil {
 		var re *payment.ReleaseError

@@ -64,6 +64,8 @@ type Server struct {
 	// mux routes every request; api routes those under /v1 that take an
 	// API key (newAPI).
 	mux, api *httpx.Mux
+	// recent is the idempotency keys of payments seen lately (knownPayer).
+	recent *recentKeys
 }
 
 // New returns the handler. It panics when a dependency is missing, which is
@@ -78,7 +80,7 @@ func New(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, clock: cfg.Clock}
+	s := &Server{cfg: cfg, log: cfg.Logger, clock: cfg.Clock, recent: newRecentKeys()}
 	s.api = s.newAPI()
 	s.mux = s.newMux()
 	return s
@@ -252,6 +254,10 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 
 // serveAPI authenticates and rate-limits a /v1 request, reading ahead with
 // its key, then runs serve: the route's handler, or its 404 or 405 (newAPI).
+// A payment whose key this node authenticated before (knownPayer) is served
+// with the key unverified: its insert verifies it, and whatever else would
+// answer first (the rate limit here, a validation error or a stored card in
+// the runner) authenticates it before answering.
 func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, ahead readAhead, ids []string, serve handlerFunc) {
 	ctx := r.Context()
 	st := stateOf(ctx)
@@ -286,12 +292,31 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, ahead readAhea
 		return
 	}
 	st.key, st.authed = key, true
+	if reads.IdempotencyKey != "" && !st.unverified {
+		s.recent.seen(key.MerchantID, key.Mode, reads.IdempotencyKey) // knownPayer recorded its own
+	}
 
 	limit := s.cfg.RateLimitTest
 	if key.Mode == paygate.ModeLive {
 		limit = s.cfg.RateLimitLive
 	}
 	d, err := s.cfg.Limiter.Allow(ctx, "key:"+key.ID, limit)
+	if st.unverified && (err != nil || !d.Allowed) {
+		// A key only known by its hash is verified before it is told
+		// anything but its payment's answer: a revoked key over its
+		// limit, or with the limiter down, still gets 401 first.
+		if _, aerr := s.authenticate(ctx, st, header, reads); aerr != nil {
+			if paygate.ErrorCode(aerr) != paygate.CodeUnauthorized {
+				s.fail(w, r, aerr)
+				return
+			}
+			st.authed = false
+			s.cfg.Auth.Forget(header)
+			s.refuse(w, r, aerr)
+			return
+		}
+		st.unverified = false
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return

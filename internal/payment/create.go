@@ -33,6 +33,12 @@ func (s *Service) Create(ctx context.Context, req Request, in CreateInput) (Resu
 		return fmt.Errorf("%w: %w", ErrNotReserved, err)
 	}
 	if in.Method == paygate.MethodStoredCard {
+		if req.Authenticate != nil {
+			// The card is read and decrypted only for a verified key.
+			if err := req.Authenticate(ctx); err != nil {
+				return Result{}, unreserved(err)
+			}
+		}
 		// Decrypted for the provider call; dropped with in when Create
 		// returns (storedcard.go).
 		c, err := s.storedCard(ctx, req, in)

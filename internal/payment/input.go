@@ -6,6 +6,7 @@
 package payment
 
 import (
+	"context"
 	"unicode"
 	"unicode/utf8"
 
@@ -22,6 +23,12 @@ type Request struct {
 	// Reservation, for Create only, asks that the key be reserved with the
 	// payment's insert rather than before Create (see Create).
 	Reservation *paygate.IdempotencyReservation
+	// Authenticate, when set, says that the request's API key has not been
+	// verified yet (its insert would verify it, ReadAhead.Unread): Create
+	// calls it before it reads anything of the merchant's (a stored card).
+	// It returns the key's refusal, or a *paygate.KeyTakenError when the
+	// idempotency key has a live record to answer instead.
+	Authenticate func(ctx context.Context) error
 }
 
 // CreateInput is a validated payment request. httpapi produces it; every

@@ -177,6 +177,20 @@ func (s *Service) Run(ctx context.Context, ir IdempotentRequest, prepare Prepare
 			return s.settle(ctx, a, &res, err, taken) // nothing was reserved
 		}
 		req.Reservation = &res
+		if a.Unread != nil {
+			req.Authenticate = func(ctx context.Context) error {
+				rec, err := a.Unread(ctx)
+				switch {
+				case errors.Is(err, ErrRecordUnread):
+					return nil // verified; the insert settles the key
+				case err != nil:
+					return err
+				case rec != nil && rec.Live(res.Now):
+					return &paygate.KeyTakenError{Record: *rec}
+				}
+				return nil
+			}
+		}
 		r, err := op(ctx, req)
 		var tk *paygate.KeyTakenError
 		switch {

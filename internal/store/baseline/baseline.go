@@ -42,8 +42,9 @@ const Customers = 500
 //     endpoint) and the idempotency record completed with the answer
 //     (Commit of the transition, the event and the answer).
 //
-// The sandbox provider's own ledger entry (RecordSandboxCharge) is not
-// included: it is the simulated provider's write, not the gateway's.
+// The sandbox provider's own ledger entry (a SandboxCharge operation, which
+// the gateway commits with the outcome) is not included: it is the
+// simulated provider's write, not the gateway's.
 type Writes struct {
 	Reservation paygate.IdempotencyReservation
 	Payment     paygate.NewPayment

@@ -103,4 +103,25 @@ func TestUpgradeKeepsEveryPayment(t *testing.T) {
 	if _, err := s.pool.Exec(ctx, `UPDATE payments SET merchant_ref = NULL WHERE id = 'p-set'`); err == nil {
 		t.Error("a NULL merchant_ref was stored after the upgrade")
 	}
+
+	// Down to the schema before, and up again: the older releases read
+	// NULL as "none" (a created payment with a provider is one whose
+	// request was answered, for recovery), so the way down gives the NULLs
+	// back, and every row survives both ways.
+	if _, err := p.DownTo(ctx, 15); err != nil {
+		t.Fatalf("down: %v", err)
+	}
+	var nulls int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM payments WHERE id = 'p-null'
+		AND provider_id IS NULL AND merchant_ref IS NULL AND idempotency_key IS NULL`).Scan(&nulls); err != nil || nulls != 1 {
+		t.Errorf("after the way down: %d payments with their NULLs back (%v), want 1", nulls, err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatalf("up again: %v", err)
+	}
+	var refs int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM payments
+		WHERE (id = 'p-set' AND merchant_ref = 'order-1') OR (id = 'p-null' AND merchant_ref = '')`).Scan(&refs); err != nil || refs != 2 {
+		t.Errorf("after down and up: %d payments as they were (%v), want 2", refs, err)
+	}
 }

@@ -73,3 +73,24 @@ ALTER TABLE payments
     ALTER COLUMN return_url DROP NOT NULL, ALTER COLUMN return_url DROP DEFAULT,
     ALTER COLUMN device_fingerprint DROP NOT NULL, ALTER COLUMN device_fingerprint DROP DEFAULT,
     ALTER COLUMN idempotency_key DROP NOT NULL, ALTER COLUMN idempotency_key DROP DEFAULT;
+-- The releases before this one read NULL as "none" (a created payment with
+-- a provider_id is one whose request was answered, for recovery): give
+-- them their NULLs back.
+UPDATE refunds SET
+    reason = NULLIF(reason, ''),
+    provider_id = NULLIF(provider_id, ''),
+    provider_ref = NULLIF(provider_ref, ''),
+    failure_reason = NULLIF(failure_reason, ''),
+    error_code = NULLIF(error_code, ''),
+    error_message = NULLIF(error_message, '');
+UPDATE payments SET
+    provider_id = NULLIF(provider_id, ''),
+    provider_ref = NULLIF(provider_ref, ''),
+    stored_card_id = NULLIF(stored_card_id, ''),
+    merchant_ref = NULLIF(merchant_ref, ''),
+    error_code = NULLIF(error_code, ''),
+    error_message = NULLIF(error_message, ''),
+    decline_code = NULLIF(decline_code, ''),
+    return_url = NULLIF(return_url, ''),
+    device_fingerprint = NULLIF(device_fingerprint, ''),
+    idempotency_key = NULLIF(idempotency_key, '');
