@@ -80,7 +80,9 @@ type Store interface {
 	// PaymentByID returns a payment of (merchant, mode), or NOT_FOUND.
 	PaymentByID(ctx context.Context, merchantID string, mode Mode, id string) (Payment, error)
 	// PaymentByMerchantRef returns the most recently created payment of
-	// (merchant, mode) with the reference, or NOT_FOUND.
+	// (merchant, mode) with the reference, or NOT_FOUND. The empty
+	// reference matches nothing (NOT_FOUND, without a query), although a
+	// payment without a reference stores it as "".
 	PaymentByMerchantRef(ctx context.Context, merchantID string, mode Mode, ref string) (Payment, error)
 
 	// RefundByID returns a refund of (merchant, mode), or NOT_FOUND.

@@ -81,7 +81,10 @@ type StoredCardQuery struct {
 // StoredCardLink sets the stored card of the payment PaymentID, a payment
 // of the customer CustomerID in (MerchantID, Mode), to StoredCardID (a card
 // payment with saveCard). It fails the unit with NOT_FOUND when the payment
-// is not one of the customer's in (MerchantID, Mode).
+// is not one of the customer's in (MerchantID, Mode), and with ErrConflict
+// when StoredCardID is not an active card of that customer in (MerchantID,
+// Mode) (deleted since it was read, pending, or someone else's): a payment
+// is never linked to a card that is not active when the unit commits.
 type StoredCardLink struct {
 	PaymentID    string
 	MerchantID   string
@@ -181,13 +184,16 @@ type StoredCardSaver interface {
 //
 // Two concurrent saves of one number may both find no card; the store keeps
 // one active card per fingerprint (StoredCard fails with ErrConflict), so
-// the later one looks again and finds the first one's card.
+// the later one looks again and finds the first one's card. Likewise the
+// card found may be deleted before the payment is linked to it; the link
+// then fails with ErrConflict (StoredCardLink) and the save looks again.
 func SaveStoredCard(ctx context.Context, st StoredCardSaver, c StoredCard, match []string) (saved StoredCard, created bool, err error) {
 	c.CreatedAt, c.UpdatedAt = Normalize(c.CreatedAt), Normalize(c.UpdatedAt)
 	linked := c.State == StoredCardActive && c.PaymentID != ""
 	for range 3 {
 		if c.State == StoredCardActive && len(match) > 0 {
-			cards, err := st.StoredCards(ctx, StoredCardQuery{
+			var cards []StoredCard
+			cards, err = st.StoredCards(ctx, StoredCardQuery{
 				MerchantID: c.MerchantID, Mode: c.Mode, CustomerID: c.CustomerID, Fingerprints: match,
 			})
 			if err != nil {
@@ -195,13 +201,17 @@ func SaveStoredCard(ctx context.Context, st StoredCardSaver, c StoredCard, match
 			}
 			if len(cards) > 0 {
 				existing := cards[len(cards)-1] // the oldest
-				if linked {
-					err := st.Commit(ctx, Unit{Ops: []Op{c.link(existing.ID)}})
-					if err != nil {
-						return StoredCard{}, false, err
-					}
+				if !linked {
+					return existing, false, nil
 				}
-				return existing, false, nil
+				err = st.Commit(ctx, Unit{Ops: []Op{c.link(existing.ID)}})
+				if err == nil {
+					return existing, false, nil
+				}
+				if !errors.Is(err, ErrConflict) {
+					break
+				}
+				continue // the card is no longer active: look again
 			}
 		}
 		u := Unit{Ops: []Op{c}}

@@ -333,8 +333,12 @@ func (s *Store) PaymentByID(ctx context.Context, merchantID string, mode paygate
 
 // PaymentByMerchantRef returns the most recently created payment of
 // (merchant, mode) with the reference (of equal creation times, the last
-// inserted), or NOT_FOUND.
+// inserted), or NOT_FOUND. The empty reference matches nothing: a payment
+// without a reference stores "", so it is answered without a query.
 func (s *Store) PaymentByMerchantRef(ctx context.Context, merchantID string, mode paygate.Mode, ref string) (paygate.Payment, error) {
+	if ref == "" {
+		return paygate.Payment{}, notFound("payment")
+	}
 	p, err := scanPayment(s.pool.QueryRow(ctx, `
 		SELECT `+paymentColumns+` FROM payments
 		WHERE merchant_id = $1 AND mode = $2 AND merchant_ref = $3

@@ -168,7 +168,7 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 			b.Queue(insertStoredCardInUnit, storedCardArgs(op)).QueryRow(refusal(&refusedBy, "customer"))
 			i++
 		case paygate.StoredCardLink:
-			b.Queue(linkStoredCardInUnit, linkArgs(op)).QueryRow(refusal(&refusedBy, "payment"))
+			b.Queue(linkStoredCardInUnit, linkArgs(op)).QueryRow(refuses(linkRefused(op)))
 			i++
 		case paygate.StoredCardDeletion:
 			b.Queue(deleteStoredCardInUnit, deletionArgs(op)).QueryRow(refusal(&refusedBy, "stored card"))

@@ -2,9 +2,11 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/store/codec"
@@ -100,16 +102,43 @@ func storedCardArgs(c paygate.StoredCard) namedArgs {
 }
 
 // linkStoredCardInUnit sets the payment's stored card (StoredCardLink), for
-// a payment of the customer in its merchant and mode, and fails the unit
-// through unit_refused (PG404) otherwise.
+// a payment of the customer in its merchant and mode and a card of the
+// customer that is active, and fails the unit through unit_refused
+// otherwise: PG404 when the payment is not the customer's, PG409 when the
+// card is not active (linkRefused). The card's row is locked (FOR SHARE)
+// so a concurrent deletion either waits for this unit to commit or, having
+// updated it first, is waited for and then seen under READ COMMITTED: the
+// card is no longer active and the unit is refused.
 const linkStoredCardInUnit = `
-	WITH linked AS (
-		UPDATE payments SET stored_card_id = @stored_card_id
+	WITH card AS (
+		SELECT id FROM stored_cards
+		WHERE id = @stored_card_id AND merchant_id = @merchant_id AND mode = @mode
+			AND customer_id = @customer_id AND state = 'active'
+		FOR SHARE
+	), linked AS (
+		UPDATE payments SET stored_card_id = (SELECT id FROM card)
 		WHERE id = @payment_id AND merchant_id = @merchant_id COLLATE "C" AND mode = @mode COLLATE "C"
-			AND customer_id = @customer_id
+			AND customer_id = @customer_id AND EXISTS (SELECT 1 FROM card)
 		RETURNING 1
 	)
-	SELECT CASE WHEN EXISTS (SELECT 1 FROM linked) THEN true ELSE unit_refused(false) END`
+	SELECT CASE WHEN EXISTS (SELECT 1 FROM linked) THEN true
+		ELSE unit_refused(EXISTS (SELECT 1 FROM payments WHERE id = @payment_id
+			AND merchant_id = @merchant_id COLLATE "C" AND mode = @mode COLLATE "C" AND customer_id = @customer_id)) END`
+
+// linkRefused names the refusal of a StoredCardLink: ErrConflict when the
+// card is not an active card of the customer (SaveStoredCard looks again),
+// NOT_FOUND when the payment is not the customer's.
+func linkRefused(l paygate.StoredCardLink) func(*pgconn.PgError) error {
+	return func(pgErr *pgconn.PgError) error {
+		switch pgErr.Code {
+		case sqlStateConflict:
+			return fmt.Errorf("postgres: %w: stored card %s is not an active card of the customer", paygate.ErrConflict, l.StoredCardID)
+		case sqlStateNotFound:
+			return notFound("payment")
+		}
+		return nil
+	}
+}
 
 // linkArgs returns the arguments of linkStoredCardInUnit.
 func linkArgs(l paygate.StoredCardLink) namedArgs {

@@ -249,7 +249,8 @@ func (s *Store) PaymentByID(ctx context.Context, merchantID string, mode paygate
 
 // PaymentByMerchantRef returns the most recently created payment of
 // (merchant, mode) with the reference, or NOT_FOUND. The empty reference
-// matches nothing.
+// matches nothing: a payment without a reference stores "", so it is
+// answered without a query.
 func (s *Store) PaymentByMerchantRef(ctx context.Context, merchantID string, mode paygate.Mode, ref string) (paygate.Payment, error) {
 	if ref == "" {
 		return paygate.Payment{}, notFound("payment")

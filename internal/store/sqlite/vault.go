@@ -55,21 +55,34 @@ func activeByFingerprint(ctx context.Context, tx *sql.Tx, merchantID string, mod
 }
 
 // linkStoredCard sets the payment's stored card (StoredCardLink), for a
-// payment of the customer in its merchant and mode; NOT_FOUND otherwise.
+// payment of the customer in its merchant and mode and an active card of
+// the customer: NOT_FOUND when the payment is not the customer's,
+// ErrConflict when the card is not active (SaveStoredCard looks again).
 func linkStoredCard(ctx context.Context, tx *sql.Tx, l paygate.StoredCardLink) error {
 	res, err := tx.ExecContext(ctx, `
-		UPDATE payments SET stored_card_id = ?
-		WHERE id = ? AND merchant_id = ? AND mode = ? AND customer_id = ?`,
+		UPDATE payments SET stored_card_id = ?1
+		WHERE id = ?2 AND merchant_id = ?3 AND mode = ?4 AND customer_id = ?5
+			AND EXISTS (SELECT 1 FROM stored_cards WHERE id = ?1 AND merchant_id = ?3 AND mode = ?4
+				AND customer_id = ?5 AND state = 'active')`,
 		l.StoredCardID, l.PaymentID, l.MerchantID, string(l.Mode), l.CustomerID)
 	if err != nil {
 		return err
 	}
 	if n, err := res.RowsAffected(); err != nil {
 		return err
-	} else if n == 0 {
+	} else if n > 0 {
+		return nil
+	}
+	var one int
+	err = tx.QueryRowContext(ctx, `SELECT 1 FROM payments WHERE id = ? AND merchant_id = ? AND mode = ? AND customer_id = ?`,
+		l.PaymentID, l.MerchantID, string(l.Mode), l.CustomerID).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
 		return notFound("payment")
 	}
-	return nil
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("sqlite: %w: stored card %s is not an active card of the customer", paygate.ErrConflict, l.StoredCardID)
 }
 
 // insertStoredCard inserts the card of a StoredCard operation; NOT_FOUND

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -295,6 +296,19 @@ func paymentCases() []testCase {
 			got, err := s.PaymentByMerchantRef(ctx(t), f.merchant.ID, paygate.ModeTest, "order-1")
 			must(t, err)
 			equal(t, "payment by reference", want, got)
+		}},
+		{"ByMerchantRefEmptyMatchesNothing", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			none := f.paymentValue(paygate.ModeTest, at(time.Hour))
+			none.MerchantRef = ""
+			f.createPayment(t, none, "cust-1")
+			_, err := s.PaymentByMerchantRef(ctx(t), f.merchant.ID, paygate.ModeTest, "")
+			wantNotFound(t, err)
+			// Without a query: a canceled context does not matter.
+			c, cancel := context.WithCancel(ctx(t))
+			cancel()
+			_, err = s.PaymentByMerchantRef(c, f.merchant.ID, paygate.ModeTest, "")
+			wantNotFound(t, err)
 		}},
 		{"TransitionWritesEverything", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)

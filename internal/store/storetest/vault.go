@@ -211,6 +211,69 @@ func vaultCases() []testCase {
 			wantNotFound(t, err)
 			wantNoCard(t, s, bad, "cust-1")
 		}},
+		{"LinkNeedsAnActiveCard", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			p := f.createPayment(t, f.paymentValue(paygate.ModeTest, at(time.Hour)), "cust-1")
+			cust, err := s.CustomerByID(ctx(t), f.merchant.ID, paygate.ModeTest, p.CustomerID)
+			must(t, err)
+			deleted := saveCard(t, s, storedCardValue(cust, base))
+			must(t, commitOp(ctx(t), s, paygate.StoredCardDeletion{MerchantID: p.MerchantID, Mode: p.Mode, CustomerID: cust.ID, ID: deleted.ID, At: base}))
+			pending := storedCardValue(cust, base)
+			pending.State, pending.PaymentID = paygate.StoredCardPending, p.ID
+			pending = saveCard(t, s, pending)
+			cust2 := f.customer(t, paygate.ModeTest, "cust-2")
+			others := saveCard(t, s, storedCardValue(cust2, base))
+			liveCust := f.customer(t, paygate.ModeLive, "cust-1")
+			live := saveCard(t, s, storedCardValue(liveCust, base))
+			for name, cardID := range map[string]string{
+				"Deleted":       deleted.ID,
+				"Pending":       pending.ID,
+				"OtherCustomer": others.ID,
+				"OtherMode":     live.ID,
+				"Missing":       newID(),
+			} {
+				err := commitOp(ctx(t), s, paygate.StoredCardLink{PaymentID: p.ID, MerchantID: p.MerchantID, Mode: p.Mode, CustomerID: cust.ID, StoredCardID: cardID})
+				if !errors.Is(err, paygate.ErrConflict) {
+					t.Errorf("%s: got %v, want ErrConflict", name, err)
+				}
+				got, err := s.PaymentByID(ctx(t), p.MerchantID, p.Mode, p.ID)
+				must(t, err)
+				if got.StoredCardID != "" {
+					t.Fatalf("%s: the payment was linked to %s", name, got.StoredCardID)
+				}
+			}
+			// A payment that is not the customer's is still NOT_FOUND, the
+			// card active or not.
+			wantNotFound(t, commitOp(ctx(t), s, paygate.StoredCardLink{PaymentID: newID(), MerchantID: p.MerchantID, Mode: p.Mode, CustomerID: cust.ID, StoredCardID: deleted.ID}))
+		}},
+		{"SaveLooksAgainWhenTheCardIsDeleted", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			p := f.createPayment(t, f.paymentValue(paygate.ModeTest, at(time.Hour)), "cust-1")
+			cust, err := s.CustomerByID(ctx(t), f.merchant.ID, paygate.ModeTest, p.CustomerID)
+			must(t, err)
+			first := saveCard(t, s, storedCardValue(cust, base))
+			// The same number, saved by a payment: the dedupe finds first,
+			// which is deleted before the payment is linked to it.
+			again := storedCardValue(cust, at(time.Hour))
+			again.Sealed.Fingerprint, again.PaymentID = first.Sealed.Fingerprint, p.ID
+			racing := &deleteAfterRead{Store: s, t: t, del: paygate.StoredCardDeletion{
+				MerchantID: p.MerchantID, Mode: p.Mode, CustomerID: cust.ID, ID: first.ID, At: at(time.Hour),
+			}}
+			got, created, err := paygate.SaveStoredCard(ctx(t), racing, again, []string{first.Sealed.Fingerprint})
+			must(t, err)
+			if !created || got.ID != again.ID {
+				t.Fatalf("save after the found card was deleted: created %v, card %s; want the new card %s", created, got.ID, again.ID)
+			}
+			linked, err := s.PaymentByID(ctx(t), p.MerchantID, p.Mode, p.ID)
+			must(t, err)
+			if linked.StoredCardID != again.ID {
+				t.Fatalf("payment linked to %q, want the new card %s (not the deleted %s)", linked.StoredCardID, again.ID, first.ID)
+			}
+			wantNoCard(t, s, first, "cust-1")
+			saved, err := oneCard(ctx(t), s, paygate.StoredCardQuery{MerchantID: p.MerchantID, Mode: p.Mode, CustomerID: cust.ID, ID: again.ID})
+			must(t, err)
+			equal(t, "new card", again, saved)
+		}},
 		{"ScopedByMerchantModeAndCustomer", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			other := newMerchant(t, s, base)
@@ -504,6 +567,8 @@ func vaultCases() []testCase {
 			cust, err := s.CustomerByID(ctx(t), f.merchant.ID, paygate.ModeTest, p.CustomerID)
 			must(t, err)
 			keep := saveCard(t, s, storedCardValue(cust, base))
+			gone := saveCard(t, s, storedCardValue(cust, base))
+			must(t, commitOp(ctx(t), s, paygate.StoredCardDeletion{MerchantID: p.MerchantID, Mode: p.Mode, CustomerID: cust.ID, ID: gone.ID, At: base}))
 			// The good operation of every unit: link the payment to the card.
 			good := paygate.StoredCardLink{PaymentID: p.ID, MerchantID: p.MerchantID, Mode: p.Mode, CustomerID: cust.ID, StoredCardID: keep.ID}
 			elsewhere := storedCardValue(cust, base)
@@ -519,6 +584,7 @@ func vaultCases() []testCase {
 				"StoredCardOfNoCustomer":  {elsewhere, paygate.IsNotFound},
 				"StoredCardOfSameNumber":  {sameNumber, duplicate},
 				"StoredCardLinkNoPayment": {paygate.StoredCardLink{PaymentID: newID(), MerchantID: p.MerchantID, Mode: p.Mode, CustomerID: cust.ID, StoredCardID: keep.ID}, paygate.IsNotFound},
+				"StoredCardLinkDeleted":   {paygate.StoredCardLink{PaymentID: p.ID, MerchantID: p.MerchantID, Mode: p.Mode, CustomerID: cust.ID, StoredCardID: gone.ID}, duplicate},
 				"StoredCardDeletion":      {paygate.StoredCardDeletion{MerchantID: p.MerchantID, Mode: p.Mode, CustomerID: cust.ID, ID: newID(), At: at(time.Hour)}, paygate.IsNotFound},
 				"PendingCardActivation":   {paygate.PendingCardActivation{MerchantID: p.MerchantID, Mode: p.Mode, PaymentID: p.ID, At: at(time.Hour)}, paygate.IsNotFound},
 				"StoredCardRewrapMissing": {paygate.StoredCardRewrap{ID: newID(), FromKeyID: keep.Sealed.KeyID, To: sealedValue("k2"), At: at(time.Hour)}, paygate.IsNotFound},
@@ -550,4 +616,23 @@ func vaultCases() []testCase {
 			}
 		}},
 	}
+}
+
+// deleteAfterRead is a store whose first StoredCards read is followed, before
+// it returns, by the commit of a deletion: a merchant deleting the card
+// SaveStoredCard has just found.
+type deleteAfterRead struct {
+	paygate.Store
+	t    *testing.T
+	del  paygate.StoredCardDeletion
+	done bool
+}
+
+func (d *deleteAfterRead) StoredCards(c context.Context, q paygate.StoredCardQuery) ([]paygate.StoredCard, error) {
+	cards, err := d.Store.StoredCards(c, q)
+	if err == nil && !d.done {
+		d.done = true
+		must(d.t, d.Store.Commit(c, paygate.Unit{Ops: []paygate.Op{d.del}}))
+	}
+	return cards, err
 }

@@ -6,6 +6,17 @@
 -- or 1 (or NULL, not recorded), which codec.ScanAttempt reads. No table
 -- references webhook_attempts, so it is rebuilt with that CHECK, every row
 -- copied.
+--
+-- Run a second time, the rebuild alone would succeed again (its end is its
+-- start, plus the CHECK), so a second process that starts this migration at
+-- the same moment as another would apply it twice (migrate.go). The
+-- rebuilt table's key is therefore not a PRIMARY KEY clause, whose index
+-- SQLite names after the table and renames with it, but a unique index
+-- named webhook_attempts_pkey (PostgreSQL's name for it), which the
+-- original table never had: an index of the same name cannot be created
+-- twice, so a second run fails there, before copying anything, and its
+-- transaction rolls back. For a table with a rowid the two are the same
+-- thing: a unique index over NOT NULL columns.
 
 -- +goose Up
 CREATE TABLE webhook_attempts_rebuilt (
@@ -17,9 +28,9 @@ CREATE TABLE webhook_attempts_rebuilt (
     latency_us      INTEGER NOT NULL,
     response        BLOB NOT NULL,
     error           TEXT NOT NULL,
-    private_address INTEGER CONSTRAINT webhook_attempts_private_address CHECK (private_address IN (0, 1)),
-    PRIMARY KEY (delivery_id, number)
+    private_address INTEGER CONSTRAINT webhook_attempts_private_address CHECK (private_address IN (0, 1))
 ) STRICT;
+CREATE UNIQUE INDEX webhook_attempts_pkey ON webhook_attempts_rebuilt (delivery_id, number);
 INSERT INTO webhook_attempts_rebuilt (delivery_id, number, url, started_at, status_code, latency_us, response,
     error, private_address)
 SELECT delivery_id, number, url, started_at, status_code, latency_us, response, error,
