@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/paygate/paygate/internal/paygate"
@@ -144,11 +145,13 @@ var _ paygate.RequestReader = (*Store)(nil)
 
 // APIKeyAndRequest reads the API key by its hash and what reads names within
 // the key's merchant and mode, on a reader connection: a replay never waits
-// for the writer. The key and the idempotency record are one statement; a
-// payment is read after it (an embedded database has no round trip to
-// save). When the key was read and a read beside it failed, that failure is
-// the data's Err.
+// for the writer. The key and the idempotency record are one statement, and
+// so are the key and a GET's payment (apiKeyAndPayment). When the key was
+// read and a read beside it failed, that failure is the data's Err.
 func (s *Store) APIKeyAndRequest(ctx context.Context, hash []byte, reads paygate.RequestReads) (paygate.APIKey, paygate.RequestData, error) {
+	if reads.PaymentID != "" && reads.IdempotencyKey == "" {
+		return s.apiKeyAndPayment(ctx, hash, reads.PaymentID)
+	}
 	// The record's columns come after the key's and are NULL without one.
 	var (
 		found                  bool
@@ -178,6 +181,7 @@ func (s *Store) APIKeyAndRequest(ctx context.Context, hash []byte, reads paygate
 		}
 	}
 	if reads.PaymentID != "" {
+		// Both reads at once (no request of the API asks for them).
 		p, err := s.PaymentByID(ctx, k.MerchantID, k.Mode, reads.PaymentID)
 		switch {
 		case err == nil:
@@ -188,6 +192,64 @@ func (s *Store) APIKeyAndRequest(ctx context.Context, hash []byte, reads paygate
 	}
 	return k, data, nil
 }
+
+// apiKeyAndPayment reads the API key by its hash and the payment id of
+// (the key's merchant, the key's mode) in one statement: a GET's reads.
+// The payment's columns are NULL without one, and read through COALESCE
+// so that the one row mapping (codec.ScanPayment) reads them either way.
+func (s *Store) apiKeyAndPayment(ctx context.Context, hash []byte, id string) (paygate.APIKey, paygate.RequestData, error) {
+	row := s.read.QueryRowContext(ctx, `
+		SELECT k.id, k.merchant_id, k.mode, k.type, k.hash, k.hint, k.created_at, k.expires_at, k.revoked_at, k.last_used_at,
+			p.id IS NOT NULL, `+joinedPaymentColumns+`
+		FROM api_keys k
+		LEFT JOIN payments p ON p.id = ? AND p.merchant_id = k.merchant_id AND p.mode = k.mode
+		WHERE k.hash = ?`, id, hash)
+	var k paygate.APIKey
+	var found bool
+	p, err := codec.ScanPayment(scanFunc(func(dest ...any) error {
+		var err error
+		k, err = scanAPIKeyUsed(trailing{row, append([]any{&found}, dest...)})
+		return err
+	}))
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return paygate.APIKey{}, paygate.RequestData{}, notFound("API key")
+	case err != nil && k.ID != "":
+		return k, paygate.RequestData{Err: translate(err)}, nil
+	case err != nil:
+		return paygate.APIKey{}, paygate.RequestData{}, translate(err)
+	case !found:
+		return k, paygate.RequestData{}, nil
+	}
+	return k, paygate.RequestData{Payment: &p}, nil
+}
+
+// joinedPaymentColumns are codec.PaymentColumns of a LEFT JOINed payments
+// p, with NULL (no payment) read as each column's empty value.
+var joinedPaymentColumns = func() string {
+	numbers := map[string]bool{"amount": true, "amount_captured": true, "amount_refunded": true, "card_exp_month": true,
+		"card_exp_year": true, "lease_until": true, "created_at": true, "updated_at": true}
+	var cols []string
+	for _, c := range strings.Split(codec.PaymentColumns, ",") {
+		c = strings.TrimSpace(c)
+		switch {
+		case c == "billing":
+			cols = append(cols, "p.billing")
+		case c == "metadata":
+			cols = append(cols, "COALESCE(p.metadata, '{}')")
+		case numbers[c]:
+			cols = append(cols, "COALESCE(p."+c+", 0)")
+		default:
+			cols = append(cols, "COALESCE(p."+c+", '')")
+		}
+	}
+	return strings.Join(cols, ", ")
+}()
+
+// scanFunc is a scanner made of a function.
+type scanFunc func(dest ...any) error
+
+func (f scanFunc) Scan(dest ...any) error { return f(dest...) }
 
 // trailing is a row whose leading columns a scan function reads; the
 // columns after them go into rest.
