@@ -2,18 +2,13 @@ package postgres
 
 import (
 	"errors"
-	"io/fs"
 	"reflect"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/stdlib"
-	"github.com/pressly/goose/v3"
 
 	"github.com/paygate/paygate/internal/paygate"
-	"github.com/paygate/paygate/internal/testenv"
 )
 
 // TestUpgradeKeepsEveryAccountRow upgrades a database holding merchants, API
@@ -26,24 +21,7 @@ import (
 func TestUpgradeKeepsEveryAccountRow(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	url := testenv.PostgresSchema(t)
-	cc, err := pgx.ParseConfig(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := stdlib.OpenDB(*cc)
-	t.Cleanup(func() { _ = db.Close() })
-	files, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := goose.NewProvider(goose.DialectPostgres, db, files, goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(ctx, 16); err != nil {
-		t.Fatal(err)
-	}
+	url, db, _ := schemaAt(t, 16)
 	at := time.Date(2026, 11, 1, 12, 0, 0, 123456000, time.UTC)
 	later := at.Add(90*time.Minute + 7*time.Microsecond)
 	for _, q := range []struct {

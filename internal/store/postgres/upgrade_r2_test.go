@@ -1,17 +1,11 @@
 package postgres
 
 import (
-	"io/fs"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
-	"github.com/pressly/goose/v3"
-
 	"github.com/paygate/paygate/internal/store/storetest"
-	"github.com/paygate/paygate/internal/testenv"
 )
 
 // TestUpgradeKeepsEveryEventAndDelivery upgrades a database holding
@@ -24,24 +18,7 @@ import (
 func TestUpgradeKeepsEveryEventAndDelivery(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	url := testenv.PostgresSchema(t)
-	cc, err := pgx.ParseConfig(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := stdlib.OpenDB(*cc)
-	t.Cleanup(func() { _ = db.Close() })
-	files, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := goose.NewProvider(goose.DialectPostgres, db, files, goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(ctx, 17); err != nil {
-		t.Fatal(err)
-	}
+	url, db, _ := schemaAt(t, 17)
 	at := time.Date(2026, 11, 1, 12, 0, 0, 123000, time.UTC)
 	later := at.Add(time.Hour)
 	for _, q := range []string{

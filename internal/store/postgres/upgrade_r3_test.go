@@ -1,17 +1,11 @@
 package postgres
 
 import (
-	"io/fs"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
-	"github.com/pressly/goose/v3"
-
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/store/codec"
-	"github.com/paygate/paygate/internal/testenv"
 )
 
 // TestUpgradeKeepsVaultRoutingAndIdempotencyRows upgrades a database
@@ -23,24 +17,7 @@ import (
 func TestUpgradeKeepsVaultRoutingAndIdempotencyRows(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	url := testenv.PostgresSchema(t)
-	cc, err := pgx.ParseConfig(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := stdlib.OpenDB(*cc)
-	t.Cleanup(func() { _ = db.Close() })
-	files, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := goose.NewProvider(goose.DialectPostgres, db, files, goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(ctx, 18); err != nil {
-		t.Fatal(err)
-	}
+	url, db, _ := schemaAt(t, 18)
 	at := time.Date(2026, 11, 1, 12, 0, 0, 123000, time.UTC)
 	later := at.Add(time.Hour)
 	old := at.Add(-2 * paygate.PaymentLease)

@@ -1,16 +1,10 @@
 package postgres
 
 import (
-	"io/fs"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
-	"github.com/pressly/goose/v3"
-
 	"github.com/paygate/paygate/internal/paygate"
-	"github.com/paygate/paygate/internal/testenv"
 )
 
 // TestUpgradeKeepsEveryPayment upgrades a database holding payments written
@@ -21,24 +15,7 @@ import (
 func TestUpgradeKeepsEveryPayment(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	url := testenv.PostgresSchema(t)
-	cc, err := pgx.ParseConfig(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := stdlib.OpenDB(*cc)
-	t.Cleanup(func() { _ = db.Close() })
-	files, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := goose.NewProvider(goose.DialectPostgres, db, files, goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(ctx, 15); err != nil {
-		t.Fatal(err)
-	}
+	url, db, p := schemaAt(t, 15)
 	at := time.Date(2026, 11, 1, 12, 0, 0, 123000, time.UTC)
 	for _, q := range []string{
 		`INSERT INTO merchants (id, name, created_at) VALUES ('m1', 'Shop', $1)`,

@@ -1,16 +1,11 @@
 package sqlite
 
 import (
-	"database/sql"
 	"errors"
-	"io/fs"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/pressly/goose/v3"
 
 	"github.com/paygate/paygate/internal/paygate"
 )
@@ -26,22 +21,7 @@ import (
 func TestUpgradeKeepsEveryAccountRow(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "paygate.db")
-	db, err := sql.Open("sqlite", dsn(path, true, time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := fs.Sub(migrationFiles, "migrations")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := goose.NewProvider(goose.DialectSQLite3, db, files, goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(ctx, 14); err != nil {
-		t.Fatal(err)
-	}
+	path, db, _ := schemaAt(t, 14)
 	at := time.Date(2026, 11, 1, 12, 0, 0, 123456000, time.UTC)
 	later := at.Add(90*time.Minute + 7*time.Microsecond)
 	expires := later.Add(24 * time.Hour)

@@ -1,14 +1,9 @@
 package sqlite
 
 import (
-	"database/sql"
-	"io/fs"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/pressly/goose/v3"
 
 	"github.com/paygate/paygate/internal/store/storetest"
 )
@@ -23,22 +18,7 @@ import (
 func TestUpgradeKeepsEveryEventAndDelivery(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "paygate.db")
-	db, err := sql.Open("sqlite", dsn(path, true, time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := fs.Sub(migrationFiles, "migrations")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := goose.NewProvider(goose.DialectSQLite3, db, files, goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(ctx, 15); err != nil {
-		t.Fatal(err)
-	}
+	path, db, _ := schemaAt(t, 15)
 	at := time.Date(2026, 11, 1, 12, 0, 0, 123000, time.UTC)
 	later := at.Add(time.Hour)
 	for _, q := range []string{

@@ -1,14 +1,9 @@
 package sqlite
 
 import (
-	"database/sql"
-	"io/fs"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/pressly/goose/v3"
 
 	"github.com/paygate/paygate/internal/paygate"
 )
@@ -20,22 +15,7 @@ import (
 func TestUpgradeKeepsEveryPayment(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "paygate.db")
-	db, err := sql.Open("sqlite", dsn(path, true, time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := fs.Sub(migrationFiles, "migrations")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := goose.NewProvider(goose.DialectSQLite3, db, files, goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(ctx, 13); err != nil {
-		t.Fatal(err)
-	}
+	path, db, _ := schemaAt(t, 13)
 	at := time.Date(2026, 11, 1, 12, 0, 0, 123000, time.UTC)
 	us := at.UnixMicro()
 	for _, q := range []string{
