@@ -6,6 +6,7 @@ import (
 
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/store/codec"
+	"github.com/paygate/paygate/internal/store/storetest"
 )
 
 // TestUpgradeKeepsVaultRoutingAndIdempotencyRows upgrades a database
@@ -73,21 +74,8 @@ func TestUpgradeKeepsVaultRoutingAndIdempotencyRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
-	now := at.Add(time.Second)
 
-	cards, err := s.StoredCards(ctx, paygate.StoredCardQuery{MerchantID: "m1", Mode: paygate.ModeTest, CustomerID: "c1"})
-	if err != nil || len(cards) != 1 {
-		t.Fatalf("active cards after the upgrade: %+v, %v", cards, err)
-	}
-	if c := cards[0]; c.ID != "card-direct" || c.PaymentID != "" || c.Sealed.KeyID != "k1" || string(c.Sealed.Ciphertext) != "\x02" ||
-		c.Sealed.Fingerprint != "fp-1" || c.ExpYear != 2030 || !c.CreatedAt.Equal(at) || c.CreatedAt.Location() != time.UTC || c.DeletedAt != nil {
-		t.Errorf("card saved directly: %+v", c)
-	}
-	sealed, err := s.StoredCardsToRewrap(ctx, "k2", "", 10)
-	if err != nil || len(sealed) != 2 || sealed[1].ID != "card-pending" || sealed[1].PaymentID != "p-never" ||
-		sealed[1].State != paygate.StoredCardPending {
-		t.Errorf("sealed cards after the upgrade: %+v, %v", sealed, err)
-	}
+	storetest.CheckUpgradedCards(t, s, at)
 	deleted, err := codec.ScanStoredCard(s.pool.QueryRow(ctx,
 		`SELECT `+codec.StoredCardColumns+` FROM stored_cards WHERE id = 'card-deleted'`))
 	if err != nil || deleted.PaymentID != "" || deleted.Sealed.KeyID != "" || deleted.Sealed.WrappedKey != nil ||
@@ -95,58 +83,7 @@ func TestUpgradeKeepsVaultRoutingAndIdempotencyRows(t *testing.T) {
 		t.Errorf("deleted card after the upgrade: %+v, %v", deleted, err)
 	}
 
-	reserve := func(key string) (paygate.IdempotencyRecord, bool) {
-		t.Helper()
-		rec, reserved, err := s.ReserveIdempotency(ctx, paygate.IdempotencyReservation{
-			MerchantID: "m1", Mode: paygate.ModeTest, Key: key, Fingerprint: []byte{0x0f}, Now: now,
-		})
-		if err != nil {
-			t.Fatalf("reserve %s: %v", key, err)
-		}
-		return rec, reserved
-	}
-	if rec, reserved := reserve("idem-live"); reserved || rec.PaymentID != "" || rec.State != paygate.IdempotencyInFlight ||
-		string(rec.Fingerprint) != "\x0a" || !rec.CreatedAt.Equal(at) {
-		t.Errorf("live record without a payment: %+v, reserved %v", rec, reserved)
-	}
-	if rec, reserved := reserve("idem-abandoned"); !reserved || rec.PaymentID != "" {
-		t.Errorf("abandoned record without a payment was not replaced: %+v, reserved %v", rec, reserved)
-	}
-	if rec, reserved := reserve("idem-done"); reserved || rec.PaymentID != "p-claimed" || rec.StatusCode != 201 ||
-		string(rec.Body) != `{"id":"p-claimed"}` {
-		t.Errorf("complete record: %+v, reserved %v", rec, reserved)
-	}
-
-	open, err := s.ThreeDSChallenges(ctx, paygate.ThreeDSChallengeQuery{TokenHash: []byte{0xaa}})
-	if err != nil || len(open) != 1 || open[0].PaymentID != "p-never" || open[0].ClaimedUntil != nil ||
-		open[0].ConsumedAt != nil || !open[0].ExpiresAt.Equal(later) {
-		t.Errorf("open challenge: %+v, %v", open, err)
-	}
-	used, err := s.ThreeDSChallenges(ctx, paygate.ThreeDSChallengeQuery{PaymentID: "p-claimed", MerchantID: "m1", Mode: paygate.ModeTest})
-	if err != nil || len(used) != 1 || used[0].ConsumedAt == nil || !used[0].ConsumedAt.Equal(later) {
-		t.Errorf("consumed challenge: %+v, %v", used, err)
-	}
-
-	states, err := s.ProviderStates(ctx)
-	if err != nil || len(states) != 1 || !states[0].Drained || !states[0].UpdatedAt.Equal(at) {
-		t.Errorf("provider states: %+v, %v", states, err)
-	}
-	reports, err := s.BreakerReports(ctx, at)
-	if err != nil || len(reports) != 1 || reports[0].State != paygate.BreakerHalfOpen || !reports[0].ReportedAt.Equal(later) {
-		t.Errorf("breaker reports: %+v, %v", reports, err)
-	}
-	charge, err := s.SandboxChargeByPayment(ctx, "sandbox", "p-never")
-	if err != nil || charge.Outcome != paygate.SandboxDeclined || charge.ProviderRef != "" || charge.Amount.Amount != 1000 ||
-		!charge.ReadyAt.Equal(later) {
-		t.Errorf("sandbox charge: %+v, %v", charge, err)
-	}
-
-	// Never claimed is recoverable; claimed until later is not.
-	toRecover, err := s.PaymentsToRecover(ctx, now, 10)
-	if err != nil || len(toRecover) != 1 || toRecover[0].ID != "p-never" {
-		t.Errorf("payments to recover: %+v, %v", toRecover, err)
-	}
-
+	storetest.CheckUpgradedIdempotencyAndRouting(t, s, at, later)
 	// payment_id is NOT NULL now: a NULL is refused.
 	for _, q := range []string{
 		`UPDATE stored_cards SET payment_id = NULL WHERE id = 'card-pending'`,
