@@ -17,11 +17,8 @@ const HeaderName = "X-API-Key"
 // which check failed and never echoes the key.
 const unauthorizedMessage = "A valid secret API key is required in the X-API-Key header."
 
-// unauthorized returns a fresh error each time, so that no caller can alter
-// a shared value.
-func unauthorized() error { return Unauthorized() }
-
-// Unauthorized returns the one refusal of every authentication, for a
+// Unauthorized returns the one refusal of every authentication, a fresh
+// value each time so that no caller can alter a shared one; also for a
 // caller whose store refused a key that Known named (a revoked key).
 func Unauthorized() *paygate.Error {
 	return &paygate.Error{Code: paygate.CodeUnauthorized, Message: unauthorizedMessage, Param: HeaderName}
@@ -136,13 +133,13 @@ func (a *Authenticator) authenticate(header string, lookup func(hash []byte) (pa
 	if !ok || typ != paygate.KeySecret {
 		// Public keys are refused without a lookup: they never
 		// authenticate, whatever the store says.
-		return paygate.APIKey{}, unauthorized()
+		return paygate.APIKey{}, Unauthorized()
 	}
 	hash := Hash(header)
 	key, err := lookup(hash)
 	if err != nil {
 		if paygate.IsNotFound(err) {
-			return paygate.APIKey{}, unauthorized()
+			return paygate.APIKey{}, Unauthorized()
 		}
 		return paygate.APIKey{}, fmt.Errorf("auth: look up key: %w", err)
 	}
@@ -151,11 +148,11 @@ func (a *Authenticator) authenticate(header string, lookup func(hash []byte) (pa
 	// measuring. The mode and type stored must agree with the prefix.
 	if subtle.ConstantTimeCompare(key.Hash, hash) != 1 ||
 		key.Type != paygate.KeySecret || key.Mode != mode {
-		return paygate.APIKey{}, unauthorized()
+		return paygate.APIKey{}, Unauthorized()
 	}
 	now := a.now()
 	if !key.ActiveAt(now) {
-		return paygate.APIKey{}, unauthorized()
+		return paygate.APIKey{}, Unauthorized()
 	}
 	if a.Usage != nil {
 		a.Usage.Seen(key.ID, now)

@@ -48,11 +48,6 @@ func TestFailedRefundSaysWhy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		type data struct {
-			Status       string  `json:"status"`
-			ErrorCode    *string `json:"errorCode"`
-			ErrorMessage *string `json:"errorMessage"`
-		}
 		got := map[paygate.EventType]map[string]json.RawMessage{}
 		for _, e := range evs {
 			if e.RefundID != r.ID {

@@ -45,10 +45,6 @@ func (s *Store) Merchants(ctx context.Context, q paygate.MerchantQuery) ([]payga
 // only). One mapping for both engines: codec.ScanAPIKeyUsed.
 const apiKeyReadColumns = codec.APIKeyReadColumns
 
-const insertAPIKey = `
-	INSERT INTO api_keys (` + codec.APIKeyColumns + `)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
-
 func apiKeyArgs(k paygate.APIKey) []any {
 	return []any{k.ID, k.MerchantID, k.Mode, k.Type, k.Hash, k.Hint, k.CreatedAt, k.ExpiresAt, k.RevokedAt}
 }

@@ -72,22 +72,19 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 		// payment's outcome commits synchronously after it (skipFlushWait).
 		b.Queue(skipFlushWait)
 	}
-	refusedBy := "" // the kind of row whose conditional write refused the unit
-	// named, when set by the operation that refused the unit, names its
-	// refusal from the error (nil: not one of its own).
-	var named func(*pgconn.PgError) error
+	// refused, set by the operation whose statement refused the unit,
+	// names the refusal from the error (nil: not one of its refusals).
+	var refused func(*pgconn.PgError) error
 	refuses := func(name func(*pgconn.PgError) error) func(pgx.Row) error {
 		return func(row pgx.Row) error {
 			var ok bool
 			err := row.Scan(&ok)
 			if err != nil {
-				named = name
+				refused = name
 			}
 			return err
 		}
 	}
-	// rotatedKey is the old key of an APIKeyRotation that refused the unit.
-	rotatedKey := ""
 	for i := 0; i < len(u.Ops); {
 		switch op := u.Ops[i].(type) {
 		case paygate.PaymentTransition:
@@ -98,7 +95,7 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 					done, next = &c, next+1
 				}
 			}
-			b.Queue(transitionInUnit, transitionArgs(op, events, done)).QueryRow(refusal(&refusedBy, "payment"))
+			b.Queue(transitionInUnit, transitionArgs(op, events, done)).QueryRow(refuses(byKind("payment")))
 			i = next
 		case paygate.Event:
 			events, next := eventsFrom(u.Ops, i)
@@ -119,10 +116,10 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 				op.CreatedAt, op.ExpiresAt, op.ClaimedUntil, op.ConsumedAt)
 			i++
 		case paygate.NewRefund:
-			b.Queue(insertRefundInUnit, newRefundArgs(op)).QueryRow(refusal(&refusedBy, "payment"))
+			b.Queue(insertRefundInUnit, newRefundArgs(op)).QueryRow(refuses(byKind("payment")))
 			i++
 		case paygate.RefundTransition:
-			b.Queue(transitionRefundInUnit, refundTransitionArgs(op)).QueryRow(refusal(&refusedBy, "refund"))
+			b.Queue(transitionRefundInUnit, refundTransitionArgs(op)).QueryRow(refuses(byKind("refund")))
 			i++
 		// webhook operations
 		case paygate.DeliveryFinish:
@@ -159,69 +156,63 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 			queueBreakerReplacement(b, op)
 			i++
 		case paygate.ThreeDSConsumption:
-			b.Queue(consumeChallengeInUnit, consumeChallengeArgs(op)).QueryRow(refusal(&refusedBy, "challenge"))
+			b.Queue(consumeChallengeInUnit, consumeChallengeArgs(op)).QueryRow(refuses(byKind("challenge")))
 			i++
 		case paygate.ThreeDSRelease:
 			b.Queue(releaseChallenge, op.TokenHash)
 			i++
 		case paygate.StoredCard:
-			b.Queue(insertStoredCardInUnit, storedCardArgs(op)).QueryRow(refusal(&refusedBy, "customer"))
+			b.Queue(insertStoredCardInUnit, storedCardArgs(op)).QueryRow(refuses(byKind("customer")))
 			i++
 		case paygate.StoredCardLink:
 			b.Queue(linkStoredCardInUnit, linkArgs(op)).QueryRow(refuses(linkRefused(op)))
 			i++
 		case paygate.StoredCardDeletion:
-			b.Queue(deleteStoredCardInUnit, deletionArgs(op)).QueryRow(refusal(&refusedBy, "stored card"))
+			b.Queue(deleteStoredCardInUnit, deletionArgs(op)).QueryRow(refuses(byKind("stored card")))
 			i++
 		case paygate.PendingCardActivation:
 			b.Queue(activatePendingCardInUnit, pendingCardArgs(op.MerchantID, op.Mode, op.PaymentID, op.At)).
-				QueryRow(refusal(&refusedBy, "pending stored card"))
+				QueryRow(refuses(byKind("pending stored card")))
 			i++
 		case paygate.PendingCardDiscard:
 			b.Queue(discardPendingCard, pendingCardArgs(op.MerchantID, op.Mode, op.PaymentID, op.At))
 			i++
 		case paygate.StoredCardRewrap:
-			b.Queue(rewrapStoredCardInUnit, rewrapArgs(op)).QueryRow(refusal(&refusedBy, "stored card"))
+			b.Queue(rewrapStoredCardInUnit, rewrapArgs(op)).QueryRow(refuses(byKind("stored card")))
 			i++
 		case paygate.RecoveryClaim:
-			b.Queue(claimRecoveryInUnit, recoveryClaimArgs(op)).QueryRow(refusal(&refusedBy, "payment"))
+			b.Queue(claimRecoveryInUnit, recoveryClaimArgs(op)).QueryRow(refuses(byKind("payment")))
 			i++
 		// accounts and dashboard operations
 		case paygate.Merchant:
 			b.Queue(insertMerchant, op.ID, op.Name, op.CreatedAt)
 			i++
 		case paygate.APIKey:
-			b.Queue(insertAPIKeyInUnit, apiKeyArgs(op)...).QueryRow(refusal(&refusedBy, "merchant"))
+			b.Queue(insertAPIKeyInUnit, apiKeyArgs(op)...).QueryRow(refuses(byKind("merchant")))
 			i++
 		case paygate.APIKeyRotation:
-			b.Queue(rotateAPIKeyInUnit, rotationArgs(op)).QueryRow(func(row pgx.Row) error {
-				err := refusal(&refusedBy, "API key")(row)
-				if err != nil {
-					rotatedKey = op.OldID
-				}
-				return err
-			})
+			b.Queue(rotateAPIKeyInUnit, rotationArgs(op)).QueryRow(refuses(rotationRefused(op.OldID)))
 			i++
 		case paygate.APIKeyRevocation:
-			b.Queue(revokeAPIKeyInUnit, op.ID, op.At).QueryRow(refusal(&refusedBy, "API key"))
+			b.Queue(revokeAPIKeyInUnit, op.ID, op.At).QueryRow(refuses(byKind("API key")))
 			i++
 		case paygate.User:
-			b.Queue(insertUserInUnit, userArgs(op)).QueryRow(refusal(&refusedBy, "merchant"))
+			b.Queue(insertUserInUnit, userArgs(op)).QueryRow(refuses(byKind("merchant")))
 			i++
 		case paygate.Session:
-			b.Queue(insertSessionInUnit, sessionArgs(op)).QueryRow(refusal(&refusedBy, "user"))
+			b.Queue(insertSessionInUnit, sessionArgs(op)).QueryRow(refuses(byKind("user")))
 			i++
 		case paygate.SessionTouch:
-			b.Queue(touchSessionInUnit, op.SessionID, op.At).QueryRow(refusal(&refusedBy, "session"))
+			b.Queue(touchSessionInUnit, op.SessionID, op.At).QueryRow(refuses(byKind("session")))
 			i++
 		case paygate.SessionRevocation:
-			b.Queue(revokeSessionInUnit, op.SessionID, op.At).QueryRow(refusal(&refusedBy, "session"))
+			b.Queue(revokeSessionInUnit, op.SessionID, op.At).QueryRow(refuses(byKind("session")))
 			i++
 		case paygate.PasswordChange:
-			b.Queue(changePasswordInUnit, passwordChangeArgs(op)).QueryRow(refusal(&refusedBy, "user"))
+			b.Queue(changePasswordInUnit, passwordChangeArgs(op)).QueryRow(refuses(byKind("user")))
 			i++
 		case paygate.AuditEntry:
-			b.Queue(insertAuditInUnit, auditArgs(op)...).QueryRow(refusal(&refusedBy, "merchant"))
+			b.Queue(insertAuditInUnit, auditArgs(op)...).QueryRow(refuses(byKind("merchant")))
 			i++
 		case paygate.APIKeyUsage:
 			if len(op.Used) > 0 {
@@ -240,38 +231,41 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 		return nil
 	}
 	var pgErr *pgconn.PgError
-	if named != nil && errors.As(err, &pgErr) {
-		if refused := named(pgErr); refused != nil {
-			return refused
-		}
-	}
-	if refusedBy != "" && errors.As(err, &pgErr) {
-		switch pgErr.Code {
-		case sqlStateConflict:
-			return fmt.Errorf("%w: %s", paygate.ErrStateConflict, refusedBy)
-		case sqlStateNotFound:
-			return notFound(refusedBy)
-		case sqlStateInvalid:
-			return paygate.Errorf(paygate.CodeInvalidRequest, pgErr.ColumnName, "%s", pgErr.Message)
-		case sqlStateReplaced:
-			return &paygate.KeyReplacedError{KeyID: rotatedKey, SuccessorID: pgErr.Detail}
+	if refused != nil && errors.As(err, &pgErr) {
+		if e := refused(pgErr); e != nil {
+			return e
 		}
 	}
 	return translate(err)
 }
 
-// refusal is the result handler of a statement that ends in unit_refused
-// (or raises otherwise): when the statement fails, it records in
-// *refusedBy the kind of row that refused the unit, for Commit to name in
-// its error.
-func refusal(refusedBy *string, what string) func(pgx.Row) error {
-	return func(row pgx.Row) error {
-		var ok bool
-		err := row.Scan(&ok)
-		if err != nil {
-			*refusedBy = what
+// byKind names the refusals of a statement that ends in unit_refused or
+// unit_invalid by the kind of row that refused: ErrStateConflict (PG409),
+// NOT_FOUND (PG404), or INVALID_REQUEST naming the field (PG400).
+func byKind(kind string) func(*pgconn.PgError) error {
+	return func(pgErr *pgconn.PgError) error {
+		switch pgErr.Code {
+		case sqlStateConflict:
+			return fmt.Errorf("%w: %s", paygate.ErrStateConflict, kind)
+		case sqlStateNotFound:
+			return notFound(kind)
+		case sqlStateInvalid:
+			return paygate.Errorf(paygate.CodeInvalidRequest, pgErr.ColumnName, "%s", pgErr.Message)
 		}
-		return err
+		return nil
+	}
+}
+
+// rotationRefused names the refusals of an APIKeyRotation of oldID: those
+// of byKind, and a key that already has a successor (PG410, the successor
+// in the error's detail, unit_rotation_refused).
+func rotationRefused(oldID string) func(*pgconn.PgError) error {
+	other := byKind("API key")
+	return func(pgErr *pgconn.PgError) error {
+		if pgErr.Code == sqlStateReplaced {
+			return &paygate.KeyReplacedError{KeyID: oldID, SuccessorID: pgErr.Detail}
+		}
+		return other(pgErr)
 	}
 }
 

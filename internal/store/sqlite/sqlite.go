@@ -258,15 +258,6 @@ func nullMicros(t *time.Time) sql.NullInt64 {
 	return sql.NullInt64{Int64: micros(*t), Valid: true}
 }
 
-// fromNullMicros converts an optional stored time back.
-func fromNullMicros(v sql.NullInt64) *time.Time {
-	if !v.Valid {
-		return nil
-	}
-	t := fromMicros(v.Int64)
-	return &t
-}
-
 // scanner is a *sql.Row or *sql.Rows.
 type scanner interface {
 	Scan(dest ...any) error
