@@ -114,7 +114,7 @@ func TestKnownKeyRevokedOverItsLimit(t *testing.T) {
 // paygate.RequestReader.
 type countingStore struct {
 	paygate.Store
-	cardReads atomic.Int64
+	cardReads, keyReads atomic.Int64
 }
 
 func (c *countingStore) StoredCards(ctx context.Context, q paygate.StoredCardQuery) ([]paygate.StoredCard, error) {
@@ -123,18 +123,33 @@ func (c *countingStore) StoredCards(ctx context.Context, q paygate.StoredCardQue
 }
 
 func (c *countingStore) APIKeyAndRequest(ctx context.Context, hash []byte, reads paygate.RequestReads) (paygate.APIKey, paygate.RequestData, error) {
+	c.keyReads.Add(1)
 	return c.Store.(paygate.RequestReader).APIKeyAndRequest(ctx, hash, reads)
 }
 
-// TestKnownKeyRevokedReadsNoCard checks that a stored-card payment with a
-// revoked key this node knows reads no card of the merchant's before it is
-// refused: the key is verified first.
+// TestKnownKeyRevokedReadsNoCard checks that a payment with a key this node
+// knows reads nothing before its insert, that a replay of an idempotency
+// key the node has seen reads the key and the record first, and that a
+// stored-card payment with a revoked known key reads no card of the
+// merchant's before it is refused: the key is verified first.
 func TestKnownKeyRevokedReadsNoCard(t *testing.T) {
 	t.Parallel()
 	counting := &countingStore{}
 	s := newBenchServer(t, "sqlite", func(st paygate.Store) paygate.Store { counting.Store = st; return counting })
 	ctx := t.Context()
 	s.create(t, 1, "first") // the key is known from now on
+	reads := counting.keyReads.Load()
+	s.create(t, 2, "second")
+	if n := counting.keyReads.Load() - reads; n != 0 {
+		t.Errorf("a payment with a known key read its key %d times before its insert, want 0", n)
+	}
+	if w := s.do(http.MethodPost, "/v1/payments", s.secret, "second", benchBody(2)); w.Code != http.StatusCreated ||
+		w.Header().Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("replay: %d %s", w.Code, w.Body.String())
+	}
+	if n := counting.keyReads.Load() - reads; n != 1 {
+		t.Errorf("a replay of a key seen here: %d reads of the key and record, want 1", n)
+	}
 	key, err := paygate.OneAPIKey(s.store.APIKeys(ctx, paygate.APIKeyQuery{Hash: auth.Hash(s.secret)}))
 	if err != nil {
 		t.Fatal(err)
