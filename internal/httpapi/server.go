@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/paygate/paygate/internal/auth"
@@ -66,7 +67,15 @@ type Server struct {
 	mux, api *httpx.Mux
 	// recent is the idempotency keys of payments seen lately (knownPayer).
 	recent *recentKeys
+	// draining is set by Drain: the node is stopping.
+	draining atomic.Bool
 }
+
+// Drain makes /readyz answer 503 from now on, so that a load balancer
+// stops sending this node new requests while it finishes those it has
+// (serve calls it on SIGTERM, decisions §16). Everything else is served as
+// before.
+func (s *Server) Drain() { s.draining.Store(true) }
 
 // New returns the handler. It panics when a dependency is missing, which is
 // a wiring mistake.
@@ -241,6 +250,10 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	if s.draining.Load() {
+		s.writeError(w, r, paygate.Errorf(paygate.CodeServiceUnavailable, "", "the server is shutting down"))
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	if err := s.cfg.Store.Ping(ctx); err != nil {

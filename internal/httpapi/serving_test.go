@@ -337,3 +337,25 @@ func TestRequestLogLine(t *testing.T) {
 		t.Errorf("the log shows a raw path:\n%s", all)
 	}
 }
+
+// TestReadyzWhileDraining checks decisions §16: once serve drains (SIGTERM),
+// /readyz answers 503 at once while /healthz and the API go on answering.
+func TestReadyzWhileDraining(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	if w := s.do(http.MethodGet, "/readyz", "", "", nil); w.Code != http.StatusOK {
+		t.Fatalf("readyz before draining: %d %s", w.Code, w.Body)
+	}
+	s.handler.(*httpapi.Server).Drain()
+	w := s.do(http.MethodGet, "/readyz", "", "", nil)
+	if w.Code != http.StatusServiceUnavailable || !strings.Contains(w.Body.String(), `"name":"SERVICE_UNAVAILABLE"`) ||
+		!strings.Contains(w.Body.String(), "shutting down") || w.Header().Get("Retry-After") == "" {
+		t.Errorf("readyz while draining: %d %v %s", w.Code, w.Header(), w.Body)
+	}
+	if w := s.do(http.MethodGet, "/healthz", "", "", nil); w.Code != http.StatusOK {
+		t.Errorf("healthz while draining: %d %s", w.Code, w.Body)
+	}
+	if w := s.do(http.MethodPost, "/v1/payments", s.secret, "drain-1", benchBody(1)); w.Code != http.StatusCreated {
+		t.Errorf("a payment while draining: %d %s", w.Code, w.Body)
+	}
+}
