@@ -78,6 +78,10 @@ type Config struct {
 	// --allow-private-test-webhooks): endpoints are set and pinged under
 	// it, and endpoints' answers shown under it.
 	Webhooks webhook.Policy
+	// LiveWarning, when set, is shown on every page of live mode, under the
+	// mode banner: something about how the gateway runs that puts live
+	// payments at risk (serve: live providers served over plain HTTP).
+	LiveWarning string
 }
 
 // Dashboard is the http.Handler of /dashboard and everything under it.
@@ -170,6 +174,8 @@ type pageData struct {
 	SwitchURL string
 	// Path is the request path: the nav marks its section.
 	Path string
+	// Warning is Config.LiveWarning on a live-mode page, "" elsewhere.
+	Warning string
 }
 
 // ServeHTTP sets the security headers and dispatches.
@@ -305,6 +311,9 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, v *viewer, st
 	pd := pageData{V: v, D: data, Path: r.URL.Path}
 	if v != nil {
 		pd.SwitchURL = switchURL(r.URL.Path, v.Mode)
+		if v.Mode == paygate.ModeLive {
+			pd.Warning = d.cfg.LiveWarning
+		}
 		if m, err := paygate.OneMerchant(d.store.Merchants(r.Context(), paygate.MerchantQuery{ID: v.User.MerchantID})); err == nil {
 			pd.Merchant = m.Name
 		} else {

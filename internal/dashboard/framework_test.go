@@ -349,6 +349,32 @@ func TestSecureCookieOnHTTPS(t *testing.T) {
 	}
 }
 
+// TestLiveWarning checks decisions §16: serve's warning about how it runs
+// (live providers over plain HTTP) is on every live-mode page, escaped,
+// and on no test-mode page.
+func TestLiveWarning(t *testing.T) {
+	t.Parallel()
+	const warning = "Live providers are configured & served over plain HTTP"
+	s := newSite(t, func(c *Config) { c.LiveWarning = warning })
+	b := s.signedIn()
+	for _, path := range []string{"/dashboard/live/", "/dashboard/live/payments", "/dashboard/live/developers"} {
+		p := b.get(path)
+		if p.code != http.StatusOK || !strings.Contains(p.body, `id="serve-warning">Live providers are configured &amp; served over plain HTTP</div>`) {
+			t.Errorf("%s: %d, the warning is not shown:\n%s", path, p.code, p.body)
+		}
+	}
+	for _, path := range []string{"/dashboard/test/", "/dashboard/test/payments", "/dashboard/login"} {
+		if p := b.get(path); strings.Contains(p.body, "serve-warning") || strings.Contains(p.body, "plain HTTP") {
+			t.Errorf("%s shows the live warning:\n%s", path, p.body)
+		}
+	}
+	// Without a warning, live pages show none.
+	quiet := newSite(t).signedIn()
+	if p := quiet.get("/dashboard/live/"); p.code != http.StatusOK || strings.Contains(p.body, "serve-warning") {
+		t.Errorf("live page without a warning: %d\n%s", p.code, p.body)
+	}
+}
+
 func TestSignInThrottled(t *testing.T) {
 	t.Parallel()
 	s := newSite(t)
