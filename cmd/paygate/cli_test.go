@@ -576,6 +576,12 @@ func TestUsageErrors(t *testing.T) {
 		{"ServeBadRedisURL", []string{"serve", "--redis-url", "http://x"}, "--redis-url"},
 		{"ServeBadLogLevel", []string{"serve", "--log-level", "loud"}, "--log-level"},
 		{"DemoUnknownFlag", []string{"demo", "--bogus"}, "unknown flag"},
+		{"VersionUnknownFlag", []string{"version", "--short"}, "unknown flag --short"},
+		{"ServeTLSCertAlone", []string{"serve", "--tls-cert", "tls.crt"}, "--tls-cert and --tls-key go together"},
+		{"ServeTLSKeyAlone", []string{"serve", "--tls-key", "tls.key"}, "--tls-cert and --tls-key go together"},
+		{"ServeBadLogFormat", []string{"serve", "--log-format", "xml"}, "--log-format"},
+		{"ServeNegativeDrainDelay", []string{"serve", "--drain-delay", "-1s"}, "--drain-delay"},
+		{"ServeZeroShutdownTimeout", []string{"serve", "--shutdown-timeout", "0s"}, "--shutdown-timeout"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -589,6 +595,7 @@ func TestHelp(t *testing.T) {
 	for _, args := range [][]string{
 		{"--help"}, {"-h"}, {"help"}, {"key", "--help"}, {"merchant", "create", "--help"},
 		{"key", "rotate", "-h"}, {"serve", "--help"}, {"demo", "-help"}, {"webhook", "set", "--help"},
+		{"version", "--help"},
 	} {
 		r := cliRun(t, nil, args...)
 		if r.code != 0 || r.stderr != "" || !strings.HasPrefix(r.stdout, "Usage: paygate") {
@@ -598,7 +605,8 @@ func TestHelp(t *testing.T) {
 	r := cliRun(t, nil, "serve", "--help")
 	for _, flag := range []string{"--addr", "--base-url", "--redis-url", "--config", "--webhook-retry-schedule",
 		"--rate-limit-test", "--rate-limit-live", "--rate-limit-unauthenticated", "--vault-key",
-		"--3ds-challenge-ttl", "--recovery-interval", "--database-url"} {
+		"--3ds-challenge-ttl", "--recovery-interval", "--database-url",
+		"--tls-cert", "--tls-key", "--log-format", "--log-level", "--drain-delay", "--shutdown-timeout"} {
 		if !strings.Contains(r.stdout, flag+" ") {
 			t.Errorf("serve --help does not document %s", flag)
 		}
@@ -669,6 +677,8 @@ func TestServeConfig(t *testing.T) {
 			LogLevel: "info", DashboardSessionIdle: 30 * time.Minute, DashboardSessionMax: 12 * time.Hour,
 			MaxConnections:           4096,
 			AllowPrivateTestWebhooks: true,
+			DrainDelay:               5 * time.Second,
+			ShutdownTimeout:          30 * time.Second,
 		}
 		if cfg.String() != want.String() || len(cfg.VaultKeys) != 0 {
 			t.Errorf("defaults\n got %s\nwant %s", cfg, want)

@@ -43,6 +43,21 @@ type serveConfig struct {
 	// true) lets test-mode webhook endpoints be local; false applies the
 	// live-mode address guard to them too (decisions.md section 15).
 	AllowPrivateTestWebhooks bool
+
+	// Serving in production (decisions §16).
+	TLSCert         string        // --tls-cert FILE, default "" (plain HTTP)
+	TLSKey          string        // --tls-key FILE, given with --tls-cert
+	LogFormat       string        // --log-format json|text, default "" (text on a terminal, json otherwise)
+	DrainDelay      time.Duration // --drain-delay 5s
+	ShutdownTimeout time.Duration // --shutdown-timeout 30s
+}
+
+// scheme is the scheme serve answers on: https with a TLS pair.
+func (c *serveConfig) scheme() string {
+	if c.TLSCert != "" {
+		return "https"
+	}
+	return "http"
 }
 
 // Defaults of serve's flags (decisions.md sections 6, 8, 9, 11, 14).
@@ -57,6 +72,8 @@ const (
 	defaultDashboardSessionIdle     = 30 * time.Minute
 	defaultDashboardSessionMax      = 12 * time.Hour
 	defaultMaxConnections           = 4096
+	defaultDrainDelay               = 5 * time.Second
+	defaultShutdownTimeout          = 30 * time.Second
 	// maxRetrySchedule bounds the number of delivery attempts.
 	maxRetrySchedule = 50
 )
@@ -67,7 +84,8 @@ const serveSynopsis = "[--database-url URL] [--addr 127.0.0.1:8080] [--base-url 
 	"        [--rate-limit-unauthenticated 60] [--vault-key KEY[,KEY...]]\n" +
 	"        [--3ds-challenge-ttl 30m] [--recovery-interval 5s] [--log-level info] [--pprof 127.0.0.1:6060]\n" +
 	"        [--dashboard-session-idle 30m] [--dashboard-session-max 12h]\n" +
-	"        [--max-connections 4096] [--trusted-proxies CIDR[,CIDR...]] [--allow-private-test-webhooks=true]"
+	"        [--max-connections 4096] [--trusted-proxies CIDR[,CIDR...]] [--allow-private-test-webhooks=true]\n" +
+	"        [--tls-cert FILE --tls-key FILE] [--log-format json|text] [--drain-delay 5s] [--shutdown-timeout 30s]"
 
 // serveNotes closes the help of serve and demo.
 const serveNotes = "Every flag also reads the environment variable PAYGATE_<FLAG> (PAYGATE_ADDR,\n" +
@@ -101,15 +119,22 @@ func serveFlags(fs *flagSet, c *serveConfig) (finish func() error) {
 	fs.Var(proxyList{&c.TrustedProxies}, "trusted-proxies", "reverse proxies whose X-Forwarded-For names the client, `CIDR[,CIDR...]` (a bare address is one host; default: none, the header is ignored)")
 	fs.envFlags = append(fs.envFlags, "max-connections", "trusted-proxies")
 	allowPrivateTestWebhooksFlag(fs, &c.AllowPrivateTestWebhooks)
+	fs.StringVar(&c.TLSCert, "tls-cert", "", "serve HTTPS only, with the certificate (chain) in PEM `FILE`; re-read when it changes (with --tls-key)")
+	fs.StringVar(&c.TLSKey, "tls-key", "", "the private key of --tls-cert, PEM `FILE`; re-read when it changes")
+	fs.StringVar(&c.LogFormat, "log-format", "", "log `format`: json or text (default: text on a terminal, json otherwise)")
+	fs.DurationVar(&c.DrainDelay, "drain-delay", defaultDrainDelay, "on SIGTERM, how long /readyz answers 503 while new connections are still served, before the listener closes")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", defaultShutdownTimeout, "after the drain delay, how long in-flight requests get to finish")
+	fs.envFlags = append(fs.envFlags, "tls-cert", "tls-key", "log-format", "drain-delay", "shutdown-timeout")
 	fs.envFlags = append(fs.envFlags, "addr", "base-url", "redis-url", "config", "webhook-retry-schedule",
 		"rate-limit-test", "rate-limit-live", "rate-limit-unauthenticated", "vault-key",
 		"3ds-challenge-ttl", "recovery-interval", "log-level")
 	return func() error {
 		c.BaseURL = strings.TrimRight(c.BaseURL, "/")
 		if c.BaseURL == "" {
-			c.BaseURL = "http://" + c.Addr
+			c.BaseURL = c.scheme() + "://" + c.Addr
 		}
 		c.LogLevel = strings.ToLower(c.LogLevel)
+		c.LogFormat = strings.ToLower(c.LogFormat)
 		if err := c.Validate(); err != nil {
 			return usageErrorf("%v", err)
 		}
@@ -192,6 +217,20 @@ func (c *serveConfig) Validate() error {
 	if c.MaxConnections < 1 {
 		return errors.New("--max-connections must be at least 1")
 	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return errors.New("--tls-cert and --tls-key go together: give both or neither")
+	}
+	switch c.LogFormat {
+	case "", "json", "text":
+	default:
+		return fmt.Errorf("--log-format %q must be json or text", c.LogFormat)
+	}
+	if c.DrainDelay < 0 {
+		return errors.New("--drain-delay must not be negative")
+	}
+	if c.ShutdownTimeout <= 0 {
+		return errors.New("--shutdown-timeout must be positive")
+	}
 	return nil
 }
 
@@ -241,6 +280,11 @@ func (c serveConfig) LogValue() slog.Value {
 		slog.Int("maxConnections", c.MaxConnections),
 		slog.String("trustedProxies", c.TrustedProxies.String()),
 		slog.Bool("allowPrivateTestWebhooks", c.AllowPrivateTestWebhooks),
+		slog.String("tlsCert", c.TLSCert),
+		slog.String("tlsKey", c.TLSKey), // the file's name, never its contents
+		slog.String("logFormat", c.LogFormat),
+		slog.String("drainDelay", shortDuration(c.DrainDelay)),
+		slog.String("shutdownTimeout", shortDuration(c.ShutdownTimeout)),
 	)
 }
 

@@ -80,6 +80,7 @@ func init() {
 		{"vault rewrap", "re-encrypt every stored card under the first --vault-key", cmdVaultRewrap},
 		{"user create", "create a dashboard user of a merchant; the password is read from stdin", cmdUserCreate},
 		{"bench", "load test: drive concurrent merchant clients against a gateway and report throughput and latency", cmdBench},
+		{"version", "print the version, the commit and the Go release of this binary", cmdVersion},
 	}
 }
 

@@ -8,7 +8,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"strings"
 	"time"
+
+	"github.com/mattn/go-isatty"
 
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/connlimit"
@@ -21,11 +25,9 @@ import (
 	"github.com/paygate/paygate/internal/provider/connector"
 	"github.com/paygate/paygate/internal/ratelimit"
 	"github.com/paygate/paygate/internal/store"
+	"github.com/paygate/paygate/internal/tlscert"
 	"github.com/paygate/paygate/internal/webhook"
 )
-
-// shutdownGrace is how long in-flight requests get to finish on SIGTERM.
-const shutdownGrace = 30 * time.Second
 
 // maxHeaderBytes is the largest request head (request line and header
 // fields) served: one byte more is answered 431 (decisions §15). net/http
@@ -36,13 +38,30 @@ const (
 	netHTTPHeaderSlack = 4096
 )
 
-// newLogger returns the JSON logger every part of serve writes to.
-func newLogger(w io.Writer, level string) *slog.Logger {
+// newLogger returns the logger every part of serve writes to: JSON lines,
+// or text when format says so (--log-format; logFormat resolves "").
+func newLogger(w io.Writer, level, format string) *slog.Logger {
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(level)); err != nil {
 		lv = slog.LevelInfo
 	}
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lv}))
+	opts := &slog.HandlerOptions{Level: lv}
+	if logFormat(w, format) == "text" {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+// logFormat resolves --log-format: without one, text for a person at a
+// terminal and JSON for everything else (a file, a pipe, a log collector).
+func logFormat(w io.Writer, format string) string {
+	if format != "" {
+		return format
+	}
+	if f, ok := w.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
+		return "text"
+	}
+	return "json"
 }
 
 // openStore opens serve's database. Its commits that write outbox events
@@ -64,13 +83,22 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	log := newLogger(stderr, cfg.LogLevel)
+	cfg.LogFormat = logFormat(stderr, cfg.LogFormat)
+	log := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
 	log.Info("starting paygate", "config", cfg)
 	// Providers and routes (--config): any mistake stops serve, naming the
 	// line (providers.go).
 	routing, err := loadRouting(cfg.ConfigFile)
 	if err != nil {
 		return err
+	}
+	// HTTPS (--tls-cert, --tls-key): the pair is read now, and again
+	// whenever its files change (package tlscert).
+	var certs *tlscert.Pair
+	if cfg.TLSCert != "" {
+		if certs, err = tlscert.Load(cfg.TLSCert, cfg.TLSKey, tlscert.Options{Logger: log}); err != nil {
+			return err
+		}
 	}
 
 	st, waker, err := openStore(ctx, cfg.DatabaseURL)
@@ -99,8 +127,12 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	defer ln.Close()
-	if cfg.BaseURL == "http://"+cfg.Addr {
-		cfg.BaseURL = "http://" + ln.Addr().String()
+	if cfg.BaseURL == cfg.scheme()+"://"+cfg.Addr {
+		cfg.BaseURL = cfg.scheme() + "://" + ln.Addr().String()
+	}
+	liveWarning := liveOverPlainHTTP(cfg, routing)
+	if liveWarning != "" {
+		log.Warn(liveWarning)
 	}
 	// At most --max-connections open at once; more wait to be accepted.
 	ln = connlimit.Listener(ln, cfg.MaxConnections)
@@ -185,6 +217,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		Wake:        dispatcher.Wake,
 		Vault:       vlt,
 		Webhooks:    webhookPolicy(cfg.AllowPrivateTestWebhooks),
+		LiveWarning: liveWarning,
 	})
 
 	api := httpapi.New(httpapi.Config{
@@ -202,15 +235,26 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		Endpoints:                provider.Endpoints(connector.Services{Payments: payments, Logger: log}),
 	})
 
+	// Requests run on a context of their own: the signal that stops serve
+	// does not cut a payment short (stopServing).
+	reqCtx, abortRequests := context.WithCancel(context.WithoutCancel(ctx))
+	defer abortRequests()
+	var handler http.Handler = api
+	if certs != nil {
+		handler = tlscert.HSTS(handler)
+	}
 	srv := &http.Server{
-		Handler:           api,
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      90 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    maxHeaderBytes - netHTTPHeaderSlack,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+		BaseContext:       func(net.Listener) context.Context { return reqCtx },
+	}
+	if certs != nil {
+		srv.TLSConfig = certs.ServerConfig()
 	}
 	if cfg.PprofAddr != "" {
 		addr, stopPprof, err := startPprof(ctx, cfg.PprofAddr, log)
@@ -221,21 +265,80 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		log.Info("pprof listening", "addr", addr)
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	log.Info("listening", "addr", ln.Addr().String(), "base_url", cfg.BaseURL)
+	go func() {
+		if certs != nil {
+			errc <- srv.ServeTLS(ln, "", "") // the pair comes from TLSConfig
+			return
+		}
+		errc <- srv.Serve(ln)
+	}()
+	log.Info("listening", "addr", ln.Addr().String(), "base_url", cfg.BaseURL, "tls", certs != nil)
 
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	log.Info("shutting down: draining requests")
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		log.Warn("shutdown did not drain in time", "error", err)
+	if err := stopServing(srv, api, errc, cfg, log, abortRequests); err != nil {
+		return err
 	}
-	<-errc
+	// The deferred stops run now, in reverse order: the usage recorder's
+	// last write, the dispatcher and the jobs, then the store.
 	log.Info("stopped")
 	return nil
+}
+
+// stopServing is serve's graceful stop of HTTP (decisions §16). /readyz
+// answers 503 at once, and answers close their connections, so that the
+// load balancer sends new requests to other nodes; during the drain delay
+// whatever still comes is served. Then the listener closes (new connections
+// are refused) and the requests in flight get the shutdown timeout to
+// finish. Their context is not the signal's (serve's BaseContext), so a
+// payment in flight completes; only requests still running after the
+// timeout are cancelled, and recovery settles a payment cut off so, as
+// after a crash. It returns once the server has stopped.
+func stopServing(srv *http.Server, api *httpapi.Server, errc <-chan error, cfg serveConfig, log *slog.Logger, abortRequests context.CancelFunc) error {
+	log.Info("shutting down: /readyz answers 503; new connections are accepted until the drain delay ends",
+		"drain_delay", shortDuration(cfg.DrainDelay), "shutdown_timeout", shortDuration(cfg.ShutdownTimeout))
+	api.Drain()
+	srv.SetKeepAlivesEnabled(false)
+	drain := time.NewTimer(cfg.DrainDelay)
+	defer drain.Stop()
+	select {
+	case <-drain.C:
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	}
+	log.Info("shutting down: listener closed; waiting for requests in flight")
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Warn("shutting down: requests still in flight after the shutdown timeout are cancelled", "error", err)
+		abortRequests()
+		_ = srv.Close()
+	}
+	<-errc
+	return nil
+}
+
+// liveOverPlainHTTP is serve's warning when it serves live providers over
+// plain HTTP and its base URL is not https (decisions §16): card numbers
+// and live keys would cross the network in clear. "" when there is nothing
+// to warn about.
+func liveOverPlainHTTP(cfg serveConfig, routing *provider.Config) string {
+	if cfg.TLSCert != "" || strings.HasPrefix(strings.ToLower(cfg.BaseURL), "https://") {
+		return ""
+	}
+	var live []string
+	for _, p := range routing.Providers {
+		if p.Mode == paygate.ModeLive {
+			live = append(live, p.ID)
+		}
+	}
+	if len(live) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Live providers (%s) are configured, but paygate serves plain HTTP and its base URL %s is not https: "+
+		"card data and live keys would cross the network unencrypted. Serve HTTPS with --tls-cert and --tls-key, "+
+		"or behind a TLS proxy with an https --base-url.", strings.Join(live, ", "), cfg.BaseURL)
 }

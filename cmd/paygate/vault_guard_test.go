@@ -147,7 +147,7 @@ func TestServeWarnsOfSecretsUnderAnotherKey(t *testing.T) {
 	}
 	defer st.Close()
 	var logs bytes.Buffer
-	if err := logVault(t.Context(), newLogger(&logs, "info"), st, openTestVault(t, serveKey), vaultKeySource{}); err != nil {
+	if err := logVault(t.Context(), newLogger(&logs, "info", "json"), st, openTestVault(t, serveKey), vaultKeySource{}); err != nil {
 		t.Fatal(err)
 	}
 	sealID := openTestVault(t, sealKey).PrimaryKeyID()
@@ -156,7 +156,7 @@ func TestServeWarnsOfSecretsUnderAnotherKey(t *testing.T) {
 		t.Fatalf("serve's start log does not warn of the secrets sealed under %s:\n%s", sealID, logs.String())
 	}
 	logs.Reset()
-	if err := logVault(t.Context(), newLogger(&logs, "info"), st, openTestVault(t, sealKey), vaultKeySource{}); err != nil {
+	if err := logVault(t.Context(), newLogger(&logs, "info", "json"), st, openTestVault(t, sealKey), vaultKeySource{}); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(logs.String(), "webhook signing secrets are sealed") {
