@@ -168,7 +168,9 @@ func startGateway(t *testing.T, dbURL string, flags ...string) *gateway {
 	t.Helper()
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--database-url", dbURL}, flags...)
 	cmd := exec.Command(binary, args...)
-	cmd.Env = os.Environ()
+	// No load balancer watches these gateways' /readyz: they stop at once
+	// on SIGTERM, unless flags give a --drain-delay.
+	cmd.Env = append(os.Environ(), "PAYGATE_DRAIN_DELAY=0s")
 	if strings.HasPrefix(dbURL, "postgres") {
 		// serve refuses PostgreSQL without a card vault key; a --vault-key
 		// flag among flags wins over this.

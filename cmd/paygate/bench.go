@@ -450,7 +450,9 @@ func benchOwnServer(ctx context.Context, c *cli, f benchFlags, cfg bench.Config,
 	defer closeLog()
 	const unlimited = "1000000000"
 	serveArgs := []string{"serve", "--database-url", dbURL, "--log-level", "warn",
-		"--rate-limit-test", unlimited, "--rate-limit-live", unlimited, "--rate-limit-unauthenticated", unlimited}
+		"--rate-limit-test", unlimited, "--rate-limit-live", unlimited, "--rate-limit-unauthenticated", unlimited,
+		// No load balancer watches its /readyz: it may stop at once.
+		"--drain-delay", "0s"}
 	pprofAddr := ""
 	if f.serverCPUProfile != "" || f.serverHeapProfile != "" {
 		if pprofAddr, err = bench.FreeLoopbackAddr(); err != nil {

@@ -933,7 +933,7 @@ func TestServeEndToEnd(t *testing.T) {
 	env := map[string]string{"PAYGATE_DATABASE_URL": db, "PAYGATE_LOG_LEVEL": "warn"}
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--log-level", "info"}, func(k string) string { return env[k] }, &stdout, &stderr)
+		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--log-level", "info", "--drain-delay", "0s"}, func(k string) string { return env[k] }, &stdout, &stderr)
 	}()
 
 	addrRE := regexp.MustCompile(`"msg":"listening".*?"addr":"([^"]+)"`)

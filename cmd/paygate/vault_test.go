@@ -187,7 +187,7 @@ func TestServeVaultKey(t *testing.T) {
 			var stdout, stderr testenv.Buffer
 			done := make(chan int, 1)
 			go func() {
-				done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--database-url", db}, nil, &stdout, &stderr)
+				done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--database-url", db, "--drain-delay", "0s"}, nil, &stdout, &stderr)
 			}()
 			for deadline := time.Now().Add(30 * time.Second); !strings.Contains(stderr.String(), `"msg":"listening"`); time.Sleep(20 * time.Millisecond) {
 				if time.Now().After(deadline) {
