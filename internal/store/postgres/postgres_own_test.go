@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -144,6 +146,37 @@ func TestOpen(t *testing.T) {
 		files, _ := migrations.ReadDir("migrations")
 		if applied != len(files) {
 			t.Errorf("goose_db_version holds %d applied migrations, want %d", applied, len(files))
+		}
+		// Each version once, and exactly the files' versions: the nodes
+		// migrated one after the other, the first doing the work.
+		rows, err := conn.Query(t.Context(), `SELECT version_id, count(*) FROM goose_db_version WHERE version_id > 0 GROUP BY version_id ORDER BY version_id`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var versions []int64
+		for rows.Next() {
+			var v, n int64
+			if err := rows.Scan(&v, &n); err != nil {
+				t.Fatal(err)
+			}
+			if n != 1 {
+				t.Errorf("version %d applied %d times", v, n)
+			}
+			versions = append(versions, v)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		var want []int64
+		for _, f := range files {
+			v, err := strconv.ParseInt(strings.SplitN(f.Name(), "_", 2)[0], 10, 64)
+			if err != nil {
+				t.Fatalf("migration file %s: %v", f.Name(), err)
+			}
+			want = append(want, v)
+		}
+		if !slices.Equal(versions, want) {
+			t.Errorf("applied versions %v, want the files' %v", versions, want)
 		}
 		if err := conn.QueryRow(t.Context(), `
 			SELECT count(*) FROM pg_tables
