@@ -17,8 +17,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/store"
+	"github.com/paygate/paygate/internal/testenv"
 )
 
 // slowSandbox routes every test payment to a sandbox that answers after a
@@ -212,4 +215,61 @@ func TestServeGracefulStop(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestServeThreeNodesMigrateOnce starts three serve nodes at once on one
+// empty PostgreSQL schema (decisions §16, migrations under a lock): each
+// starts and is ready, and goose's table holds every version once.
+func TestServeThreeNodesMigrateOnce(t *testing.T) {
+	t.Parallel()
+	db := testenv.PostgresSchema(t)
+	const nodes = 3
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	logs := make([]*testenv.Buffer, nodes)
+	done := make(chan int, nodes)
+	for i := range logs {
+		logs[i] = &testenv.Buffer{}
+		go func() {
+			done <- run(ctx, []string{"serve", "--database-url", db, "--addr", "127.0.0.1:0", "--vault-key", shutdownVaultKey, "--drain-delay", "0s"},
+				nil, io.Discard, logs[i])
+		}()
+	}
+	for i, l := range logs {
+		var addr string
+		for deadline := time.Now().Add(60 * time.Second); addr == ""; time.Sleep(20 * time.Millisecond) {
+			if m := listeningRE.FindStringSubmatch(l.String()); m != nil {
+				addr = m[1]
+			} else if time.Now().After(deadline) {
+				t.Fatalf("node %d did not listen; log:\n%s", i, l.String())
+			}
+			select {
+			case code := <-done:
+				t.Fatalf("a node exited %d while starting; logs:\n%s\n%s\n%s", code, logs[0], logs[1], logs[2])
+			default:
+			}
+		}
+		if code, err := readyzStatus("http://" + addr); err != nil || code != http.StatusOK {
+			t.Errorf("node %d: /readyz %d (%v)", i, code, err)
+		}
+	}
+	cancel()
+	for range nodes {
+		if code := <-done; code != 0 {
+			t.Errorf("a node exited %d", code)
+		}
+	}
+	conn, err := pgx.Connect(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var versions, dups int
+	if err := conn.QueryRow(context.Background(), `
+		SELECT count(*), count(*) - count(DISTINCT version_id) FROM goose_db_version WHERE version_id > 0`).Scan(&versions, &dups); err != nil {
+		t.Fatal(err)
+	}
+	if versions == 0 || dups != 0 {
+		t.Errorf("goose_db_version: %d applied versions, %d applied more than once", versions, dups)
+	}
 }
