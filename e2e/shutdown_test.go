@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -140,4 +141,31 @@ routes:
 			at += i
 		}
 	})
+}
+
+// TestSecondSignalEndsAtOnce checks that a second Ctrl-C during the
+// graceful stop ends the process without waiting for the drain delay.
+func TestSecondSignalEndsAtOnce(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t, sqliteEngine().url(t), "--drain-delay", "5m")
+	if err := g.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	// The first signal is taken: the node drains.
+	eventually(t, 10*time.Second, "/readyz to answer 503", func() bool {
+		return g.call(http.MethodGet, "/readyz", "", nil).Status == http.StatusServiceUnavailable
+	})
+	if err := g.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-g.exited:
+		g.exited <- err
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGINT {
+			t.Errorf("paygate ended with %v, want killed by the second SIGINT", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("paygate still runs 30s after a second SIGINT\n%s", g.Logs())
+	}
 }

@@ -20,6 +20,10 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	// The first signal starts a graceful stop (serve drains for seconds);
+	// from then on the signals have their default effect again, so that a
+	// second Ctrl-C ends the process at once.
+	context.AfterFunc(ctx, stop)
 	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
