@@ -816,7 +816,7 @@ func TestDemo(t *testing.T) {
 	var cfg serveConfig
 	var called bool
 	r := cliRunServe(t, nil, captureServe(&cfg, &called), "demo", "--database-url", db, "--addr", "127.0.0.1:8099").mustSucceed(t)
-	if !called || cfg.DatabaseURL != db || cfg.BaseURL != "http://127.0.0.1:8099" {
+	if !called || cfg.DatabaseURL != db || cfg.BaseURL != "http://127.0.0.1:8099" || cfg.DrainDelay != 0 {
 		t.Fatalf("demo served %+v (called %v)", cfg, called)
 	}
 	key := regexp.MustCompile(`smtgw_sk_test_[0-9A-Za-z]{32,}`).FindString(r.stdout)

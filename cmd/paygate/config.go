@@ -122,7 +122,13 @@ func serveFlags(fs *flagSet, c *serveConfig) (finish func() error) {
 	fs.StringVar(&c.TLSCert, "tls-cert", "", "serve HTTPS only, with the certificate (chain) in PEM `FILE`; re-read when it changes (with --tls-key)")
 	fs.StringVar(&c.TLSKey, "tls-key", "", "the private key of --tls-cert, PEM `FILE`; re-read when it changes")
 	fs.StringVar(&c.LogFormat, "log-format", "", "log `format`: json or text (default: text on a terminal, json otherwise)")
-	fs.DurationVar(&c.DrainDelay, "drain-delay", defaultDrainDelay, "on SIGTERM, how long /readyz answers 503 while new connections are still served, before the listener closes")
+	// demo runs on a developer's machine, with no load balancer to tell:
+	// Ctrl-C stops it without a drain delay.
+	drainDelay := defaultDrainDelay
+	if fs.name == "demo" {
+		drainDelay = 0
+	}
+	fs.DurationVar(&c.DrainDelay, "drain-delay", drainDelay, "on SIGTERM, how long /readyz answers 503 while new connections are still served, before the listener closes")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", defaultShutdownTimeout, "after the drain delay, how long in-flight requests get to finish")
 	fs.envFlags = append(fs.envFlags, "tls-cert", "tls-key", "log-format", "drain-delay", "shutdown-timeout")
 	fs.envFlags = append(fs.envFlags, "addr", "base-url", "redis-url", "config", "webhook-retry-schedule",
