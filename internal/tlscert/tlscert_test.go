@@ -234,3 +234,28 @@ func TestHSTSOnlyOverTLS(t *testing.T) {
 		t.Errorf("plain HTTP answer has HSTS %q", v)
 	}
 }
+
+// BenchmarkGetCertificate is the cost a handshake pays for the reload:
+// mostly an atomic load, and two stats once an interval.
+func BenchmarkGetCertificate(b *testing.B) {
+	dir := b.TempDir()
+	f := files{filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")}
+	testenv.NewCertPair(b, "a").Write(b, f.cert, f.key)
+	for _, c := range []struct {
+		name     string
+		interval time.Duration
+	}{{"Default", 0}, {"LookEveryTime", time.Nanosecond}} {
+		b.Run(c.name, func(b *testing.B) {
+			p, err := tlscert.Load(f.cert, f.key, tlscert.Options{Interval: c.interval})
+			if err != nil {
+				b.Fatal(err)
+			}
+			hello := &tls.ClientHelloInfo{}
+			for b.Loop() {
+				if _, err := p.GetCertificate(hello); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
