@@ -174,6 +174,47 @@ func TestMetricsSeries(t *testing.T) {
 	})
 }
 
+// TestMetricsCaptureVoidRecovery counts what the first test does not: a
+// capture, a void, and a payment whose outcome was unknown (the timeout
+// card) finished by the recovery job after asking the provider.
+func TestMetricsCaptureVoidRecovery(t *testing.T) {
+	t.Parallel()
+	_, m, g := startWithMerchant(t, sqliteEngine(), "Metrics recovery", "--metrics-addr", "127.0.0.1:0", "--recovery-interval", "1s")
+	mu := g.metricsURL()
+	key := m.TestSecretKey
+	for _, op := range []string{"capture", "void"} {
+		r := g.call(http.MethodPost, "/v1/payments", key, paymentBody("4000000000000077", "10.00", "EUR"))
+		expect(t, r, http.StatusCreated)
+		expect(t, g.call(http.MethodPost, "/v1/payments/"+r.Data()["id"].(string)+"/"+op, key, map[string]any{}), http.StatusOK)
+	}
+	expect(t, g.call(http.MethodPost, "/v1/payments", key, paymentBody("4000000000000705", "10.00", "EUR")), http.StatusAccepted)
+	var got map[string]float64
+	eventually(t, 20*time.Second, "the recovery of the timeout card", func() bool {
+		got = scrape(t, mu)
+		return got[`paygate_recovery_resolved_total{status="captured"}`] == 1
+	})
+	for series, want := range map[string]float64{
+		`paygate_payments_total{mode="test",provider="sandbox-eu",status="authorized"}`:                                       2,
+		`paygate_payments_total{mode="test",provider="sandbox-eu",status="captured"}`:                                         2, // the capture and the recovery
+		`paygate_payments_total{mode="test",provider="sandbox-eu",status="voided"}`:                                           1,
+		`paygate_payments_total{mode="test",provider="sandbox-eu",status="created"}`:                                          1, // the unknown outcome
+		`paygate_provider_request_duration_seconds_count{operation="capture",outcome="success",provider="sandbox-eu"}`:        1,
+		`paygate_provider_request_duration_seconds_count{operation="void",outcome="success",provider="sandbox-eu"}`:           1,
+		`paygate_provider_request_duration_seconds_count{operation="charge",outcome="unknown_outcome",provider="sandbox-eu"}`: 1,
+		`paygate_http_requests_total{code="202",method="POST",route="/v1/payments"}`:                                          1,
+		`paygate_http_requests_total{code="200",method="POST",route="/v1/payments/{id}/capture"}`:                             1,
+		`paygate_http_requests_total{code="200",method="POST",route="/v1/payments/{id}/void"}`:                                1,
+	} {
+		if v, ok := got[series]; !ok || v != want {
+			t.Errorf("%s = %v (present %v), want %v", series, v, ok, want)
+		}
+	}
+	// Recovery asks until the sandbox stops answering "still processing".
+	if n := got[`paygate_provider_request_duration_seconds_count{operation="inquire",outcome="success",provider="sandbox-eu"}`]; n < 1 {
+		t.Errorf("%v status inquiries counted, want at least one", n)
+	}
+}
+
 // TestMetricsLabelsBounded fires 1,000 requests at random unknown paths
 // with odd methods, twice: the second round adds no series, and nothing a
 // client chose (a path, a method) appears in the scrape.
