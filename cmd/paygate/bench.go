@@ -32,6 +32,7 @@ const benchSynopsis = "[--database-url URL | --url URL --key SECRET | --self-tes
 	"        [--concurrency 32] [--duration 30s | --requests N] [--rate R] [--warmup 2s]\n" +
 	"        [--mix approve=90,decline=5,refund=5] [--provider sandbox|stripe-mock] [--baseline] [--json] [--svg FILE]\n" +
 	"        [--server-log FILE] [--server-arg ARG]... [--server-cpuprofile FILE] [--server-heapprofile FILE]\n" +
+	"        [--metrics]\n" +
 	"        [--cpuprofile FILE]"
 
 // benchNotes closes the help of bench.
@@ -72,8 +73,13 @@ cpuPerRequestMs, cores, peakRssBytes, rssBytes[]} or null, baseline {transaction
 elapsedSeconds, txPerSecond, latency, errors, error, missed, ratio} or null, provider
 (sandbox, stripe-mock, unknown or none), providerAlone {provider, url, callsPerPayment,
 elapsedSeconds, payments, paymentsPerSecond, requestsPerSecond, latency, errors, error,
-missed, ratio, cpuSeconds, gatewayRunCpuSeconds, machine} or null, timeline [{second,
-requests, errors, p50, p99}].
+missed, ratio, cpuSeconds, gatewayRunCpuSeconds, machine} or null, metrics {intervalSeconds,
+scrapes, failures, error, series, bytes, meanMs, maxMs} or null, timeline [{second, requests,
+errors, p50, p99}].
+
+--metrics runs the child with its Prometheus metrics on (serve --metrics-addr on a free
+loopback port) and scrapes them every second during the run, fifteen times as often as
+Prometheus's default: the cost of metrics is the difference with a run without it.
 
 --provider stripe-mock measures live mode through the Stripe connector: bench starts
 stripe-mock (on PATH or in $(go env GOPATH)/bin; ` + bench.StripeMockInstall + `)
@@ -114,6 +120,8 @@ type benchFlags struct {
 	cpuProfile string
 	// The child server's profiles, through serve --pprof.
 	serverCPUProfile, serverHeapProfile string
+	// metrics turns on the child's metrics and scrapes them (benchMetrics).
+	metrics bool
 }
 
 func parseBenchFlags(args []string, c *cli) (benchFlags, error) {
@@ -142,6 +150,7 @@ func parseBenchFlags(args []string, c *cli) (benchFlags, error) {
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write the load tool's own CPU profile to this `FILE`")
 	fs.StringVar(&f.serverCPUProfile, "server-cpuprofile", "", "write the child server's CPU profile over the measurement to this `FILE` (through serve --pprof; needs --duration)")
 	fs.StringVar(&f.serverHeapProfile, "server-heapprofile", "", "write the child server's heap profile at the end of the measurement to this `FILE`")
+	fs.BoolVar(&f.metrics, "metrics", false, "run the child with its Prometheus metrics on and scrape them every second")
 	if err := fs.parse(args, c.env, c.stdout); err != nil {
 		return f, err
 	}
@@ -210,6 +219,9 @@ func parseBenchFlags(args []string, c *cli) (benchFlags, error) {
 	}
 	if (len(f.serverArgs) > 0 || f.serverCPUProfile != "" || f.serverHeapProfile != "") && (f.url != "" || f.selfTest) {
 		return f, usageErrorf("--server-arg and the server's profiles need the tool's own server: drop --url and --self-test")
+	}
+	if f.metrics && (f.url != "" || f.selfTest) {
+		return f, usageErrorf("--metrics needs the tool's own server: drop --url and --self-test")
 	}
 	if f.serverCPUProfile != "" && f.requests > 0 {
 		return f, usageErrorf("--server-cpuprofile needs --duration, not --requests")
@@ -463,6 +475,13 @@ func benchOwnServer(ctx context.Context, c *cli, f benchFlags, cfg bench.Config,
 	if sm != nil {
 		serveArgs = append(serveArgs, sm.serveArgs()...)
 	}
+	metricsAddr := ""
+	if f.metrics {
+		if metricsAddr, err = bench.FreeLoopbackAddr(); err != nil {
+			return nil, err
+		}
+		serveArgs = append(serveArgs, "--metrics-addr", metricsAddr)
+	}
 	serveArgs = append(serveArgs, f.serverArgs...)
 	env, err := serverEnv(os.Environ(), rep.Target == "postgres")
 	if err != nil {
@@ -483,6 +502,11 @@ func benchOwnServer(ctx context.Context, c *cli, f benchFlags, cfg bench.Config,
 	if sm != nil {
 		cfg.SecretKey = m.LiveSecretKey // the live route goes to stripe-mock
 	}
+	var scraper *bench.Scraper
+	if f.metrics {
+		scraper = bench.StartScraper("http://"+metricsAddr+"/metrics", time.Second)
+		defer scraper.Stop() // on an early return
+	}
 	var prof serverProfile
 	atMeasure := func() {
 		if sm != nil {
@@ -493,6 +517,9 @@ func benchOwnServer(ctx context.Context, c *cli, f benchFlags, cfg bench.Config,
 		}
 	}
 	res, err := benchRun(ctx, cfg, rep, srv, atMeasure)
+	if scraper != nil {
+		rep.Metrics = scraper.Stop() // before the server stops
+	}
 	if sm != nil {
 		sm.endGateway()
 	}

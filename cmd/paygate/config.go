@@ -35,6 +35,7 @@ type serveConfig struct {
 	DashboardSessionIdle     time.Duration   // --dashboard-session-idle 30m
 	DashboardSessionMax      time.Duration   // --dashboard-session-max 12h
 	PprofAddr                string          // --pprof, default "" (off); loopback host:port only
+	MetricsAddr              string          // --metrics-addr, default "" (off; demo 127.0.0.1:9464)
 
 	// Hostile input (decisions §15).
 	MaxConnections int                // --max-connections 4096
@@ -83,6 +84,7 @@ const serveSynopsis = "[--database-url URL] [--addr 127.0.0.1:8080] [--base-url 
 	"        [--webhook-retry-schedule 0s,5s,5m,...] [--rate-limit-test 100] [--rate-limit-live 1000]\n" +
 	"        [--rate-limit-unauthenticated 60] [--vault-key KEY[,KEY...]]\n" +
 	"        [--3ds-challenge-ttl 30m] [--recovery-interval 5s] [--log-level info] [--pprof 127.0.0.1:6060]\n" +
+	"        [--metrics-addr HOST:PORT]\n" +
 	"        [--dashboard-session-idle 30m] [--dashboard-session-max 12h]\n" +
 	"        [--max-connections 4096] [--trusted-proxies CIDR[,CIDR...]] [--allow-private-test-webhooks=true]\n" +
 	"        [--tls-cert FILE --tls-key FILE] [--log-format json|text] [--drain-delay 5s] [--shutdown-timeout 30s]"
@@ -115,6 +117,7 @@ func serveFlags(fs *flagSet, c *serveConfig) (finish func() error) {
 	fs.envFlags = append(fs.envFlags, "dashboard-session-idle", "dashboard-session-max")
 	fs.StringVar(&c.PprofAddr, "pprof", "", "loopback `host:port` serving net/http/pprof on a separate listener (default: off)")
 	fs.envFlags = append(fs.envFlags, "pprof")
+	metricsFlag(fs, &c.MetricsAddr)
 	fs.IntVar(&c.MaxConnections, "max-connections", defaultMaxConnections, "most connections open at once; more wait to be accepted")
 	fs.Var(proxyList{&c.TrustedProxies}, "trusted-proxies", "reverse proxies whose X-Forwarded-For names the client, `CIDR[,CIDR...]` (a bare address is one host; default: none, the header is ignored)")
 	fs.envFlags = append(fs.envFlags, "max-connections", "trusted-proxies")
@@ -237,6 +240,9 @@ func (c *serveConfig) Validate() error {
 	if c.ShutdownTimeout <= 0 {
 		return errors.New("--shutdown-timeout must be positive")
 	}
+	if err := checkMetricsAddr(c.MetricsAddr); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -283,6 +289,7 @@ func (c serveConfig) LogValue() slog.Value {
 		slog.String("dashboardSessionIdle", shortDuration(c.DashboardSessionIdle)),
 		slog.String("dashboardSessionMax", shortDuration(c.DashboardSessionMax)),
 		slog.String("pprof", c.PprofAddr),
+		slog.String("metricsAddr", c.MetricsAddr),
 		slog.Int("maxConnections", c.MaxConnections),
 		slog.String("trustedProxies", c.TrustedProxies.String()),
 		slog.Bool("allowPrivateTestWebhooks", c.AllowPrivateTestWebhooks),

@@ -91,6 +91,9 @@ func printDemo(w io.Writer, cfg serveConfig, created *merchantCreated, existing 
 	} else {
 		b.WriteString("Create a login with:\n\n  printf '%s\\n' \"$PASSWORD\" | paygate user create --merchant " + existing.ID + " --email you@example.com --password-stdin\n")
 	}
+	if cfg.MetricsAddr != "" {
+		fmt.Fprintf(&b, "\nPrometheus metrics: http://%s/metrics\n", cfg.MetricsAddr)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -112,12 +112,19 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	if err := sealWebhookSecrets(ctx, log, st, vlt); err != nil {
 		return err
 	}
+	// Prometheus metrics on their own listener (--metrics-addr; metrics.go).
+	mx, stopMetrics, err := startMetrics(ctx, cfg.MetricsAddr, st, log)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 
 	limiter, closeLimiter, err := ratelimit.Open(cfg.RedisURL, log)
 	if err != nil {
 		return fmt.Errorf("rate limiter: %w", err)
 	}
 	defer closeLimiter()
+	limiter = mx.Limiter(limiter) // counts refusals; itself when metrics are off
 
 	// Listen before wiring: with port 0 the derived base URL names the port
 	// actually bound, and the payment service puts the base URL in 3-D
@@ -145,13 +152,15 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		return err
 	}
 	defer routingWatcher.Stop()
+	observeRouter(mx, router)
 	// Webhook delivery: the dispatcher sends what the outbox holds, at once
 	// after a local commit that wrote events (the store's hook, openStore),
 	// and by polling for the rest (other nodes' events, retries, deliveries
 	// due while no node ran).
 	dispatcher := webhook.NewDispatcher(webhook.Config{
 		Store: st, Clock: clock, Logger: log, Schedule: cfg.WebhookRetrySchedule, Vault: vlt,
-		Policy: webhookPolicy(cfg.AllowPrivateTestWebhooks),
+		Policy:  webhookPolicy(cfg.AllowPrivateTestWebhooks),
+		Metrics: mx,
 	})
 	waker.Attach(dispatcher)
 	payments := payment.New(payment.Config{
@@ -162,6 +171,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		Logger:  log,
 		Vault:   vlt,
 		ThreeDS: payment.ThreeDSConfig{BaseURL: cfg.BaseURL, ChallengeTTL: cfg.ThreeDSChallengeTTL},
+		Metrics: mx,
 	})
 
 	refunds := payments.NewRefundWorker(time.Second, 30*time.Second)
@@ -233,6 +243,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		Dashboard:                dash,
 		TrustedProxies:           cfg.TrustedProxies,
 		Endpoints:                provider.Endpoints(connector.Services{Payments: payments, Logger: log}),
+		Metrics:                  mx,
 	})
 
 	// Requests run on a context of their own: the signal that stops serve

@@ -73,6 +73,8 @@ type Report struct {
 	Baseline *Baseline `json:"baseline"`
 	// ProviderAlone is null unless the provider is stripe-mock.
 	ProviderAlone *ProviderAlone `json:"providerAlone"`
+	// Metrics is null without --metrics.
+	Metrics *Scrapes `json:"metrics"`
 	// Timeline has one entry per second of the measurement.
 	Timeline []Second `json:"timeline"`
 }
@@ -307,6 +309,12 @@ func (rep *Report) WriteText(w io.Writer) error {
 	}
 	if m := rep.Machine; m != nil {
 		p("Machine:\t%s", m.text())
+	}
+	if m := rep.Metrics; m != nil {
+		p("Metrics:\t%d scrapes every %gs (%d failed), %d series, %d bytes, mean %.3f ms, max %.3f ms", m.Scrapes, m.IntervalSeconds, m.Failures, m.Series, m.Bytes, m.MeanMs, m.MaxMs)
+		if m.Error != "" {
+			p("Metrics error:\t%s", m.Error)
+		}
 	}
 	if b := rep.Baseline; b != nil {
 		p("Baseline:\t%d database-only transactions (%.1f/s), p50 %.3f ms, p99 %.3f ms, %d errors", b.Transactions, b.TxPerSecond, b.Latency.P50, b.Latency.P99, b.Errors)

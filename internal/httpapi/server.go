@@ -55,6 +55,8 @@ type Config struct {
 	// it receives), logged under their pattern without its method, and
 	// reach the request's id and the error envelope through package web.
 	Endpoints map[string]http.Handler
+	// Metrics receives every answered request; nil records nothing.
+	Metrics RequestMetrics
 }
 
 // Server is the HTTP handler of the whole service.
@@ -88,6 +90,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = noMetrics{}
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, clock: cfg.Clock, recent: newRecentKeys()}
 	s.api = s.newAPI()
@@ -188,6 +193,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		attrs = append(attrs, slog.String("client_ip", st.clientIP))
 		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+		s.cfg.Metrics.Request(st.route, r.Method, sw.status, time.Since(start))
 	}()
 
 	st.route = routeUnmatched

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/paygate"
@@ -65,12 +66,14 @@ func (s *Service) settleAuthorized(ctx context.Context, req Request, p paygate.P
 	op := paygate.PaymentOp{PaymentID: p.ID, ProviderRef: p.ProviderRef, Amount: paygate.Money{Amount: amount, Currency: p.Amount.Currency}}
 	pctx, cancel := s.providerContext(ctx)
 	var err error
+	start := time.Now()
 	if to == paygate.PaymentCaptured {
 		err = prov.Capture(pctx, op)
 	} else {
 		err = prov.Void(pctx, op)
 	}
 	cancel()
+	s.metrics.ProviderCall(prov.ID(), settleOperation(to), time.Since(start), false, err)
 	if err != nil {
 		pe := asProviderError(prov.ID(), err)
 		s.log.LogAttrs(ctx, levelFor(pe), "provider call failed", attrPayment(p), strAttr("operation", string(to)), strAttr("error", pe.Message))
@@ -102,6 +105,7 @@ func (s *Service) settleAuthorized(ctx context.Context, req Request, p paygate.P
 	if err != nil {
 		return Result{}, fmt.Errorf("record %s: %w", to, err)
 	}
+	s.metrics.PaymentStatus(p.Mode, p.ProviderID, to)
 	return res, nil
 }
 

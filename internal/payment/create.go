@@ -238,6 +238,7 @@ func (s *Service) finishCharge(ctx context.Context, p paygate.Payment, res payga
 	if err != nil {
 		return Result{}, fmt.Errorf("record payment outcome: %w", err)
 	}
+	s.metrics.PaymentStatus(p.Mode, providerID, t.To)
 	s.log.LogAttrs(ctx, levelInfo, "payment processed", attrPayment(p), strAttr("status", string(p.Status)), strAttr("provider", providerID))
 	return out, nil
 }

@@ -168,8 +168,10 @@ func (r *Recovery) recover(ctx context.Context, p paygate.Payment) bool {
 			continue
 		}
 		ictx, cancel := context.WithTimeout(ctx, s.providerTimeout)
+		start := time.Now()
 		ans, err := inq.Inquire(ictx, p.ID)
 		cancel()
+		s.metrics.ProviderCall(prov.ID(), "inquire", time.Since(start), false, err)
 		if err != nil {
 			undecided = true
 			if ctx.Err() == nil {
@@ -243,6 +245,9 @@ func (r *Recovery) finish(ctx context.Context, p paygate.Payment, res paygate.Ch
 			s.log.Error("recovery: record the payment's outcome", "payment", p.ID, "error", err)
 		}
 		return false
+	}
+	if out.Payment != nil {
+		s.metrics.Recovered(out.Payment.Status)
 	}
 	s.log.LogAttrs(ctx, slog.LevelInfo, "payment recovered", attrPayment(p),
 		strAttr("from", string(before)), strAttr("provider", providerID), slog.Int("answer", out.answer.Status))

@@ -40,6 +40,7 @@ func (s *Service) Refund(ctx context.Context, req Request, in RefundInput) (Resu
 		}
 		return Result{}, fmt.Errorf("create refund: %w", err)
 	}
+	s.metrics.RefundStatus(r.Mode, r.Status)
 	select {
 	case s.refundKick <- struct{}{}:
 	default:

@@ -110,6 +110,7 @@ func (w *RefundWorker) process(ctx context.Context, r paygate.Refund) bool {
 			return false
 		}
 		r.Status = paygate.RefundPending
+		s.metrics.RefundStatus(r.Mode, r.Status)
 	}
 	p, err := s.store.PaymentByID(ctx, r.MerchantID, r.Mode, r.PaymentID)
 	if err != nil {
@@ -121,10 +122,12 @@ func (w *RefundWorker) process(ctx context.Context, r paygate.Refund) bool {
 		return w.finish(ctx, r, paygate.RefundResult{Status: paygate.RefundFailed, FailureReason: msgRefundNoProvider})
 	}
 	pctx, cancel := s.providerContext(ctx)
+	start := time.Now()
 	res, err := prov.Refund(pctx, paygate.RefundRequest{
 		RefundID: r.ID, PaymentID: p.ID, ProviderRef: p.ProviderRef, Amount: r.Amount, Reason: r.Reason,
 	})
 	cancel()
+	s.metrics.ProviderCall(prov.ID(), "refund", time.Since(start), res.Status == paygate.RefundFailed, err)
 	if err != nil {
 		pe := asProviderError(prov.ID(), err)
 		log.LogAttrs(ctx, levelFor(pe), "provider refund failed; will retry", strAttr("provider", prov.ID()), strAttr("error", pe.Message))
@@ -169,6 +172,7 @@ func (w *RefundWorker) finish(ctx context.Context, r paygate.Refund, res paygate
 		s.log.Error("record refund outcome", "refund", r.ID, "error", err)
 		return false
 	}
+	s.metrics.RefundStatus(r.Mode, to)
 	s.log.Info("refund processed", "refund", r.ID, "merchant", r.MerchantID, "status", string(to))
 	return true
 }

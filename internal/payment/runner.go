@@ -161,6 +161,7 @@ func (s *Service) Run(ctx context.Context, ir IdempotentRequest, prepare Prepare
 		case rec.State != paygate.IdempotencyComplete:
 			return Outcome{}, errors.Join(paygate.Errorf(paygate.CodeDuplicateRequest, "Idempotency-Key", "a request with this Idempotency-Key is still being processed"), ErrInFlight)
 		default:
+			s.metrics.Replayed()
 			return Outcome{Answer: Answer{Status: rec.StatusCode, Body: rec.Body}, Replayed: true}, nil
 		}
 	}

@@ -29,6 +29,7 @@ type Service struct {
 	refundKick chan struct{}
 	// threeDS configures 3-D Secure challenges (threeds.go).
 	threeDS ThreeDSConfig
+	metrics Metrics
 }
 
 // Config holds what a Service needs.
@@ -48,6 +49,8 @@ type Config struct {
 	// ThreeDS configures 3-D Secure challenges; see ThreeDSConfig for the
 	// defaults.
 	ThreeDS ThreeDSConfig
+	// Metrics receives what the use cases did; nil records nothing.
+	Metrics Metrics
 }
 
 // New returns a Service. It panics if a required dependency is missing,
@@ -65,6 +68,9 @@ func New(cfg Config) *Service {
 	if cfg.ProviderTimeout <= 0 {
 		cfg.ProviderTimeout = 30 * time.Second
 	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = noMetrics{}
+	}
 	return &Service{
 		store: cfg.Store, router: cfg.Router, clock: cfg.Clock, encoder: cfg.Encoder,
 		log: cfg.Logger, providerTimeout: cfg.ProviderTimeout,
@@ -72,6 +78,7 @@ func New(cfg Config) *Service {
 		vault:       cfg.Vault,
 		requestKeys: cfg.Vault.RequestKeys(),
 		threeDS:     cfg.ThreeDS.withDefaults(),
+		metrics:     cfg.Metrics,
 	}
 }
 

@@ -279,10 +279,12 @@ func (s *Service) completeClaimed(ctx context.Context, c paygate.ThreeDSChalleng
 			Message: fmt.Sprintf("provider %s cannot complete 3-D Secure", p.ProviderID)}
 	} else {
 		pctx, cancel := s.providerContext(ctx)
+		start := time.Now()
 		res, err = tp.CompleteThreeDS(pctx, paygate.ThreeDSCompletion{
 			PaymentID: p.ID, ProviderRef: p.ProviderRef, Amount: p.Amount, Response: response,
 		})
 		cancel()
+		s.metrics.ProviderCall(p.ProviderID, "3ds", time.Since(start), !res.Authenticated || res.Status == paygate.PaymentFailed, err)
 		if err != nil {
 			perr = asProviderError(p.ProviderID, err)
 		}
@@ -316,6 +318,7 @@ func (s *Service) completeClaimed(ctx context.Context, c paygate.ThreeDSChalleng
 		release()
 		return paygate.Payment{}, fmt.Errorf("record 3-D Secure outcome: %w", err)
 	}
+	s.metrics.PaymentStatus(p.Mode, p.ProviderID, p.Status)
 	s.log.LogAttrs(ctx, levelInfo, "3-D Secure completed", attrPayment(p), strAttr("status", string(p.Status)), strAttr("provider", p.ProviderID))
 	if id := s.settlePendingCard(ctx, p); id != "" { // saveCard (storedcard.go)
 		p.StoredCardID = id
@@ -485,6 +488,7 @@ func (e *ThreeDSExpirer) expire(ctx context.Context, c paygate.ThreeDSChallenge,
 		s.log.Error("expire 3-D Secure challenge", "payment", p.ID, "error", err)
 		return false
 	}
+	s.metrics.PaymentStatus(p.Mode, p.ProviderID, p.Status)
 	s.log.LogAttrs(ctx, levelInfo, "3-D Secure challenge expired", attrPayment(p))
 	s.settlePendingCard(ctx, p) // erases a card saved with saveCard (storedcard.go)
 	return true

@@ -56,6 +56,7 @@ type Router struct {
 	changed chan struct{}
 	log     *slog.Logger
 	now     func() time.Time
+	metrics atomic.Pointer[Metrics] // SetMetrics; nil: none
 }
 
 // NewRouter returns a Router over the table. members gives the settings of
@@ -302,6 +303,7 @@ func (r *Router) guard(m Member) *guarded {
 			}
 			r.log.Log(context.Background(), lvl, "provider circuit breaker changed state",
 				"provider", g.id, "mode", string(g.mode), "from", string(breakerState(from)), "to", string(breakerState(to)))
+			r.observer().BreakerState(g.id, breakerState(to))
 			select {
 			case r.changed <- struct{}{}:
 			default:
@@ -368,6 +370,7 @@ func (r *routed) Charge(ctx context.Context, req paygate.ChargeRequest) (paygate
 	res, err := g.cb.Execute(func() (paygate.ChargeResult, error) {
 		cctx, cancel := context.WithDeadline(ctx, deadline)
 		defer cancel()
+		start := time.Now()
 		res, err := g.p.Charge(cctx, req)
 		var pe *paygate.ProviderError
 		if err != nil && !errors.As(err, &pe) && cctx.Err() != nil && ctx.Err() == nil {
@@ -375,6 +378,7 @@ func (r *routed) Charge(ctx context.Context, req paygate.ChargeRequest) (paygate
 			// passed after the request was sent.
 			err = &paygate.ProviderError{Kind: paygate.ProviderUnknownOutcome, Provider: g.id, Message: "The payment provider did not answer in time."}
 		}
+		g.router.observer().ProviderCall(g.id, "charge", time.Since(start), res.Status == paygate.PaymentFailed, err)
 		return res, err
 	})
 	if errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests) {

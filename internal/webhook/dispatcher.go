@@ -80,6 +80,8 @@ type Config struct {
 	// Policy is where deliveries may go; the zero value guards live-mode
 	// endpoints only.
 	Policy Policy
+	// Metrics receives every attempt's result; nil records nothing.
+	Metrics Metrics
 }
 
 // Dispatcher delivers due webhooks: it claims them from the store under a
@@ -127,6 +129,9 @@ func NewDispatcher(cfg Config) *Dispatcher {
 	}
 	if cfg.Jitter == nil {
 		cfg.Jitter = Jitter
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = noMetrics{}
 	}
 	var testControl func(network, address string, c syscall.RawConn) error
 	if cfg.Policy.Guarded(paygate.ModeTest) {
@@ -325,6 +330,7 @@ func (d *Dispatcher) deliver(c paygate.ClaimedDelivery) {
 		level = slog.LevelWarn
 	}
 	d.log.Log(ctx, level, "webhook attempt", attrs...)
+	d.cfg.Metrics.Delivered(result)
 
 	d.finish(ctx, fin)
 }

@@ -54,6 +54,7 @@ func Exercise(t *testing.T, newStore func(t *testing.T) paygate.Store) {
 		{"Routing", routingCases()},
 		{"Vault", vaultCases()},
 		{"Dashboard", dashboardCases()},
+		{"Stats", statsCases()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
