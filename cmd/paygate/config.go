@@ -43,6 +43,9 @@ type serveConfig struct {
 	// true) lets test-mode webhook endpoints be local; false applies the
 	// live-mode address guard to them too (decisions.md section 15).
 	AllowPrivateTestWebhooks bool
+
+	// Traces are the OTEL_* variables of the environment (tracing.go).
+	Traces traceSettings
 }
 
 // Defaults of serve's flags (decisions.md sections 6, 8, 9, 11, 14).
