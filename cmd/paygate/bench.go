@@ -32,6 +32,7 @@ const benchSynopsis = "[--database-url URL | --url URL --key SECRET | --self-tes
 	"        [--concurrency 32] [--duration 30s | --requests N] [--rate R] [--warmup 2s]\n" +
 	"        [--mix approve=90,decline=5,refund=5] [--provider sandbox|stripe-mock] [--baseline] [--json] [--svg FILE]\n" +
 	"        [--server-log FILE] [--server-arg ARG]... [--server-cpuprofile FILE] [--server-heapprofile FILE]\n" +
+	"        [--traces]\n" +
 	"        [--cpuprofile FILE]"
 
 // benchNotes closes the help of bench.
@@ -72,7 +73,8 @@ cpuPerRequestMs, cores, peakRssBytes, rssBytes[]} or null, baseline {transaction
 elapsedSeconds, txPerSecond, latency, errors, error, missed, ratio} or null, provider
 (sandbox, stripe-mock, unknown or none), providerAlone {provider, url, callsPerPayment,
 elapsedSeconds, payments, paymentsPerSecond, requestsPerSecond, latency, errors, error,
-missed, ratio, cpuSeconds, gatewayRunCpuSeconds, machine} or null, timeline [{second,
+missed, ratio, cpuSeconds, gatewayRunCpuSeconds, machine} or null, traces {spans,
+spansPerRequest, totalSpans, exportRequests, failures} or null, timeline [{second,
 requests, errors, p50, p99}].
 
 --provider stripe-mock measures live mode through the Stripe connector: bench starts
@@ -87,6 +89,10 @@ unauthorized. After the gateway, the same calls (payment_methods, then
 payment_intents with confirm=true, through the connector's code) go straight to
 stripe-mock with the same clients, duration and loop: providerAlone, beside the
 gateway's rate.
+
+--traces has the child server export OpenTelemetry traces (OTLP/HTTP) to a receiver in
+the tool, on loopback, that counts the spans and drops them: the cost of tracing. Without
+it the child gets no OTEL_ variable of this environment, so tracing is off.
 
 --self-test measures the tool itself against a trivial in-process server that answers
 every request 201: the most it can drive on this machine.`
@@ -114,6 +120,8 @@ type benchFlags struct {
 	cpuProfile string
 	// The child server's profiles, through serve --pprof.
 	serverCPUProfile, serverHeapProfile string
+	// traces has the child server export traces (bench_traces.go).
+	traces bool
 }
 
 func parseBenchFlags(args []string, c *cli) (benchFlags, error) {
@@ -142,6 +150,7 @@ func parseBenchFlags(args []string, c *cli) (benchFlags, error) {
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write the load tool's own CPU profile to this `FILE`")
 	fs.StringVar(&f.serverCPUProfile, "server-cpuprofile", "", "write the child server's CPU profile over the measurement to this `FILE` (through serve --pprof; needs --duration)")
 	fs.StringVar(&f.serverHeapProfile, "server-heapprofile", "", "write the child server's heap profile at the end of the measurement to this `FILE`")
+	fs.BoolVar(&f.traces, "traces", false, "have the child server export OpenTelemetry traces to a receiver in the tool")
 	if err := fs.parse(args, c.env, c.stdout); err != nil {
 		return f, err
 	}
@@ -210,6 +219,9 @@ func parseBenchFlags(args []string, c *cli) (benchFlags, error) {
 	}
 	if (len(f.serverArgs) > 0 || f.serverCPUProfile != "" || f.serverHeapProfile != "") && (f.url != "" || f.selfTest) {
 		return f, usageErrorf("--server-arg and the server's profiles need the tool's own server: drop --url and --self-test")
+	}
+	if f.traces && (f.url != "" || f.selfTest) {
+		return f, usageErrorf("--traces needs the tool's own server: drop --url and --self-test")
 	}
 	if f.serverCPUProfile != "" && f.requests > 0 {
 		return f, usageErrorf("--server-cpuprofile needs --duration, not --requests")
@@ -469,6 +481,12 @@ func benchOwnServer(ctx context.Context, c *cli, f benchFlags, cfg bench.Config,
 	if sm != nil {
 		env = append(env, sm.env())
 	}
+	traces, err := startBenchTraces(f.traces)
+	if err != nil {
+		return nil, err
+	}
+	defer traces.close()
+	env = append(env, traces.env()...)
 	srv, err := bench.StartServer(ctx, bench.ServerConfig{Path: exe, Args: serveArgs, Env: env, Log: logw})
 	if err != nil {
 		if lb, ok := logw.(*tailBuffer); ok {
@@ -483,6 +501,7 @@ func benchOwnServer(ctx context.Context, c *cli, f benchFlags, cfg bench.Config,
 	}
 	var prof serverProfile
 	atMeasure := func() {
+		traces.markStart()
 		if sm != nil {
 			sm.markGateway()
 		}
@@ -491,6 +510,7 @@ func benchOwnServer(ctx context.Context, c *cli, f benchFlags, cfg bench.Config,
 		}
 	}
 	res, err := benchRun(ctx, cfg, rep, srv, atMeasure)
+	traces.markEnd()
 	if sm != nil {
 		sm.endGateway()
 	}
@@ -503,6 +523,7 @@ func benchOwnServer(ctx context.Context, c *cli, f benchFlags, cfg bench.Config,
 	if stopErr := srv.Stop(); err == nil && stopErr != nil && ctx.Err() == nil {
 		err = stopErr
 	}
+	traces.fill(rep)
 	if err != nil {
 		return nil, err
 	}
@@ -607,14 +628,15 @@ func fetchProfile(ctx context.Context, u, path string, timeout time.Duration) er
 
 // serverEnv is the child server's environment: this one without the
 // PAYGATE_ settings that would change what is measured (a --config with
-// real providers, Redis, another database), keeping the vault key. On
+// real providers, Redis, another database), keeping the vault key, and
+// without the OTEL_ settings (bench --traces sets its own). On
 // PostgreSQL without a vault key a random one is used: bench stores no card.
 func serverEnv(environ []string, postgres bool) ([]string, error) {
 	var env []string
 	haveKey := false
 	for _, kv := range environ {
 		name, value, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "PAYGATE_") && (name != "PAYGATE_VAULT_KEY" || value == "") {
+		if strings.HasPrefix(name, "PAYGATE_") && (name != "PAYGATE_VAULT_KEY" || value == "") || strings.HasPrefix(name, "OTEL_") {
 			continue
 		}
 		haveKey = haveKey || name == "PAYGATE_VAULT_KEY"
