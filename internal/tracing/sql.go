@@ -3,6 +3,8 @@ package tracing
 import (
 	"context"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
@@ -89,6 +91,35 @@ const maxSummaryParts = 4
 // and db.collection.name); else they are empty. Quoted text and comments
 // are skipped; values never appear in a summary.
 func Summary(sql string) (summary, op, table string) {
+	if v, ok := summaries.Load(sql); ok {
+		s := v.(summarized)
+		return s.summary, s.op, s.table
+	}
+	summary, op, table = summarize(sql)
+	// The store's statements are constants and a few combinations of the
+	// dashboard's filters: a bounded set, each summarised once. Past the
+	// bound (statements built otherwise) they are summarised every time.
+	if summaryCount.Load() < maxSummaries {
+		if _, loaded := summaries.LoadOrStore(sql, summarized{summary, op, table}); !loaded {
+			summaryCount.Add(1)
+		}
+	}
+	return summary, op, table
+}
+
+// summaries caches Summary's answers by statement.
+var (
+	summaries    sync.Map // string -> summarized
+	summaryCount atomic.Int64
+)
+
+// maxSummaries bounds the cache.
+const maxSummaries = 4096
+
+type summarized struct{ summary, op, table string }
+
+// summarize is Summary without the cache.
+func summarize(sql string) (summary, op, table string) {
 	words := sqlWords(sql)
 	ctes := map[string]bool{}
 	for i := 0; i+2 < len(words); i++ {
