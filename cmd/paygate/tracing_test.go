@@ -209,7 +209,7 @@ func checkServeTraces(t *testing.T, db string) {
 	}
 	if delivery.Name != "webhook delivery" || delivery.ParentSpanID != "" || delivery.TraceID == clientTrace ||
 		delivery.Attributes["paygate.event_type"] != "payment.captured" || delivery.Attributes["paygate.result"] != "succeeded" ||
-		delivery.Attributes["paygate.event_id"] != hook.Get("Webhook-Id") {
+		delivery.Attributes["paygate.event_id"] != hook.Get("Webhook-Id") || delivery.Attributes["paygate.payment_id"] != created.Data.ID {
 		t.Errorf("the delivery's span: %+v (webhook-id %s)", delivery, hook.Get("Webhook-Id"))
 	}
 	recorded := false
