@@ -33,6 +33,7 @@ const benchSynopsis = "[--database-url URL | --url URL --key SECRET | --self-tes
 	"        [--mix approve=90,decline=5,refund=5] [--provider sandbox|stripe-mock] [--baseline] [--json] [--svg FILE]\n" +
 	"        [--server-log FILE] [--server-arg ARG]... [--server-cpuprofile FILE] [--server-heapprofile FILE]\n" +
 	"        [--metrics]\n" +
+	"        [--traces]\n" +
 	"        [--cpuprofile FILE]"
 
 // benchNotes closes the help of bench.
@@ -74,8 +75,9 @@ elapsedSeconds, txPerSecond, latency, errors, error, missed, ratio} or null, pro
 (sandbox, stripe-mock, unknown or none), providerAlone {provider, url, callsPerPayment,
 elapsedSeconds, payments, paymentsPerSecond, requestsPerSecond, latency, errors, error,
 missed, ratio, cpuSeconds, gatewayRunCpuSeconds, machine} or null, metrics {intervalSeconds,
-scrapes, failures, error, series, bytes, meanMs, maxMs} or null, timeline [{second, requests,
-errors, p50, p99}].
+scrapes, failures, error, series, bytes, meanMs, maxMs} or null, traces {spans,
+spansPerRequest, totalSpans, exportRequests, failures} or null, timeline [{second,
+requests, errors, p50, p99}].
 
 --metrics runs the child with its Prometheus metrics on (serve --metrics-addr on a free
 loopback port) and scrapes them every second during the run, fifteen times as often as
@@ -93,6 +95,10 @@ unauthorized. After the gateway, the same calls (payment_methods, then
 payment_intents with confirm=true, through the connector's code) go straight to
 stripe-mock with the same clients, duration and loop: providerAlone, beside the
 gateway's rate.
+
+--traces has the child server export OpenTelemetry traces (OTLP/HTTP) to a receiver in
+the tool, on loopback, that counts the spans and drops them: the cost of tracing. Without
+it the child gets no OTEL_ variable of this environment, so tracing is off.
 
 --self-test measures the tool itself against a trivial in-process server that answers
 every request 201: the most it can drive on this machine.`
@@ -122,6 +128,8 @@ type benchFlags struct {
 	serverCPUProfile, serverHeapProfile string
 	// metrics turns on the child's metrics and scrapes them (benchMetrics).
 	metrics bool
+	// traces has the child server export traces (bench_traces.go).
+	traces bool
 }
 
 func parseBenchFlags(args []string, c *cli) (benchFlags, error) {
@@ -151,6 +159,7 @@ func parseBenchFlags(args []string, c *cli) (benchFlags, error) {
 	fs.StringVar(&f.serverCPUProfile, "server-cpuprofile", "", "write the child server's CPU profile over the measurement to this `FILE` (through serve --pprof; needs --duration)")
 	fs.StringVar(&f.serverHeapProfile, "server-heapprofile", "", "write the child server's heap profile at the end of the measurement to this `FILE`")
 	fs.BoolVar(&f.metrics, "metrics", false, "run the child with its Prometheus metrics on and scrape them every second")
+	fs.BoolVar(&f.traces, "traces", false, "have the child server export OpenTelemetry traces to a receiver in the tool")
 	if err := fs.parse(args, c.env, c.stdout); err != nil {
 		return f, err
 	}
@@ -222,6 +231,9 @@ func parseBenchFlags(args []string, c *cli) (benchFlags, error) {
 	}
 	if f.metrics && (f.url != "" || f.selfTest) {
 		return f, usageErrorf("--metrics needs the tool's own server: drop --url and --self-test")
+	}
+	if f.traces && (f.url != "" || f.selfTest) {
+		return f, usageErrorf("--traces needs the tool's own server: drop --url and --self-test")
 	}
 	if f.serverCPUProfile != "" && f.requests > 0 {
 		return f, usageErrorf("--server-cpuprofile needs --duration, not --requests")
@@ -490,6 +502,12 @@ func benchOwnServer(ctx context.Context, c *cli, f benchFlags, cfg bench.Config,
 	if sm != nil {
 		env = append(env, sm.env())
 	}
+	traces, err := startBenchTraces(f.traces)
+	if err != nil {
+		return nil, err
+	}
+	defer traces.close()
+	env = append(env, traces.env()...)
 	srv, err := bench.StartServer(ctx, bench.ServerConfig{Path: exe, Args: serveArgs, Env: env, Log: logw})
 	if err != nil {
 		if lb, ok := logw.(*tailBuffer); ok {
@@ -509,6 +527,7 @@ func benchOwnServer(ctx context.Context, c *cli, f benchFlags, cfg bench.Config,
 	}
 	var prof serverProfile
 	atMeasure := func() {
+		traces.markStart()
 		if sm != nil {
 			sm.markGateway()
 		}
@@ -520,6 +539,7 @@ func benchOwnServer(ctx context.Context, c *cli, f benchFlags, cfg bench.Config,
 	if scraper != nil {
 		rep.Metrics = scraper.Stop() // before the server stops
 	}
+	traces.markEnd()
 	if sm != nil {
 		sm.endGateway()
 	}
@@ -532,6 +552,7 @@ func benchOwnServer(ctx context.Context, c *cli, f benchFlags, cfg bench.Config,
 	if stopErr := srv.Stop(); err == nil && stopErr != nil && ctx.Err() == nil {
 		err = stopErr
 	}
+	traces.fill(rep)
 	if err != nil {
 		return nil, err
 	}
@@ -636,14 +657,15 @@ func fetchProfile(ctx context.Context, u, path string, timeout time.Duration) er
 
 // serverEnv is the child server's environment: this one without the
 // PAYGATE_ settings that would change what is measured (a --config with
-// real providers, Redis, another database), keeping the vault key. On
+// real providers, Redis, another database), keeping the vault key, and
+// without the OTEL_ settings (bench --traces sets its own). On
 // PostgreSQL without a vault key a random one is used: bench stores no card.
 func serverEnv(environ []string, postgres bool) ([]string, error) {
 	var env []string
 	haveKey := false
 	for _, kv := range environ {
 		name, value, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "PAYGATE_") && (name != "PAYGATE_VAULT_KEY" || value == "") {
+		if strings.HasPrefix(name, "PAYGATE_") && (name != "PAYGATE_VAULT_KEY" || value == "") || strings.HasPrefix(name, "OTEL_") {
 			continue
 		}
 		haveKey = haveKey || name == "PAYGATE_VAULT_KEY"

@@ -51,6 +51,9 @@ type serveConfig struct {
 	LogFormat       string        // --log-format json|text, default "" (text on a terminal, json otherwise)
 	DrainDelay      time.Duration // --drain-delay 5s
 	ShutdownTimeout time.Duration // --shutdown-timeout 30s
+
+	// Traces are the OTEL_* variables of the environment (tracing.go).
+	Traces traceSettings
 }
 
 // scheme is the scheme serve answers on: https with a TLS pair.

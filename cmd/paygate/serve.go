@@ -86,6 +86,13 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	cfg.LogFormat = logFormat(stderr, cfg.LogFormat)
 	log := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
 	log.Info("starting paygate", "config", cfg)
+	// Traces (tracing.go), before anything that starts spans is built; the
+	// deferred stop flushes them last, after HTTP and the workers stopped.
+	stopTracing, err := startTracing(ctx, cfg.Traces, log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	// Providers and routes (--config): any mistake stops serve, naming the
 	// line (providers.go).
 	routing, err := loadRouting(cfg.ConfigFile)

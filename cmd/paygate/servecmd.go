@@ -21,6 +21,7 @@ func parseServeConfig(name string, args []string, c *cli) (serveConfig, error) {
 	if err := finish(); err != nil {
 		return serveConfig{}, err
 	}
+	cfg.Traces = traceSettingsFromEnv(c.env)
 	return cfg, nil
 }
 

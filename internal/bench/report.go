@@ -75,6 +75,8 @@ type Report struct {
 	ProviderAlone *ProviderAlone `json:"providerAlone"`
 	// Metrics is null without --metrics.
 	Metrics *Scrapes `json:"metrics"`
+	// Traces is null without --traces.
+	Traces *TraceStats `json:"traces"`
 	// Timeline has one entry per second of the measurement.
 	Timeline []Second `json:"timeline"`
 }
@@ -104,6 +106,20 @@ type ServerStats struct {
 	// RSSBytes is the resident memory sampled once a second from the
 	// server's start.
 	RSSBytes []int64 `json:"rssBytes"`
+}
+
+// TraceStats is what the OTLP receiver of --traces got from the server.
+type TraceStats struct {
+	// Spans were received during the measurement; SpansPerRequest is Spans
+	// per measured request.
+	Spans           int64   `json:"spans"`
+	SpansPerRequest float64 `json:"spansPerRequest"`
+	// TotalSpans were received over the server's life (its warmup, the
+	// pool's payments and the flush at its stop included), in
+	// ExportRequests requests, of which Failures could not be read.
+	TotalSpans     int64 `json:"totalSpans"`
+	ExportRequests int64 `json:"exportRequests"`
+	Failures       int64 `json:"failures"`
 }
 
 // Baseline is the database-only run of --baseline.
@@ -315,6 +331,10 @@ func (rep *Report) WriteText(w io.Writer) error {
 		if m.Error != "" {
 			p("Metrics error:\t%s", m.Error)
 		}
+	}
+	if tr := rep.Traces; tr != nil {
+		p("Traces:\t%d spans exported during the measurement (%.2f per request); %d in all, in %d export requests, %d unreadable",
+			tr.Spans, tr.SpansPerRequest, tr.TotalSpans, tr.ExportRequests, tr.Failures)
 	}
 	if b := rep.Baseline; b != nil {
 		p("Baseline:\t%d database-only transactions (%.1f/s), p50 %.3f ms, p99 %.3f ms, %d errors", b.Transactions, b.TxPerSecond, b.Latency.P50, b.Latency.P99, b.Errors)

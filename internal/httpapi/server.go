@@ -26,6 +26,7 @@ import (
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/ratelimit"
+	"github.com/paygate/paygate/internal/tracing"
 	"github.com/paygate/paygate/internal/web"
 )
 
@@ -166,7 +167,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The client address is decided once, here, and read from the context
 	// by everything that uses one (the dashboard included).
 	st.clientIP = s.cfg.TrustedProxies.ClientAddr(r)
-	r = r.WithContext(clientaddr.NewContext(context.WithValue(r.Context(), ctxKey{}, st), st.clientIP))
+	ctx, span := tracing.StartRequest(r) // the server span (tracing.go)
+	r = r.WithContext(clientaddr.NewContext(context.WithValue(ctx, ctxKey{}, st), st.clientIP))
 
 	defer func() {
 		if v := recover(); v != nil {
@@ -194,6 +196,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		attrs = append(attrs, slog.String("client_ip", st.clientIP))
 		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 		s.cfg.Metrics.Request(st.route, r.Method, sw.status, time.Since(start))
+		endSpan(span, r.Method, st, sw.status)
 	}()
 
 	st.route = routeUnmatched

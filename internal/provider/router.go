@@ -354,8 +354,10 @@ func (r *routed) LedgerInGateway() bool {
 // Charge charges through the breaker, within the provider's timeout and the
 // payment's ChargeBudget. A refused, broken-open or over-budget call is
 // ProviderUnavailable with nothing sent.
-func (r *routed) Charge(ctx context.Context, req paygate.ChargeRequest) (paygate.ChargeResult, error) {
+func (r *routed) Charge(ctx context.Context, req paygate.ChargeRequest) (res paygate.ChargeResult, err error) {
 	g := r.g
+	ctx, span := g.startCall(ctx, "charge", req.PaymentID) // tracing.go
+	defer func() { endCall(span, res.Status, err) }()
 	if r.refuse != "" {
 		return paygate.ChargeResult{}, g.unavailable(r.refuse)
 	}
@@ -367,7 +369,7 @@ func (r *routed) Charge(ctx context.Context, req paygate.ChargeRequest) (paygate
 	if d := now.Add(g.timeout); d.Before(deadline) {
 		deadline = d
 	}
-	res, err := g.cb.Execute(func() (paygate.ChargeResult, error) {
+	res, err = g.cb.Execute(func() (paygate.ChargeResult, error) {
 		cctx, cancel := context.WithDeadline(ctx, deadline)
 		defer cancel()
 		start := time.Now()

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/tracing"
 	"github.com/paygate/paygate/internal/vault"
 	swh "github.com/paygate/paygate/webhook"
 )
@@ -156,7 +157,8 @@ func NewDispatcher(cfg Config) *Dispatcher {
 func newClient(timeout time.Duration, control func(network, address string, c syscall.RawConn) error) *http.Client {
 	dialer := &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second, Control: control}
 	return &http.Client{
-		Transport: &http.Transport{
+		// A client span per POST, carrying its traceparent to the receiver.
+		Transport: tracing.Transport(&http.Transport{
 			Proxy:                 nil,
 			DialContext:           dialer.DialContext,
 			ForceAttemptHTTP2:     true,
@@ -165,7 +167,7 @@ func newClient(timeout time.Duration, control func(network, address string, c sy
 			IdleConnTimeout:       90 * time.Second,
 			TLSHandshakeTimeout:   timeout,
 			ResponseHeaderTimeout: timeout,
-		},
+		}),
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		Timeout:       timeout,
 	}
@@ -279,7 +281,7 @@ type outcome struct {
 // deliver makes one attempt of a claimed delivery and records it. It is not
 // cancelled by Stop: an attempt in flight completes within the timeout.
 func (d *Dispatcher) deliver(c paygate.ClaimedDelivery) {
-	ctx := context.Background()
+	ctx, span := startDelivery(c) // a trace of its own (tracing.go)
 	dl := c.Delivery
 	var o outcome
 	switch {
@@ -333,6 +335,7 @@ func (d *Dispatcher) deliver(c paygate.ClaimedDelivery) {
 	d.cfg.Metrics.Delivered(result)
 
 	d.finish(ctx, fin)
+	endDelivery(span, result, o)
 }
 
 // finish records an outcome, retrying briefly when the database fails for a

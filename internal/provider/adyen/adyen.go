@@ -56,6 +56,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/tracing"
 )
 
 // DefaultBaseURL is Adyen's Checkout API v71 test endpoint. Live endpoints
@@ -139,7 +140,8 @@ func New(cfg Config) (*Provider, error) {
 	}
 	client := cfg.HTTPClient
 	if client == nil {
-		client = &http.Client{}
+		// A client span per call, carrying traceparent to Adyen.
+		client = &http.Client{Transport: tracing.Transport(nil, tracing.ProviderKey.String(cfg.ID))}
 	}
 	var cur []string
 	if cfg.Currencies != nil {

@@ -47,6 +47,7 @@ import (
 
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/tracing"
 )
 
 var (
@@ -117,7 +118,8 @@ func New(cfg Config) (*Provider, error) {
 		p.timeout = 10 * time.Second
 	}
 	if p.client == nil {
-		p.client = &http.Client{}
+		// A client span per call, carrying traceparent to Stripe.
+		p.client = &http.Client{Transport: tracing.Transport(nil, tracing.ProviderKey.String(cfg.ID))}
 	}
 	if p.searchLag == 0 {
 		p.searchLag = DefaultSearchLag

@@ -31,6 +31,7 @@ import (
 	"github.com/pressly/goose/v3/lock"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/tracing"
 )
 
 //go:embed migrations/*.sql
@@ -115,6 +116,9 @@ func OpenWith(ctx context.Context, url string, o Options) (*Store, error) {
 			Codec: &pgtype.TimestamptzCodec{ScanLocation: time.UTC},
 		})
 		return nil
+	}
+	if tracing.Enabled() {
+		cfg.ConnConfig.Tracer = queryTracer{} // a span per round trip (trace.go)
 	}
 	// pgxpool's default is four connections (or one per CPU): too few for
 	// the dozens of short statements in flight at once (defaultMaxConns).

@@ -165,7 +165,9 @@ func (s *Store) soloTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return s.submit(ctx, &writeReq{fn: fn, solo: true})
 }
 
-func (s *Store) submit(ctx context.Context, req *writeReq) error {
+func (s *Store) submit(ctx context.Context, req *writeReq) (err error) {
+	span := startWrite(ctx, req.lazy) // trace.go
+	defer func() { endSpan(span, err) }()
 	req.ctx, req.done = ctx, make(chan writeResult, 1)
 	select {
 	case s.writes <- req:

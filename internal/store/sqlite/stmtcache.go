@@ -6,6 +6,8 @@ import (
 	"database/sql/driver"
 	"errors"
 	"reflect"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Statements are prepared once per connection and kept. The driver prepares
@@ -118,7 +120,9 @@ func (c *stmtCacheConn) stmt(ctx context.Context, query string) (*cachedStmt, er
 }
 
 // ExecContext runs query on its prepared statement.
-func (c *stmtCacheConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+func (c *stmtCacheConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (_ driver.Result, err error) {
+	ctx, span := startStatement(ctx, query) // trace.go
+	defer func() { endSpan(span, err) }()
 	cs, err := c.stmt(ctx, query)
 	if err != nil {
 		return nil, err
@@ -132,19 +136,30 @@ func (c *stmtCacheConn) ExecContext(ctx context.Context, query string, args []dr
 // QueryContext runs query on its prepared statement; the statement is busy
 // until the rows are closed.
 func (c *stmtCacheConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	// The statement's span ends when its rows are closed (trace.go).
+	ctx, span := startStatement(ctx, query)
 	cs, err := c.stmt(ctx, query)
 	if err != nil {
+		endSpan(span, err)
 		return nil, err
 	}
+	var rows driver.Rows
 	if cs == nil {
-		return c.inner.QueryContext(ctx, query, args)
+		rows, err = c.inner.QueryContext(ctx, query, args)
+	} else {
+		rows, err = cs.ds.(driver.StmtQueryContext).QueryContext(ctx, args)
 	}
-	rows, err := cs.ds.(driver.StmtQueryContext).QueryContext(ctx, args)
 	if err != nil {
+		endSpan(span, err)
 		return nil, err
 	}
-	cs.busy = true
-	return &cachedRows{Rows: rows, stmt: cs}, nil
+	if cs == nil && span == nil {
+		return rows, nil
+	}
+	if cs != nil {
+		cs.busy = true
+	}
+	return &cachedRows{Rows: rows, stmt: cs, span: span}, nil
 }
 
 // Prepare prepares a statement the caller owns (not cached).
@@ -187,16 +202,22 @@ func (c *stmtCacheConn) Close() error {
 	return errors.Join(errs...)
 }
 
-// cachedRows frees its statement for the next use when closed.
+// cachedRows frees its statement for the next use when closed, and ends
+// the statement's span. Rows of a statement that ran unprepared are wrapped
+// only for their span (stmt nil).
 type cachedRows struct {
 	driver.Rows
 	stmt *cachedStmt
+	span trace.Span // nil when not traced
 }
 
 // Close resets the statement (the driver keeps it prepared).
 func (r *cachedRows) Close() error {
 	err := r.Rows.Close()
-	r.stmt.busy = false
+	if r.stmt != nil {
+		r.stmt.busy = false
+	}
+	endSpan(r.span, err)
 	return err
 }
 

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/paygate/paygate/internal/bench"
+)
+
+// TestBenchTraces runs bench --traces briefly: the child server exports to
+// the tool's receiver, which counts the spans of every payment (a server
+// span, store spans, the provider's), and a run without --traces gets no
+// OTEL_ variable of the tool's environment.
+func TestBenchTraces(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server and loads it for a second")
+	}
+	t.Setenv(benchChildEnv, "1")
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"bench", "--duration", "1s", "--warmup", "200ms", "--concurrency", "4", "--traces", "--json"},
+		func(string) string { return "" }, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var rep bench.Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("%v: %s", err, stdout.String())
+	}
+	if rep.Payments <= 0 || rep.TransportErrors != 0 || len(rep.Errors) != 0 {
+		t.Fatalf("report %s", stdout.String())
+	}
+	tr := rep.Traces
+	if tr == nil || tr.Spans <= 0 || tr.SpansPerRequest < 3 || tr.TotalSpans < tr.Spans || tr.ExportRequests <= 0 || tr.Failures != 0 {
+		t.Fatalf("traces %+v", tr)
+	}
+}
+
+func TestBenchTracesUsage(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"bench", "--traces", "--self-test"},
+		{"bench", "--traces", "--url", "http://127.0.0.1:1", "--key", "k"},
+	} {
+		cliRun(t, nil, args...).mustFail(t, exitUsage, "--traces needs the tool's own server")
+	}
+}
+
+func TestServerEnvDropsOTel(t *testing.T) {
+	t.Parallel()
+	env, err := serverEnv([]string{"HOME=/h", "OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318", "OTEL_TRACES_SAMPLER=always_off"}, false)
+	if err != nil || strings.Join(env, " ") != "HOME=/h" {
+		t.Fatalf("serverEnv = %v, %v", env, err)
+	}
+}
