@@ -137,22 +137,34 @@ func TestComposeAgrees(t *testing.T) {
 	if err != nil {
 		t.Fatalf("nginx has no fixed address on the paygate network (%q): the nodes could not trust it alone", nginxIP)
 	}
-	inSubnet := false
-	for _, cfg := range c.Networks["paygate"].IPAM.Config {
-		if p, err := netip.ParsePrefix(cfg.Subnet); err == nil && p.Contains(addr) {
-			inSubnet = true
-		}
+	var subnet netip.Prefix
+	if cfgs := c.Networks["paygate"].IPAM.Config; len(cfgs) == 1 {
+		subnet, _ = netip.ParsePrefix(cfgs[0].Subnet)
 	}
-	if !inSubnet {
-		t.Errorf("nginx's address %s is not in the paygate network's subnet", addr)
+	if !subnet.IsValid() || !subnet.Contains(addr) {
+		t.Errorf("nginx's address %s is not in the paygate network's subnet %q", addr, subnet)
 	}
 
 	flags := serveFlagNames(t)
 	pending := map[string]bool{}
+	fixed := map[string]string{nginxIP: "nginx"}
 	var wantUpstream, wantTargets []string
 	for _, name := range nodes {
 		svc := c.Services[name]
 		env := svc.Environment
+		// nginx resolves the nodes' names once: each must keep its
+		// address when it is recreated.
+		var ip struct {
+			Paygate struct {
+				IPv4 string `yaml:"ipv4_address"`
+			} `yaml:"paygate"`
+		}
+		_ = svc.Networks.Decode(&ip)
+		if a, err := netip.ParseAddr(ip.Paygate.IPv4); err != nil || fixed[a.String()] != "" || !subnet.Contains(a) {
+			t.Errorf("%s: address %q on the paygate network, want a fixed one of its own in %s", name, ip.Paygate.IPv4, subnet)
+		} else {
+			fixed[a.String()] = name
+		}
 		_, port, err := net.SplitHostPort(env["PAYGATE_ADDR"])
 		if err != nil {
 			t.Errorf("%s: PAYGATE_ADDR %q", name, env["PAYGATE_ADDR"])
