@@ -94,7 +94,8 @@ const serveSynopsis = "[--database-url URL] [--addr 127.0.0.1:8080] [--base-url 
 
 // serveNotes closes the help of serve and demo.
 const serveNotes = "Every flag also reads the environment variable PAYGATE_<FLAG> (PAYGATE_ADDR,\n" +
-	"PAYGATE_3DS_CHALLENGE_TTL, PAYGATE_VAULT_KEY, ...); an explicit flag wins over the environment."
+	"PAYGATE_3DS_CHALLENGE_TTL, PAYGATE_VAULT_KEY, ...); an explicit flag wins over the environment.\n" +
+	"PAYGATE_<FLAG>_FILE instead names a file holding the value (a container secret: /run/secrets/...)."
 
 // serveFlags registers serve's flags on fs, every one also read from the
 // environment, and returns a function that finishes the configuration

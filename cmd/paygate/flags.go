@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 )
@@ -65,11 +66,42 @@ func (fs *flagSet) parse(args []string, env func(string) string, stdout io.Write
 		key := envName(name)
 		v := env(key)
 		if v == "" {
+			if err := fs.setFromFile(name, key, env(key+"_FILE")); err != nil {
+				return err
+			}
 			continue
+		}
+		if env(key+"_FILE") != "" {
+			return usageErrorf("both %s and %s_FILE are set; set one", key, key)
 		}
 		if err := fs.Set(name, v); err != nil {
 			return usageErrorf("invalid value %q for %s: %v", v, key, err)
 		}
+	}
+	return nil
+}
+
+// setFromFile sets the flag name from the file that PAYGATE_<NAME>_FILE
+// names, if it names one: the way container platforms hand a process its
+// secrets (Docker and Compose secrets, Kubernetes secret volumes) without
+// putting them in the environment, where `docker inspect` and
+// /proc/PID/environ show them. The file's content, less the surrounding
+// white space (a final newline, mostly), is the value. Errors never repeat
+// the content: it is a vault key or a database URL with its password.
+func (fs *flagSet) setFromFile(name, key, path string) error {
+	if path == "" {
+		return nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return usageErrorf("%s_FILE: %v", key, err)
+	}
+	v := strings.TrimSpace(string(b))
+	if v == "" {
+		return usageErrorf("%s_FILE: %s is empty", key, path)
+	}
+	if err := fs.Set(name, v); err != nil {
+		return usageErrorf("invalid value in %s (%s_FILE): %v", path, key, err)
 	}
 	return nil
 }
