@@ -48,7 +48,9 @@ func WithLedger(l Ledger) Option {
 // own for the ledger. Until the outcome commits, the sandbox has not
 // received the payment as far as an inquiry can tell; a crash before that
 // commit leaves neither, and recovery fails the payment with nothing
-// charged.
+// charged (or, when the payment is written in that same unit, as the
+// gateway does when RecordsWithOutcome says so, there is no payment to
+// recover).
 //
 // A charge that is not answered at once still writes its entry first, as
 // WithLedger does: card 4000000000000705, whose unknown outcome recovery

@@ -203,7 +203,7 @@ func (s *Store) reserveAndCreatePayment(ctx context.Context, np paygate.NewPayme
 			// commit without their own flush on a gateway-ledger route.
 			b.Queue(skipFlushWait)
 		}
-		queueReservation(b, r, p.ID, &res)
+		queueReservation(b, r, p.ID, nil, &res)
 		b.Queue(createReservedPayment, args).QueryRow(func(row pgx.Row) error {
 			err := row.Scan(&p.CustomerID)
 			if errors.Is(err, pgx.ErrNoRows) {

@@ -36,8 +36,10 @@ import (
 // Joining: a transition followed by events and then an idempotency answer
 // is one statement (the transition's, with the events and the answer in
 // its CTEs, all conditioned on the move), and a run of consecutive events
-// is one INSERT. Either way the rows are written in the order of the
-// operations.
+// is one INSERT. A NewPayment's insert carries the events after it, and
+// the answer of its reserved key after them is written by the reservation
+// (the record inserted complete). Either way what is written is what the
+// operations in their order write.
 
 // sqlStateConflict and sqlStateNotFound are what unit_refused raises.
 const (
@@ -109,8 +111,15 @@ func (s *Store) commit(ctx context.Context, u paygate.Unit) error {
 			events, next := eventsFrom(u.Ops, i+1)
 			var res *reservation
 			if r := op.Reservation; r != nil {
+				// The key's answer, when it follows, is stored by the
+				// reservation itself: the record is written once.
+				var done *paygate.IdempotencyCompletion
+				if c, ok := opAt[paygate.IdempotencyCompletion](u.Ops, next); ok &&
+					c.MerchantID == r.MerchantID && c.Mode == r.Mode && c.Key == r.Key {
+					done, next = &c, next+1
+				}
 				res = &reservation{}
-				queueReservation(b, *r, op.Payment.ID, res)
+				queueReservation(b, *r, op.Payment.ID, done, res)
 			}
 			sql := newPaymentInUnit
 			if res != nil {
@@ -351,6 +360,16 @@ func rotationRefused(oldID string) func(*pgconn.PgError) error {
 		}
 		return other(pgErr)
 	}
+}
+
+// opAt returns the operation at index i of ops when it is a T.
+func opAt[T paygate.Op](ops []paygate.Op, i int) (T, bool) {
+	var zero T
+	if i >= len(ops) {
+		return zero, false
+	}
+	op, ok := ops[i].(T)
+	return op, ok
 }
 
 // eventsFrom returns the Event operations of ops from index i up to the
