@@ -97,7 +97,8 @@ type Payment struct {
 }
 
 // NewPayment is what CreatePayment inserts: the payment (status created) and
-// the customer it belongs to, resolved by external id.
+// the customer it belongs to, resolved by external id. As an operation of a
+// Unit it inserts the payment in the status it has (unit.go).
 type NewPayment struct {
 	Payment Payment // CustomerID is filled in by the store
 	// Customer resolves (or creates, with no email and empty metadata) the

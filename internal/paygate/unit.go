@@ -13,6 +13,16 @@ type Unit struct {
 // Op is one write of a Unit. The operations are the types of this package
 // that implement it, as values (a pointer is refused):
 //
+//   - NewPayment inserts its payment in the status it has (CreatePayment
+//     always inserts created): a payment whose charge was answered before
+//     anything was written, with its outcome (decisions.md section 22). It
+//     resolves the customer as CreatePayment does, and with Reservation
+//     reserves the idempotency key first, the record naming the payment
+//     (an IdempotencyCompletion of the key later in the unit then stores
+//     its answer). It fails the unit with a *KeyTakenError when the key
+//     has a live record, with UNAUTHORIZED when the reservation's API key
+//     is not active, and with ErrConflict on a duplicate payment id. Route
+//     plays no part: a unit commits durably.
 //   - PaymentTransition moves a payment from one of From to To. When the
 //     payment is in none of From the whole unit fails with ErrStateConflict,
 //     and with NOT_FOUND when it does not exist for its merchant and mode.
@@ -26,9 +36,9 @@ type Unit struct {
 //     does not fail.
 //   - ThreeDSChallenge inserts a 3-D Secure challenge. It must follow, in
 //     the unit, a PaymentTransition of its payment (ID, MerchantID, Mode)
-//     to pending_3ds, so that a payment is never pending_3ds without its
-//     challenge and a challenge never names another merchant's payment
-//     (Validate). A duplicate token hash fails the unit with ErrConflict.
+//     to pending_3ds, or its NewPayment in pending_3ds, so that a payment
+//     is never pending_3ds without its challenge and a challenge never
+//     names another merchant's payment (Validate). A duplicate token hash fails the unit with ErrConflict.
 //   - NewRefund inserts its refund in status created after reserving its
 //     amount on the payment, in one conditional write of the payment's
 //     refunded total, so that concurrent refunds never overshoot together.
@@ -97,6 +107,7 @@ type Op interface {
 	unitOp()
 }
 
+func (NewPayment) unitOp()            {}
 func (PaymentTransition) unitOp()     {}
 func (Event) unitOp()                 {}
 func (IdempotencyCompletion) unitOp() {}
@@ -139,12 +150,22 @@ func (u *Unit) AddCompletion(done *IdempotencyCompletion) {
 }
 
 // Validate checks what the operations require of the unit itself: each
-// ThreeDSChallenge follows a transition of its payment to pending_3ds, each
-// NewRefund has a positive amount (INVALID_REQUEST param amount), and each
-// StoredCard is active or pending. An engine refuses an invalid unit before
-// it writes anything.
+// ThreeDSChallenge follows a transition of its payment to pending_3ds (or
+// its insert in pending_3ds), each NewRefund has a positive amount
+// (INVALID_REQUEST param amount), each StoredCard is active or pending, and
+// each NewPayment has a status and a reservation for its own key
+// (CheckReservation). An engine refuses an invalid unit before it writes
+// anything.
 func (u Unit) Validate() error {
 	for i, op := range u.Ops {
+		if np, ok := op.(NewPayment); ok {
+			if np.Payment.Status == "" {
+				return fmt.Errorf("operation %d of the unit: payment %s is inserted without a status", i, np.Payment.ID)
+			}
+			if err := np.CheckReservation(); err != nil {
+				return fmt.Errorf("operation %d of the unit: %w", i, err)
+			}
+		}
 		if c, ok := op.(StoredCard); ok && c.State != StoredCardActive && c.State != StoredCardPending {
 			return fmt.Errorf("operation %d of the unit: a stored card is saved active or pending, not %q", i, c.State)
 		}
@@ -161,9 +182,13 @@ func (u Unit) Validate() error {
 				t.ID == c.PaymentID && t.MerchantID == c.MerchantID && t.Mode == c.Mode {
 				owned = true
 			}
+			if np, ok := prev.(NewPayment); ok && np.Payment.Status == PaymentPending3DS &&
+				np.Payment.ID == c.PaymentID && np.Payment.MerchantID == c.MerchantID && np.Payment.Mode == c.Mode {
+				owned = true
+			}
 		}
 		if !owned {
-			return fmt.Errorf("operation %d of the unit: the challenge does not follow its payment's transition to pending_3ds", i)
+			return fmt.Errorf("operation %d of the unit: the challenge does not follow its payment's move to pending_3ds", i)
 		}
 	}
 	return nil

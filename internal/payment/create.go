@@ -14,7 +14,10 @@ import (
 // Create runs a card payment: insert it as created, charge it through the
 // route of its currency (failing over only when a provider provably
 // processed nothing), then write the final status, its event and the
-// request's idempotency answer in one transaction.
+// request's idempotency answer in one transaction. When every provider of
+// the route records the charge with its outcome (OutcomeRecorder: the
+// test-mode sandboxes answering at once), the charge comes first and the
+// payment is written once, with its outcome (createAnswered).
 //
 // The returned Result is what was stored, rendered, under the idempotency
 // key. An error means nothing was stored for the key (the caller
@@ -78,13 +81,25 @@ func (s *Service) Create(ctx context.Context, req Request, in CreateInput) (Resu
 	// The route is chosen once, before the insert, and goes with it: the
 	// engine decides from it how the insert commits (store/plan).
 	route := s.router.Route(p.Mode, p.Amount.Currency)
-	p, err := s.store.CreatePayment(ctx, paygate.NewPayment{
+	np := paygate.NewPayment{
 		Payment:            p,
 		CustomerExternalID: in.CustomerExternalID,
 		NewCustomerID:      id.New(),
 		Route:              route,
 		Reservation:        req.Reservation,
-	})
+	}
+	// The 3-D Secure callback token is minted before the charge, so that a
+	// provider that redirects the customer itself (Stripe) knows where to
+	// send them back; it is stored only when the answer is pending_3ds.
+	token := newCallbackToken()
+	creq := s.chargeRequest(p, in, token)
+	// A card to save is stored between the charge and the outcome, for the
+	// customer the insert resolves: that payment is inserted first.
+	if !in.SaveCard && s.recordsWithOutcome(p.Mode, route, creq) {
+		return s.createAnswered(ctx, np, creq, token, unreserved)
+	}
+
+	p, err := s.store.CreatePayment(ctx, np)
 	var taken *paygate.KeyTakenError
 	if errors.As(err, &taken) {
 		return Result{}, taken
@@ -93,15 +108,103 @@ func (s *Service) Create(ctx context.Context, req Request, in CreateInput) (Resu
 		return Result{}, unreserved(fmt.Errorf("insert payment: %w", err))
 	}
 
-	// The 3-D Secure callback token is minted before the charge, so that a
-	// provider that redirects the customer itself (Stripe) knows where to
-	// send them back; it is stored only when the answer is pending_3ds.
-	token := newCallbackToken()
-	res, provID, perr := s.charge(ctx, p, in, route, token)
+	res, provID, perr := s.charge(ctx, p, creq, route)
 	if in.SaveCard {
 		p.StoredCardID = s.saveCard(ctx, p, *in.Card, res, perr)
 	}
 	return s.finishCharge(ctx, p, res, provID, perr, token)
+}
+
+// OutcomeRecorder is the optional capability of a provider that keeps its
+// record of a charge in the gateway's database and may hand it back to be
+// committed with the payment's outcome (ChargeResult.Commit), as the
+// test-mode sandboxes do (decisions.md section 22).
+type OutcomeRecorder interface {
+	// RecordsWithOutcome reports, before the call, whether the charge of
+	// req will write nothing of its own: its record, if any, comes back in
+	// ChargeResult.Commit, and nothing else of the call outlives the
+	// process. A provider that records anything during the call (card
+	// 4000000000000705 at a sandbox, a sandbox with a latency) answers
+	// false: the payment must then be stored before the call, so that
+	// recovery finds it.
+	RecordsWithOutcome(req paygate.ChargeRequest) bool
+}
+
+// recordsWithOutcome reports whether every provider of the route, which
+// the charge of req may reach, records it with its outcome
+// (OutcomeRecorder). A route entry that hides the capability (the router's
+// breaker wrapper) is looked through by its id: Router.Provider returns
+// the provider itself.
+func (s *Service) recordsWithOutcome(mode paygate.Mode, route []paygate.Provider, req paygate.ChargeRequest) bool {
+	for _, prov := range route {
+		r, ok := prov.(OutcomeRecorder)
+		if !ok {
+			if inner, found := s.router.Provider(mode, prov.ID()); found {
+				r, ok = inner.(OutcomeRecorder)
+			}
+		}
+		if !ok || !r.RecordsWithOutcome(req) {
+			return false
+		}
+	}
+	return len(route) > 0
+}
+
+// createAnswered runs a payment whose providers all record the charge with
+// its outcome (recordsWithOutcome): the charge first, with nothing
+// written, then one unit: the API key's verification and the key's
+// reservation (np.Reservation), the customer, the payment in its outcome's
+// status, its events, the request's answer, a pending_3ds payment's
+// challenge and the provider's record. On PostgreSQL that is one round
+// trip and one commit (decisions.md section 22).
+//
+// Nothing outlives a unit that does not commit: a crash before the commit,
+// or a unit refused (a revoked API key, a key taken meanwhile), leaves no
+// payment and no ledger entry, so nothing was charged as far as anyone can
+// tell, and the key is as free as it was (a retry starts afresh). A taken
+// key is answered as the insert of Create answers it, with its live record
+// (a concurrent request with the key committed first: its answer is
+// replayed).
+func (s *Service) createAnswered(ctx context.Context, np paygate.NewPayment, creq paygate.ChargeRequest, token string, unreserved func(error) error) (Result, error) {
+	res, provID, perr := s.charge(ctx, np.Payment, creq, np.Route)
+	o, err := s.outcome(np.Payment, res, provID, perr, token)
+	if err != nil {
+		return Result{}, unreserved(err)
+	}
+	np.Payment = o.p
+	u := paygate.Unit{Ops: []paygate.Op{np}}
+	u.AddEvents(o.events)
+	u.AddCompletion(o.done)
+	if o.challenge != nil {
+		u.Add(*o.challenge)
+	}
+	u.Add(res.Commit...)
+	err = s.store.Commit(ctx, u)
+	var taken *paygate.KeyTakenError
+	if errors.As(err, &taken) {
+		return Result{}, taken
+	}
+	if err != nil {
+		return Result{}, unreserved(fmt.Errorf("record payment: %w", err))
+	}
+	s.metrics.PaymentStatus(o.p.Mode, provID, o.p.Status)
+	s.log.LogAttrs(ctx, levelInfo, "payment processed", attrPayment(o.p), strAttr("status", string(o.p.Status)), strAttr("provider", provID))
+	return o.result, nil
+}
+
+// chargeRequest is the charge of the payment as its providers see it.
+func (s *Service) chargeRequest(p paygate.Payment, in CreateInput, token string) paygate.ChargeRequest {
+	return paygate.ChargeRequest{
+		PaymentID:         p.ID,
+		MerchantID:        p.MerchantID,
+		Mode:              p.Mode,
+		Amount:            p.Amount,
+		Card:              *in.Card,
+		Billing:           in.Billing,
+		DeviceFingerprint: in.DeviceFingerprint,
+		ReturnURL:         in.ReturnURL,
+		ThreeDSReturnURL:  s.CallbackURL(token),
+	}
 }
 
 // ErrNotReserved marks an error of Create with Request.Reservation that
@@ -112,7 +215,7 @@ var ErrNotReserved = errors.New("the idempotency key was not reserved")
 // provider only when the previous one provably processed nothing. With an
 // error, the result holds only the writes the provider asked to commit with
 // the outcome (ChargeResult.Commit), none when nothing was processed.
-func (s *Service) charge(ctx context.Context, p paygate.Payment, in CreateInput, providers []paygate.Provider, token string) (paygate.ChargeResult, string, *paygate.ProviderError) {
+func (s *Service) charge(ctx context.Context, p paygate.Payment, req paygate.ChargeRequest, providers []paygate.Provider) (paygate.ChargeResult, string, *paygate.ProviderError) {
 	if len(providers) == 0 {
 		return paygate.ChargeResult{}, "", &paygate.ProviderError{
 			Kind:    paygate.ProviderUnavailable,
@@ -124,17 +227,7 @@ func (s *Service) charge(ctx context.Context, p paygate.Payment, in CreateInput,
 	var commit []paygate.Op
 	for _, prov := range providers {
 		pctx, cancel := s.providerContext(ctx)
-		res, err := prov.Charge(pctx, paygate.ChargeRequest{
-			PaymentID:         p.ID,
-			MerchantID:        p.MerchantID,
-			Mode:              p.Mode,
-			Amount:            p.Amount,
-			Card:              *in.Card,
-			Billing:           in.Billing,
-			DeviceFingerprint: in.DeviceFingerprint,
-			ReturnURL:         in.ReturnURL,
-			ThreeDSReturnURL:  s.CallbackURL(token),
-		})
+		res, err := prov.Charge(pctx, req)
 		cancel()
 		if err == nil {
 			return res, prov.ID(), nil
@@ -156,11 +249,48 @@ func (s *Service) charge(ctx context.Context, p paygate.Payment, in CreateInput,
 	return paygate.ChargeResult{Commit: commit}, lastID, last
 }
 
-// finishCharge writes the outcome of a charge: status, event, stored answer
-// and the writes the provider asked to commit with it (res.Commit, whatever
-// the outcome) in one unit. token is the callback token minted before the
-// charge ("" mints one for a pending_3ds answer).
+// finishCharge writes the outcome of a charge on a created payment:
+// status, event, stored answer and the writes the provider asked to commit
+// with it (res.Commit, whatever the outcome) in one unit. token is the
+// callback token minted before the charge ("" mints one for a pending_3ds
+// answer).
 func (s *Service) finishCharge(ctx context.Context, p paygate.Payment, res paygate.ChargeResult, providerID string, perr *paygate.ProviderError, token string) (Result, error) {
+	o, err := s.outcome(p, res, providerID, perr, token)
+	if err != nil {
+		return Result{}, err
+	}
+	err = s.recordOutcome(ctx, o.move, o.events, o.done, o.challenge, res.Commit)
+	if errors.Is(err, paygate.ErrStateConflict) {
+		// Recovery finished the payment first; answer what is stored.
+		cur, rerr := s.store.PaymentByID(ctx, p.MerchantID, p.Mode, p.ID)
+		if rerr != nil {
+			return Result{}, fmt.Errorf("reread payment after conflict: %w", rerr)
+		}
+		return s.paymentResult(cur, nil), nil
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("record payment outcome: %w", err)
+	}
+	s.metrics.PaymentStatus(o.p.Mode, providerID, o.move.To)
+	s.log.LogAttrs(ctx, levelInfo, "payment processed", attrPayment(o.p), strAttr("status", string(o.p.Status)), strAttr("provider", providerID))
+	return o.result, nil
+}
+
+// chargeOutcome is what the answer of a charge writes.
+type chargeOutcome struct {
+	p      paygate.Payment           // the payment as it ends: status, provider, errors
+	move   paygate.PaymentTransition // from created to p's status
+	events []paygate.Event
+	// challenge is a pending_3ds payment's challenge, written with it.
+	challenge *paygate.ThreeDSChallenge
+	result    Result                         // the answer, rendered
+	done      *paygate.IdempotencyCompletion // the answer under the payment's key; nil without one
+}
+
+// outcome returns what the answer of a charge of p (created) writes,
+// whether it moves the stored payment (finishCharge) or is the payment's
+// first write (createAnswered). token is as for finishCharge.
+func (s *Service) outcome(p paygate.Payment, res paygate.ChargeResult, providerID string, perr *paygate.ProviderError, token string) (chargeOutcome, error) {
 	now := s.clock.Now()
 	t := paygate.PaymentTransition{
 		ID: p.ID, MerchantID: p.MerchantID, Mode: p.Mode,
@@ -202,7 +332,7 @@ func (s *Service) finishCharge(ctx context.Context, p paygate.Payment, res payga
 			t.To, p.Status = paygate.PaymentPending3DS, paygate.PaymentPending3DS
 			a, c, err := s.newChallenge(p, res.ThreeDS, token, now)
 			if err != nil {
-				return Result{}, fmt.Errorf("provider %s: %w", providerID, err)
+				return chargeOutcome{}, fmt.Errorf("provider %s: %w", providerID, err)
 			}
 			action, challenge = a, &c
 		case paygate.PaymentFailed:
@@ -217,7 +347,7 @@ func (s *Service) finishCharge(ctx context.Context, p paygate.Payment, res payga
 			p.Status, p.ErrorCode, p.ErrorMessage, p.DeclineCode = t.To, t.ErrorCode, t.ErrorMessage, t.DeclineCode
 			events = append(events, webhook.PaymentEvent(paygate.EventPaymentFailed, p, p.Amount.Amount, now))
 		default:
-			return Result{}, fmt.Errorf("provider %s answered unexpected status %q", providerID, res.Status)
+			return chargeOutcome{}, fmt.Errorf("provider %s answered unexpected status %q", providerID, res.Status)
 		}
 	}
 
@@ -226,19 +356,5 @@ func (s *Service) finishCharge(ctx context.Context, p paygate.Payment, res payga
 	if p.IdempotencyKey != "" {
 		done = Request{MerchantID: p.MerchantID, Mode: p.Mode, IdempotencyKey: p.IdempotencyKey}.completion(out)
 	}
-	err := s.recordOutcome(ctx, t, events, done, challenge, res.Commit)
-	if errors.Is(err, paygate.ErrStateConflict) {
-		// Recovery finished the payment first; answer what is stored.
-		cur, rerr := s.store.PaymentByID(ctx, p.MerchantID, p.Mode, p.ID)
-		if rerr != nil {
-			return Result{}, fmt.Errorf("reread payment after conflict: %w", rerr)
-		}
-		return s.paymentResult(cur, nil), nil
-	}
-	if err != nil {
-		return Result{}, fmt.Errorf("record payment outcome: %w", err)
-	}
-	s.metrics.PaymentStatus(p.Mode, providerID, t.To)
-	s.log.LogAttrs(ctx, levelInfo, "payment processed", attrPayment(p), strAttr("status", string(p.Status)), strAttr("provider", providerID))
-	return out, nil
+	return chargeOutcome{p: p, move: t, events: events, challenge: challenge, result: out, done: done}, nil
 }

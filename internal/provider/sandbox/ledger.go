@@ -48,7 +48,9 @@ func WithLedger(l Ledger) Option {
 // own for the ledger. Until the outcome commits, the sandbox has not
 // received the payment as far as an inquiry can tell; a crash before that
 // commit leaves neither, and recovery fails the payment with nothing
-// charged.
+// charged (or, when the payment is written in that same unit, as the
+// gateway does when RecordsWithOutcome says so, there is no payment to
+// recover).
 //
 // A charge that is not answered at once still writes its entry first, as
 // WithLedger does: card 4000000000000705, whose unknown outcome recovery
@@ -151,7 +153,7 @@ func (p *Provider) Charge(ctx context.Context, req paygate.ChargeRequest) (payga
 	var commit []paygate.Op // the entry, when the outcome's unit writes it
 	switch {
 	case req.PaymentID == "":
-	case p.withOutcome && !timesOut && p.latency <= 0:
+	case p.RecordsWithOutcome(req):
 		commit = []paygate.Op{entry} // answered at once: see WithOutcomeLedger
 	default:
 		if stored, err = p.record(ctx, entry); err != nil {
@@ -184,6 +186,18 @@ func (p *Provider) Charge(ctx context.Context, req paygate.ChargeRequest) (payga
 	}
 	res.Commit = commit
 	return res, nil
+}
+
+// RecordsWithOutcome reports, before the call, whether Charge of req writes
+// nothing itself and hands its ledger entry back in ChargeResult.Commit, to
+// be committed with the payment's outcome: with WithOutcomeLedger, for a
+// charge answered at once. Card 4000000000000705 and a sandbox with a
+// latency write their entry during Charge, so the gateway stores the
+// payment before calling (decisions.md section 22: recovery must find it);
+// with RecordsWithOutcome true it may instead call first and write the
+// payment once, with its outcome and the entry.
+func (p *Provider) RecordsWithOutcome(req paygate.ChargeRequest) bool {
+	return p.withOutcome && p.latency <= 0 && req.PaymentID != "" && req.Card.Number.Reveal() != CardTimeout
 }
 
 // record writes the entry unless the ledger has one for the payment, and

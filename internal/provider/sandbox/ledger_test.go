@@ -230,6 +230,9 @@ func TestOutcomeLedgerWritesNothing(t *testing.T) {
 			l := NewMemoryLedger()
 			p := New("sandbox-eu", nil, WithOutcomeLedger(l), FirstOf("EUR"))
 			req := charge(c.number, "EUR")
+			if !p.RecordsWithOutcome(req) {
+				t.Fatal("RecordsWithOutcome is false, yet the charge writes nothing")
+			}
 			res, err := p.Charge(context.Background(), req)
 			if !c.fails && err != nil || c.fails && providerErr(t, err).Kind != c.kind {
 				t.Fatalf("charge: %v, want kind %v", err, c.kind)
@@ -292,6 +295,9 @@ func TestOutcomeLedgerWritesFirstWhenNotAnsweredAtOnce(t *testing.T) {
 			l := NewMemoryLedger()
 			p := New("sandbox-eu", nil, WithOutcomeLedger(l), WithClock(clk), WithLatency(c.latency))
 			req := charge(c.number, "EUR")
+			if p.RecordsWithOutcome(req) {
+				t.Fatal("RecordsWithOutcome is true, yet the charge writes its entry itself")
+			}
 			// The caller stops waiting at once: the entry is written before.
 			ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
 			defer cancel()
@@ -307,5 +313,34 @@ func TestOutcomeLedgerWritesFirstWhenNotAnsweredAtOnce(t *testing.T) {
 				t.Fatalf("later: %+v, want captured", got)
 			}
 		})
+	}
+}
+
+// TestRecordsWithOutcomeOnlyWithTheOutcomeLedger: a sandbox that keeps its
+// ledger elsewhere (WithLedger, or in memory) writes every entry during the
+// charge, and says so before the call.
+func TestRecordsWithOutcomeOnlyWithTheOutcomeLedger(t *testing.T) {
+	t.Parallel()
+	l := NewMemoryLedger()
+	req := charge(CardVisa, "EUR")
+	for name, p := range map[string]*Provider{
+		"WithLedger": New("sandbox-eu", nil, WithLedger(l)),
+		"InMemory":   New("sandbox-eu", nil),
+	} {
+		if p.RecordsWithOutcome(req) {
+			t.Errorf("%s: RecordsWithOutcome is true", name)
+		}
+		res, err := p.Charge(context.Background(), req)
+		if err != nil || len(res.Commit) != 0 {
+			t.Errorf("%s: charge %+v, %v; want captured with nothing to commit", name, res, err)
+		}
+	}
+	if _, err := l.SandboxChargeByPayment(context.Background(), "sandbox-eu", req.PaymentID); err != nil {
+		t.Errorf("WithLedger: the charge wrote no entry: %v", err)
+	}
+	noID := req
+	noID.PaymentID = ""
+	if New("sandbox-eu", nil, WithOutcomeLedger(l)).RecordsWithOutcome(noID) {
+		t.Error("RecordsWithOutcome is true for a charge without a payment id, which hands nothing back")
 	}
 }

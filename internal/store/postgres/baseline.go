@@ -30,7 +30,7 @@ func (s *Store) BaselinePayment(ctx context.Context, merchantID string, mode pay
 	moveArgs := transitionArgs(w.Transition, []paygate.Event{w.Event}, &w.Done)
 	var moved, exists bool
 	b := &pgx.Batch{}
-	b.Queue(reserveIdempotency, reserveArgs(w.Reservation, w.Payment.Payment.ID))
+	b.Queue(reserveIdempotency, reserveArgs(w.Reservation, w.Payment.Payment.ID, nil))
 	b.Queue(createReservedPayment, createArgs)
 	b.Queue(transitionPayment, moveArgs).QueryRow(func(row pgx.Row) error {
 		return row.Scan(&moved, &exists)

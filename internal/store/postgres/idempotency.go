@@ -24,7 +24,9 @@ func scanIdempotency(row pgx.Row) (paygate.IdempotencyRecord, error) {
 // in-flight record without a payment (now > created_at + PaymentLease).
 // Under READ COMMITTED the ON CONFLICT clause locks the newest version of
 // the conflicting row and evaluates its WHERE on it, so of many concurrent
-// callers exactly one replaces (or inserts) the record.
+// callers exactly one replaces (or inserts) the record. The record is in
+// flight, unless the transaction that reserves it has its answer already
+// (reserveArgs).
 const reserveIdempotency = `
 	WITH api_key AS (
 		-- An empty api_key_id (the dashboard) skips the re-check.
@@ -35,8 +37,8 @@ const reserveIdempotency = `
 			AND (revoked_at IS NULL OR revoked_at > @now)
 			AND (expires_at IS NULL OR expires_at > @now)
 	), reserved AS (
-		INSERT INTO idempotency_keys AS i (merchant_id, mode, key, fingerprint, state, payment_id, created_at)
-		SELECT @merchant_id, @mode, @key, @fingerprint, 'in_flight', @payment_id, @now FROM api_key
+		INSERT INTO idempotency_keys AS i (merchant_id, mode, key, fingerprint, state, status_code, body, payment_id, created_at)
+		SELECT @merchant_id, @mode, @key, @fingerprint, @state, @status_code, @body, @payment_id, @now FROM api_key
 		-- A live record (the replay of a request, or one in flight) is
 		-- left alone without trying the insert: ON CONFLICT DO UPDATE
 		-- would lock its row even when its WHERE is false, which makes
@@ -51,9 +53,9 @@ const reserveIdempotency = `
 		)
 		ON CONFLICT (merchant_id, mode, key) DO UPDATE SET
 			fingerprint = EXCLUDED.fingerprint,
-			state = 'in_flight',
-			status_code = 0,
-			body = NULL,
+			state = EXCLUDED.state,
+			status_code = EXCLUDED.status_code,
+			body = EXCLUDED.body,
 			payment_id = EXCLUDED.payment_id,
 			created_at = EXCLUDED.created_at
 		WHERE i.created_at <= @expired_before
@@ -89,7 +91,7 @@ func (s *Store) ReserveIdempotency(ctx context.Context, r paygate.IdempotencyRes
 		// that depended on it, and the key is free as after an abandoned
 		// request. It saves a WAL flush wait.
 		b.Queue(skipFlushWait)
-		queueReservation(b, r, "", &res)
+		queueReservation(b, r, "", nil, &res)
 		if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 			return paygate.IdempotencyRecord{}, false, translate(err)
 		}
@@ -115,9 +117,9 @@ type reservation struct {
 // it. The read is a later statement with a fresh snapshot, so it sees the
 // live record even when another node committed it after the reservation
 // statement began (and the new record when this one reserved it).
-// paymentID is as for reserveArgs.
-func queueReservation(b *pgx.Batch, r paygate.IdempotencyReservation, paymentID string, out *reservation) {
-	b.Queue(reserveIdempotency, reserveArgs(r, paymentID)).QueryRow(func(row pgx.Row) error {
+// paymentID and done are as for reserveArgs.
+func queueReservation(b *pgx.Batch, r paygate.IdempotencyReservation, paymentID string, done *paygate.IdempotencyCompletion, out *reservation) {
+	b.Queue(reserveIdempotency, reserveArgs(r, paymentID, done)).QueryRow(func(row pgx.Row) error {
 		return row.Scan(&out.keyActive, &out.reserved)
 	})
 	queueOptionalRow(b, `SELECT `+idempotencyColumns+` FROM idempotency_keys
@@ -140,14 +142,22 @@ func queueOptionalRow[T any](b *pgx.Batch, sql string, args []any, scan func(pgx
 
 // reserveArgs returns the arguments of reserveIdempotency. paymentID, when
 // not "", is written into the new record: the payment inserted in the same
-// transaction (reserveAndCreatePayment).
-func reserveArgs(r paygate.IdempotencyReservation, paymentID string) namedArgs {
-	return namedArgs{
+// transaction (reserveAndCreatePayment, a unit's NewPayment). done, when
+// not nil, is the key's answer, which the same transaction stores: the
+// record is reserved complete with it rather than in flight and then
+// answered (a unit's NewPayment followed by its answer).
+func reserveArgs(r paygate.IdempotencyReservation, paymentID string, done *paygate.IdempotencyCompletion) namedArgs {
+	args := namedArgs{
 		"merchant_id": r.MerchantID, "mode": r.Mode, "key": r.Key, "fingerprint": r.Fingerprint,
 		"api_key_id": r.APIKeyID, "now": r.Now, "payment_id": paymentID,
 		"expired_before":   r.Now.Add(-paygate.IdempotencyTTL),
 		"abandoned_before": r.Now.Add(-paygate.PaymentLease),
+		"state":            string(paygate.IdempotencyInFlight), "status_code": 0, "body": nil,
 	}
+	if done != nil {
+		args["state"], args["status_code"], args["body"] = string(paygate.IdempotencyComplete), done.StatusCode, nonNil(done.Body)
+	}
+	return args
 }
 
 // releaseIdempotency deletes an in-flight record so that the key may be

@@ -83,12 +83,13 @@ func scanPayment(row pgx.Row) (paygate.Payment, error) { return codec.ScanPaymen
 // createPaymentSQL returns the statement that resolves the customer and
 // inserts the payment, all only when guard (an SQL condition) holds: when
 // it does not (a replayed request's key is taken), the statement reads
-// nothing else and writes nothing. A
+// nothing else and writes nothing. tail adds CTEs after the payment's, and
+// final is the statement's SELECT. A
 // missing customer is inserted with ON CONFLICT DO UPDATE, a no-op update
 // that only serves to return the row: if a concurrent request inserted the
 // same customer after this statement's snapshot was taken, the insert waits
 // for it and returns its id, so the statement always resolves the customer.
-func createPaymentSQL(guard, tail string) string {
+func createPaymentSQL(guard, tail, final string) string {
 	return `
 	WITH existing AS (
 		SELECT id FROM customers
@@ -118,8 +119,11 @@ func createPaymentSQL(guard, tail string) string {
 		FROM customer LIMIT 1
 		RETURNING customer_id
 	)` + tail + `
-	SELECT customer_id FROM payment`
+	` + final
 }
+
+// insertedCustomer is the SELECT of CreatePayment's statements.
+const insertedCustomer = `SELECT customer_id FROM payment`
 
 // createPayment inserts the payment and links it to its idempotency record
 // (reserved earlier, by another statement).
@@ -127,15 +131,19 @@ var createPayment = createPaymentSQL("TRUE", `, linked AS (
 		UPDATE idempotency_keys SET payment_id = @id
 		WHERE merchant_id = @merchant_id AND mode = @mode AND key = @idempotency_key
 			AND EXISTS (SELECT 1 FROM payment)
-	)`)
+	)`, insertedCustomer)
+
+// reservedForPayment holds when the payment's idempotency record names it:
+// the reservation statement before it in the same transaction reserved the
+// key for this payment id (a fresh UUID, so no other request's record can
+// name it).
+const reservedForPayment = `EXISTS (
+		SELECT 1 FROM idempotency_keys
+		WHERE merchant_id = @merchant_id AND mode = @mode AND key = @idempotency_key AND payment_id = @id)`
 
 // createReservedPayment inserts the payment only when its idempotency
-// record names it: the reservation statement before it in the same
-// transaction reserved the key for this payment id (a fresh UUID, so no
-// other request's record can name it).
-var createReservedPayment = createPaymentSQL(`EXISTS (
-		SELECT 1 FROM idempotency_keys
-		WHERE merchant_id = @merchant_id AND mode = @mode AND key = @idempotency_key AND payment_id = @id)`, "")
+// record names it (reservedForPayment).
+var createReservedPayment = createPaymentSQL(reservedForPayment, "", insertedCustomer)
 
 // CreatePayment, in one statement, resolves the customer by external id
 // (creating it with no email and empty metadata when missing), inserts the
@@ -145,6 +153,7 @@ var createReservedPayment = createPaymentSQL(`EXISTS (
 // on a duplicate payment id. With np.Reservation, the key is reserved in the
 // same round trip and transaction (reserveAndCreatePayment).
 func (s *Store) CreatePayment(ctx context.Context, np paygate.NewPayment) (paygate.Payment, error) {
+	np.Payment.Status = paygate.PaymentCreated
 	p, args, err := createPaymentArgs(np)
 	if err != nil {
 		return paygate.Payment{}, err
@@ -194,7 +203,7 @@ func (s *Store) reserveAndCreatePayment(ctx context.Context, np paygate.NewPayme
 			// commit without their own flush on a gateway-ledger route.
 			b.Queue(skipFlushWait)
 		}
-		queueReservation(b, r, p.ID, &res)
+		queueReservation(b, r, p.ID, nil, &res)
 		b.Queue(createReservedPayment, args).QueryRow(func(row pgx.Row) error {
 			err := row.Scan(&p.CustomerID)
 			if errors.Is(err, pgx.ErrNoRows) {
@@ -228,11 +237,11 @@ func (s *Store) reserveAndCreatePayment(ctx context.Context, np paygate.NewPayme
 	return paygate.Payment{}, paygate.ErrStateConflict
 }
 
-// createPaymentArgs returns the payment as CreatePayment stores it and the
-// arguments of createPayment.
+// createPaymentArgs returns the payment as it is stored (in the status it
+// has: CreatePayment sets created) and the arguments of createPaymentSQL's
+// statements.
 func createPaymentArgs(np paygate.NewPayment) (paygate.Payment, namedArgs, error) {
 	p := np.Payment
-	p.Status = paygate.PaymentCreated
 	p.AmountRefunded = 0
 	if len(p.Metadata) == 0 {
 		p.Metadata = []byte("{}")

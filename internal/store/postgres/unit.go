@@ -36,8 +36,10 @@ import (
 // Joining: a transition followed by events and then an idempotency answer
 // is one statement (the transition's, with the events and the answer in
 // its CTEs, all conditioned on the move), and a run of consecutive events
-// is one INSERT. Either way the rows are written in the order of the
-// operations.
+// is one INSERT. A NewPayment's insert carries the events after it, and
+// the answer of its reserved key after them is written by the reservation
+// (the record inserted complete). Either way what is written is what the
+// operations in their order write.
 
 // sqlStateConflict and sqlStateNotFound are what unit_refused raises.
 const (
@@ -66,6 +68,24 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 	if err := u.Validate(); err != nil {
 		return fmt.Errorf("postgres: %w", err)
 	}
+	// A NewPayment's key record read as missing after its reservation
+	// failed was released or purged between the two statements: the unit
+	// wrote nothing, and is sent again, a few times (as
+	// reserveAndCreatePayment).
+	for range 5 {
+		if err := s.commit(ctx, u); !errors.Is(err, errRecordVanished) {
+			return err
+		}
+	}
+	return paygate.ErrStateConflict
+}
+
+// errRecordVanished is the refusal of a NewPayment whose reservation found
+// a live record that was gone when it was read (newPaymentRefused).
+var errRecordVanished = errors.New("postgres: the idempotency record vanished between the reservation and its read")
+
+// commit is one attempt of Commit.
+func (s *Store) commit(ctx context.Context, u paygate.Unit) error {
 	b := &pgx.Batch{}
 	if u.OnlyLedgerEntries() {
 		// A sandbox's entry of a charge not answered at once: the
@@ -87,6 +107,31 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 	}
 	for i := 0; i < len(u.Ops); {
 		switch op := u.Ops[i].(type) {
+		case paygate.NewPayment:
+			events, next := eventsFrom(u.Ops, i+1)
+			var res *reservation
+			if r := op.Reservation; r != nil {
+				// The key's answer, when it follows, is stored by the
+				// reservation itself: the record is written once.
+				var done *paygate.IdempotencyCompletion
+				if c, ok := opAt[paygate.IdempotencyCompletion](u.Ops, next); ok &&
+					c.MerchantID == r.MerchantID && c.Mode == r.Mode && c.Key == r.Key {
+					done, next = &c, next+1
+				}
+				res = &reservation{}
+				queueReservation(b, *r, op.Payment.ID, done, res)
+			}
+			sql := newPaymentInUnit
+			if res != nil {
+				sql = newReservedPaymentInUnit
+			}
+			_, args, err := createPaymentArgs(op)
+			if err != nil {
+				return err
+			}
+			addEventArgs(args, events)
+			b.Queue(sql, args).QueryRow(refuses(newPaymentRefused(op, res)))
+			i = next
 		case paygate.PaymentTransition:
 			events, next := eventsFrom(u.Ops, i+1)
 			var done *paygate.IdempotencyCompletion
@@ -239,6 +284,54 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 	return translate(err)
 }
 
+// newPaymentInUnit and newReservedPaymentInUnit are a unit's NewPayment
+// with the events that follow it: createPaymentSQL's insert, in the
+// payment's own status, and the events in a CTE, failing the unit
+// (unit_refused, PG409) when the payment was not inserted. Without a
+// reservation the payment's key was reserved earlier and is linked to it,
+// as createPayment does; with one, the reservation queued before the
+// statement must name the payment (reservedForPayment), as in
+// createReservedPayment. The answer of the key is the unit's next
+// operation, a statement of its own: in a CTE it would not see the record
+// the reservation inserted, nor may one statement update a row twice.
+const (
+	newPaymentEvents = `, events AS (` + insertEvents + ` WHERE EXISTS (SELECT 1 FROM payment) ORDER BY e.ord
+	)`
+	newPaymentInserted = `SELECT CASE WHEN EXISTS (SELECT 1 FROM payment) THEN true ELSE unit_refused(true) END`
+)
+
+var (
+	newPaymentInUnit = createPaymentSQL("TRUE", `, linked AS (
+		UPDATE idempotency_keys SET payment_id = @id
+		WHERE merchant_id = @merchant_id AND mode = @mode AND key = @idempotency_key
+			AND EXISTS (SELECT 1 FROM payment)
+	)`+newPaymentEvents, newPaymentInserted)
+	newReservedPaymentInUnit = createPaymentSQL(reservedForPayment, newPaymentEvents, newPaymentInserted)
+)
+
+// newPaymentRefused names the refusal of a NewPayment, whose reservation
+// (res, nil without one) reported what it found: UNAUTHORIZED when the API
+// key is not active, a *KeyTakenError with the live record of a taken key,
+// errRecordVanished when that record was gone when read.
+func newPaymentRefused(np paygate.NewPayment, res *reservation) func(*pgconn.PgError) error {
+	return func(pgErr *pgconn.PgError) error {
+		if pgErr.Code != sqlStateConflict {
+			return nil
+		}
+		switch {
+		case res == nil, res.reserved:
+			// The statement resolves every customer (createPaymentSQL), so
+			// a payment whose key is its own is always inserted.
+			return fmt.Errorf("postgres: payment %s was not inserted", np.Payment.ID)
+		case !res.keyActive:
+			return paygate.Errorf(paygate.CodeUnauthorized, "", "The API key is not active.")
+		case res.found:
+			return &paygate.KeyTakenError{Record: res.rec}
+		}
+		return errRecordVanished
+	}
+}
+
 // byKind names the refusals of a statement that ends in unit_refused or
 // unit_invalid by the kind of row that refused: ErrStateConflict (PG409),
 // NOT_FOUND (PG404), or INVALID_REQUEST naming the field (PG400).
@@ -267,6 +360,16 @@ func rotationRefused(oldID string) func(*pgconn.PgError) error {
 		}
 		return other(pgErr)
 	}
+}
+
+// opAt returns the operation at index i of ops when it is a T.
+func opAt[T paygate.Op](ops []paygate.Op, i int) (T, bool) {
+	var zero T
+	if i >= len(ops) {
+		return zero, false
+	}
+	op, ok := ops[i].(T)
+	return op, ok
 }
 
 // eventsFrom returns the Event operations of ops from index i up to the

@@ -90,6 +90,7 @@ func (s *Store) CreatePayment(ctx context.Context, np paygate.NewPayment) (payga
 	if plan.LazyCreate(np) {
 		run = s.lazyTx
 	}
+	np.Payment.Status = paygate.PaymentCreated
 	err := run(ctx, func(tx *sql.Tx) error {
 		var err error
 		p, err = createPayment(ctx, tx, np)
@@ -101,10 +102,11 @@ func (s *Store) CreatePayment(ctx context.Context, np paygate.NewPayment) (payga
 	return p, nil
 }
 
-// createPayment is CreatePayment inside the caller's transaction.
+// createPayment is CreatePayment inside the caller's transaction, and the
+// NewPayment operation of a unit: it inserts the payment in the status it
+// has (CreatePayment sets created).
 func createPayment(ctx context.Context, tx *sql.Tx, np paygate.NewPayment) (paygate.Payment, error) {
 	p := np.Payment
-	p.Status = paygate.PaymentCreated
 	p.AmountRefunded = 0
 	metadata := "{}"
 	if p.Metadata != nil {

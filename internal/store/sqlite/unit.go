@@ -39,6 +39,8 @@ func applyUnit(ctx context.Context, tx *sql.Tx, u paygate.Unit) error {
 	for i, op := range u.Ops {
 		var err error
 		switch op := op.(type) {
+		case paygate.NewPayment:
+			_, err = createPayment(ctx, tx, op)
 		case paygate.PaymentTransition:
 			err = movePayment(ctx, tx, op)
 		case paygate.Event:

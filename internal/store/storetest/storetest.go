@@ -45,6 +45,7 @@ func Exercise(t *testing.T, newStore func(t *testing.T) paygate.Store) {
 		{"Payment", paymentCases()},
 		{"Unit", unitCases()},
 		{"ReservedCreate", reservedCreateCases()},
+		{"NewPayment", newPaymentCases()},
 		{"Refund", refundCases()},
 		{"Event", eventCases()},
 		{"Race", raceCases()},
