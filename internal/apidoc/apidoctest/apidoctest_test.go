@@ -215,3 +215,22 @@ func TestCheckWebhook(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkCheck measures what the check costs an end-to-end exchange: a
+// payment's creation, request and answer.
+func BenchmarkCheck(b *testing.B) {
+	c, err := Load()
+	if err != nil {
+		b.Fatal(err)
+	}
+	reqBody := []byte(`{"amount":"10.50","currency":"EUR","customerId":"c-1","card":{"number":"4242424242424242","expiryMonth":"12","expiryYear":"30","cvv":"123","holderName":"Ada"},"billing":{"email":"ada@example.com","phone":"+44 20 7946 0000","country":"GB","address":"1 Analytical St","city":"London","postalCode":"N1 1AA"},"metadata":{"orderId":"1"}}`)
+	body, _ := json.Marshal(map[string]any{"data": map[string]any{"id": paymentID, "status": "captured", "amount": "10.50", "currency": "EUR", "provider": "sandbox-eu", "threeDsRequired": false, "threeDsData": nil, "createdAt": "2025-04-24T10:15:30.123Z"}})
+	h := headers()
+	for b.Loop() {
+		req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1:8080/v1/payments", nil)
+		req.Header = http.Header{"X-Api-Key": {testKey}, "Content-Type": {"application/json"}, "Idempotency-Key": {"k-1"}}
+		if err := c.Check(req, reqBody, 201, h, body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
