@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paygate/paygate/internal/apidoc/apidoctest"
 	"github.com/paygate/paygate/internal/testenv"
 )
 
@@ -42,7 +43,12 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "build paygate:", err)
 		os.Exit(1)
 	}
+	if checker, err = apidoctest.Load(); err != nil {
+		fmt.Fprintln(os.Stderr, "docs/openapi.json:", err)
+		os.Exit(1)
+	}
 	code := m.Run()
+	fmt.Fprintf(os.Stderr, "e2e: %d exchanges with the gateways checked against docs/openapi.json\n", checked.Load())
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -160,6 +166,9 @@ type gateway struct {
 	mu     sync.Mutex
 	logs   bytes.Buffer
 	exited chan error
+	// unwatched is set once the gateway's exchanges are no longer
+	// checked (conformance_test.go); guarded by mu.
+	unwatched bool
 }
 
 // startGateway starts `paygate serve` on a loopback port with the extra
@@ -210,6 +219,8 @@ func startGateway(t *testing.T, dbURL string, flags ...string) *gateway {
 	select {
 	case addr := <-addrc:
 		g.url = "http://" + addr
+		unwatch := watch(addr, g)
+		t.Cleanup(unwatch) // runs after Stop below
 	case err := <-g.exited:
 		t.Fatalf("paygate serve exited before listening: %v\n%s", err, g.Logs())
 	case <-time.After(60 * time.Second):
@@ -267,7 +278,7 @@ func (r response) Err() map[string]any {
 	return e
 }
 
-var client = &http.Client{Timeout: 60 * time.Second}
+var client = &http.Client{Timeout: 60 * time.Second, Transport: conformingTransport{next: http.DefaultTransport}}
 
 // call sends a request. body may be nil, a string (sent raw) or a value
 // (sent as JSON). For POSTs a fresh Idempotency-Key and the JSON content

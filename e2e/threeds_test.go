@@ -65,6 +65,7 @@ func create3DS(t *testing.T, g *gateway, key, number, returnURL string) (string,
 // browserClient is a client that does not follow redirects, as a test of
 // what the browser is told.
 var browserClient = &http.Client{
+	Transport:     conformingTransport{next: http.DefaultTransport},
 	Timeout:       60 * time.Second,
 	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 }
@@ -518,7 +519,7 @@ func TestThreeDSBehindProxy(t *testing.T) {
 		// and has its own connections, so that nothing but the gateway's
 		// own links decides where the browser goes.
 		upstream := &http.Client{
-			Transport:     &http.Transport{},
+			Transport:     conformingTransport{next: &http.Transport{}},
 			Timeout:       60 * time.Second,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}

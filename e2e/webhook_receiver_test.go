@@ -46,6 +46,7 @@ type receiver struct {
 	hooks  []hook
 	counts map[string]int
 	answer func(id string, n int) int
+	closed bool // the test is over: nothing more is reported
 }
 
 // newReceiver starts a receiver that answers 204 until told otherwise.
@@ -59,7 +60,12 @@ func newReceiver(t *testing.T) *receiver {
 	r.answer = func(string, int) int { return http.StatusNoContent }
 	r.srv = &http.Server{Handler: http.HandlerFunc(r.serve), ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = r.srv.Serve(ln) }()
-	t.Cleanup(func() { _ = r.srv.Close() })
+	t.Cleanup(func() {
+		_ = r.srv.Close()
+		r.mu.Lock()
+		r.closed = true
+		r.mu.Unlock()
+	})
 	return r
 }
 
@@ -70,6 +76,11 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	r.counts[id]++
 	status := r.answer(id, r.counts[id])
 	r.hooks = append(r.hooks, hook{ID: id, Header: req.Header.Clone(), Body: body, At: time.Now(), Status: status})
+	// Every delivery is checked against the document's webhooks, as
+	// every API exchange is (conformance_test.go).
+	if err := checker.CheckWebhook(req.Header, body); err != nil && !r.closed {
+		r.t.Errorf("webhook delivery does not conform to docs/openapi.json: %v\n%s", err, body)
+	}
 	r.mu.Unlock()
 	w.WriteHeader(status)
 	_, _ = fmt.Fprintf(w, "answered %d", status)

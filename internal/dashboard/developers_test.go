@@ -29,6 +29,19 @@ func (s *site) key(keyID string) paygate.APIKey {
 	return k
 }
 
+// TestDevelopersLinksAPIReference checks that the developers page leads to
+// the API's reference page and its OpenAPI document (decisions §18).
+func TestDevelopersLinksAPIReference(t *testing.T) {
+	t.Parallel()
+	_, b := signedInSite(t)
+	for _, mode := range []string{"test", "live"} {
+		dev := b.get("/dashboard/" + mode + "/developers")
+		if dev.code != http.StatusOK || !strings.Contains(dev.body, `href="/docs/"`) || !strings.Contains(dev.body, `href="/v1/openapi.json"`) {
+			t.Errorf("%s developers page: %d, without the links to /docs/ and /v1/openapi.json", mode, dev.code)
+		}
+	}
+}
+
 func TestKeys(t *testing.T) {
 	t.Parallel()
 	s, b := signedInSite(t)

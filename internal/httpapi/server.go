@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/paygate/paygate/internal/apidoc"
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/clientaddr"
 	"github.com/paygate/paygate/internal/httpx"
@@ -217,6 +218,15 @@ func (s *Server) newMux() *httpx.Mux {
 	}
 	named("/healthz", "/healthz", s.healthz)
 	named("/readyz", "/readyz", s.readyz)
+	// The API's description of itself and its reference page (package
+	// apidoc): no key and no rate limit. Like every /v1 path, the
+	// document's path answers other methods, HEAD included, with 405.
+	named("GET /v1/openapi.json", "/v1/openapi.json", apidoc.Document)
+	for _, p := range []string{"/v1/openapi.json", "HEAD /v1/openapi.json"} {
+		named(p, "/v1/openapi.json", s.notAllowed(http.MethodGet))
+	}
+	named("GET /docs/{$}", "/docs/", apidoc.Reference)
+	named("GET /docs", "/docs/", apidoc.Reference)
 	// 3-D Secure pages for the customer's browser (browser.go): no API
 	// key, no idempotency, HTML answers. The callback's token is a
 	// credential and stays out of the log.
