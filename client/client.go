@@ -83,7 +83,9 @@ type Client struct {
 type Option func(*Client)
 
 // WithHTTPClient makes the client send its requests with hc instead of a
-// client of its own (whose Timeout is DefaultTimeout). hc's Timeout bounds
+// client of its own (whose Timeout is DefaultTimeout, and which follows no
+// redirect: the API never redirects, and a POST redirected would be sent
+// again as a GET). hc's Timeout bounds
 // each attempt; the context given to a call bounds the whole call,
 // retries and waits included.
 func WithHTTPClient(hc *http.Client) Option {
@@ -127,7 +129,7 @@ func New(baseURL, apiKey string, opts ...Option) (*Client, error) {
 	c := &Client{
 		base:       u.String(),
 		apiKey:     apiKey,
-		httpClient: &http.Client{Timeout: DefaultTimeout},
+		httpClient: &http.Client{Timeout: DefaultTimeout, CheckRedirect: noRedirects},
 		maxRetries: DefaultMaxRetries,
 		backoff:    ExponentialBackoff(DefaultBaseDelay, DefaultMaxDelay),
 		userAgent:  "paygate-go/" + Version,
@@ -401,6 +403,9 @@ func rateLimitOf(h http.Header) RateLimit {
 		Reset:     time.Duration(atoi("X-RateLimit-Reset")) * time.Second,
 	}
 }
+
+// noRedirects makes an http.Client return a redirect as the answer.
+func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // sleepContext waits d, or less when ctx is done first (its error).
 func sleepContext(ctx context.Context, d time.Duration) error {

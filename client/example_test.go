@@ -8,6 +8,7 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"time"
 
@@ -15,34 +16,42 @@ import (
 	"github.com/paygate/paygate/webhook"
 )
 
-// A card payment, and what to do with each kind of failure.
+// A card payment, and what to do with each kind of failure (the README's
+// example).
 func Example() {
-	c, err := client.New("http://127.0.0.1:8080", "smtgw_sk_test_...")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := client.New("http://127.0.0.1:8080", os.Getenv("PAYGATE_KEY"))
 	if err != nil {
 		log.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	res, err := c.CreatePayment(ctx, &client.PaymentParams{
 		Amount: "10.50", Currency: "EUR", CustomerID: "customer-42", MerchantRef: "order-1001",
-		Card: &client.Card{Number: "4242424242424242", ExpiryMonth: "12", ExpiryYear: "30", CVV: "123", HolderName: "Ada Lovelace"},
-		Billing: &client.Billing{Email: "ada@example.com", Phone: "+44 20 7946 0000", Country: "GB",
-			Address: "1 Analytical St", City: "London", PostalCode: "N1 1AA"},
-	}, client.WithIdempotencyKey("order-1001"))
+		Card:    &client.Card{Number: "4242424242424242", ExpiryMonth: "12", ExpiryYear: "30", CVV: "123", HolderName: "Ada Lovelace"},
+		Billing: &client.Billing{Email: "ada@example.com", Phone: "+44 20 7946 0000", Country: "GB", Address: "1 Analytical St", City: "London", PostalCode: "N1 1AA"},
+	}, client.WithIdempotencyKey("order-1001")) // retried with this key: never charged twice
+	switch e, ok := errors.AsType[*client.Error](err); {
+	case ok && e.Name == client.NameCardDeclined:
+		fmt.Println("declined:", e.DeclineCode)
+	case err != nil:
+		log.Fatal(err) // a *client.TransportError: unknown whether charged; retry later with the same key
+	default:
+		fmt.Println(res.ID, res.Status)
+	}
+}
+
+// What each kind of failure carries.
+func ExampleError() {
+	var err error // from a call
 	var apiErr *client.Error
 	var netErr *client.TransportError
 	switch {
-	case errors.As(err, &apiErr) && apiErr.Name == client.NameCardDeclined:
-		fmt.Println("declined:", apiErr.DeclineCode) // ask the customer for another card
+	case errors.As(err, &apiErr) && apiErr.Name == client.NameInvalidRequest:
+		fmt.Println("fix the field", apiErr.Param)
 	case errors.As(err, &apiErr):
-		log.Fatalf("refused: %v (param %q)", apiErr, apiErr.Param)
+		fmt.Println(apiErr.StatusCode, apiErr.Name, apiErr.TransactionID, apiErr.RequestID)
 	case errors.As(err, &netErr):
-		// Unknown whether it was charged: call again later with the same key.
-		log.Fatalf("no answer; retry with key %s", netErr.IdempotencyKey)
-	case err != nil:
-		log.Fatal(err)
-	default:
-		fmt.Println(res.ID, res.Status)
+		fmt.Println("no answer; the same call later with key", netErr.IdempotencyKey, "is safe")
 	}
 }
 

@@ -25,3 +25,9 @@ test("dist/ is the build of src/", async (t) => {
     assert.equal(await readFile(join(pkg, "dist", f), "utf8"), want, `dist/${f} is stale; run npm run build`);
   }
 });
+
+test("the README's example type-checks against dist/", async () => {
+  await promisify(execFile)(process.execPath, [join(pkg, "node_modules/typescript/bin/tsc"), "-p", join(pkg, "test")], { cwd: pkg }).catch((err) => {
+    assert.fail(`tsc -p test: ${err.stdout}${err.stderr}`);
+  });
+});
