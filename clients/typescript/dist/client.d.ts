@@ -28,17 +28,17 @@ export interface ClientOptions {
     /** A secret key: smtgw_sk_test_… or smtgw_sk_live_…. */
     apiKey: string;
     /** How many times a call is retried after its first attempt (default 4); 0 turns retries off. */
-    maxRetries?: number;
+    maxRetries?: number | undefined;
     /** The wait before each retry (default exponentialBackoff(500, 8000)). */
-    backoff?: Backoff;
+    backoff?: Backoff | undefined;
     /** Bounds each attempt, in milliseconds (default 60 000). */
-    timeoutMs?: number;
+    timeoutMs?: number | undefined;
     /** Added before the client's own User-Agent, such as "shop/1.2". */
-    userAgent?: string;
+    userAgent?: string | undefined;
     /** The fetch to send with (default: the global fetch). */
-    fetch?: typeof fetch;
+    fetch?: typeof fetch | undefined;
     /** Waits `ms` or until `signal` aborts (rejecting then). For tests. */
-    sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+    sleep?: ((ms: number, signal?: AbortSignal) => Promise<void>) | undefined;
 }
 /** Options of one call. */
 export interface CallOptions {
@@ -48,19 +48,19 @@ export interface CallOptions {
      * to make a call safe to repeat across restarts of your program. GETs and
      * DELETEs ignore it.
      */
-    idempotencyKey?: string;
+    idempotencyKey?: string | undefined;
     /** Sent as X-Request-Id on every attempt, so that the gateway's logs name it. */
-    requestId?: string;
+    requestId?: string | undefined;
     /** Aborts the call: the attempt in flight and any wait. */
-    signal?: AbortSignal;
+    signal?: AbortSignal | undefined;
     /**
      * Bounds the whole call, retries and waits included, in milliseconds: a
      * retry that could not start in time is not attempted, and the call
      * throws the last answer's error at once.
      */
-    deadlineMs?: number;
+    deadlineMs?: number | undefined;
     /** Called with what the last attempt answered, error or not. */
-    onResponse?: (info: ResponseInfo) => void;
+    onResponse?: ((info: ResponseInfo) => void) | undefined;
 }
 /**
  * The client of paygate's /v1 API. Every POST carries an Idempotency-Key,

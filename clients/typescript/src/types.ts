@@ -31,44 +31,44 @@ export interface Card {
 
 /** The cardholder's billing details. `state` is required for US and CA. */
 export interface Billing {
-  firstName?: string;
-  lastName?: string;
+  firstName?: string | undefined;
+  lastName?: string | undefined;
   email: string;
   /** With country code, 5 to 32 characters. */
   phone: string;
   /** ISO 3166-1 alpha-2. */
   country: string;
   address: string;
-  addressLine2?: string;
+  addressLine2?: string | undefined;
   city: string;
   postalCode: string;
-  state?: string;
+  state?: string | undefined;
   /** IPv4; default: the address of the request. */
-  ipAddress?: string;
+  ipAddress?: string | undefined;
   /** YYYY-MM-DD. */
-  dob?: string;
-  gender?: "M" | "F";
+  dob?: string | undefined;
+  gender?: "M" | "F" | undefined;
 }
 
 /** A payment to create: `card` for a card payment (the default), `storedCardId` for a stored_card one. */
 export interface PaymentParams {
   amount: string;
   currency: string;
-  paymentMethod?: "card" | "stored_card";
+  paymentMethod?: "card" | "stored_card" | undefined;
   /** Your own id of the customer (its externalId): the gateway finds the customer, or creates it. */
   customerId: string;
-  card?: Card;
-  storedCardId?: string;
-  billing?: Billing;
+  card?: Card | undefined;
+  storedCardId?: string | undefined;
+  billing?: Billing | undefined;
   /** Your reference of the payment, for lookupPayment. */
-  merchantRef?: string;
+  merchantRef?: string | undefined;
   /** Where the customer's browser goes after 3-D Secure. */
-  returnUrl?: string;
-  deviceFingerprint?: string;
+  returnUrl?: string | undefined;
+  deviceFingerprint?: string | undefined;
   /** Stored with the payment, not sent to providers: at most 50 keys of 1 to 40 characters, 8 KiB as JSON. */
-  metadata?: Record<string, unknown>;
+  metadata?: Record<string, unknown> | undefined;
   /** Store the card for the customer once the payment is captured or authorized. */
-  saveCard?: boolean;
+  saveCard?: boolean | undefined;
 }
 
 /** Where to send the customer's browser for 3-D Secure. */
@@ -91,7 +91,7 @@ export interface PaymentResult {
   threeDsRequired: boolean;
   threeDsData: ThreeDsData | null;
   /** The card stored by saveCard, when it was. */
-  storedCardId?: string;
+  storedCardId?: string | undefined;
   createdAt: string;
 }
 
@@ -114,14 +114,14 @@ export interface Payment {
   amountCaptured: string;
   /** Written with the currency's decimals. */
   amountRefunded: string;
-  storedCardId?: string;
+  storedCardId?: string | undefined;
   createdAt: string;
   updatedAt: string;
 }
 
 /** A capture of an authorized payment: `amount` captures that much (at most the authorized amount); none captures it all. */
 export interface CaptureParams {
-  amount?: string;
+  amount?: string | undefined;
 }
 
 /** A refund to create. */
@@ -130,7 +130,7 @@ export interface RefundParams {
   amount: string;
   currency: string;
   /** At most 500 characters. */
-  reason?: string;
+  reason?: string | undefined;
 }
 
 /** A refund's record. Webhooks tell each change of its status. */
@@ -140,7 +140,7 @@ export interface Refund {
   amount: string;
   currency: string;
   status: RefundStatus;
-  reason?: string;
+  reason?: string | undefined;
   /** Why a failed refund failed. */
   errorCode: string | null;
   errorMessage: string | null;
@@ -152,15 +152,15 @@ export interface Refund {
 export interface CustomerParams {
   /** Your id of the customer, 1 to 255 characters. */
   externalId: string;
-  email?: string;
-  metadata?: Record<string, unknown>;
+  email?: string | undefined;
+  metadata?: Record<string, unknown> | undefined;
 }
 
 /** A customer's record. */
 export interface Customer {
   id: string;
   externalId: string;
-  email?: string;
+  email?: string | undefined;
   metadata: Record<string, unknown>;
   createdAt: string;
 }
