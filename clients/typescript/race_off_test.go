@@ -1,0 +1,5 @@
+//go:build !race
+
+package typescript
+
+const raceEnabled = false
