@@ -26,7 +26,7 @@ import (
 func TestSIGTERMUnderLoad(t *testing.T) {
 	cfg := writeConfig(t, `
 providers:
-  - {id: slow-sandbox, kind: sandbox, sandbox: {latency: 3s}}
+  - {id: slow-sandbox, kind: sandbox, sandbox: {latency: 4s}}
 routes:
   test:
     default: [slow-sandbox]
@@ -34,7 +34,7 @@ routes:
 	forEachEngine(t, func(t *testing.T, e engine) {
 		db := e.url(t)
 		m := createMerchant(t, db, "SIGTERM Ltd")
-		g := startGateway(t, db, "--config", cfg, "--rate-limit-test", "100000", "--drain-delay", "200ms")
+		g := startGateway(t, db, "--config", cfg, "--rate-limit-test", "100000", "--drain-delay", "1s")
 		addr := strings.TrimPrefix(g.url, "http://")
 
 		const n = 24

@@ -28,7 +28,7 @@ import (
 // latency, so that payments are in flight when serve is told to stop.
 const slowSandbox = `
 providers:
-  - {id: slow-sandbox, kind: sandbox, sandbox: {latency: 3s}}
+  - {id: slow-sandbox, kind: sandbox, sandbox: {latency: 4s}}
 routes:
   test:
     default: [slow-sandbox]
@@ -96,7 +96,9 @@ func TestServeGracefulStop(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, db string) {
 		m := newMerchant(t, db, "Graceful")
 		args := []string{"serve", "--database-url", db, "--addr", "127.0.0.1:0", "--config", config,
-			"--vault-key", shutdownVaultKey, "--rate-limit-test", "100000", "--drain-delay", "200ms"}
+			"--vault-key", shutdownVaultKey, "--rate-limit-test", "100000", "--drain-delay", "1s"}
+		// A drain delay of 1s costs the test nothing (the payments take
+		// longer) and leaves /readyz time to be asked on a busy machine.
 		s := startServe(t, nil, args...)
 		base := "http://" + s.addr
 
