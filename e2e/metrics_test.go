@@ -303,7 +303,7 @@ func randomToken() string {
 // payment counter back through Prometheus's HTTP API.
 func TestMetricsScrapedByPrometheus(t *testing.T) {
 	t.Parallel()
-	bin := testenv.Binary(t, "/usr/bin/prometheus", "prometheus")
+	bin := testenv.Program(t, "/usr/bin/prometheus", "prometheus")
 	_, m, g := startWithMerchant(t, sqliteEngine(), "Scraped", "--metrics-addr", "127.0.0.1:0")
 	target := strings.TrimSuffix(strings.TrimPrefix(g.metricsURL(), "http://"), "/metrics")
 	for range 3 {

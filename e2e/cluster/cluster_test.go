@@ -75,7 +75,7 @@ func TestCluster(t *testing.T) {
 			"--database-url", dbURL, "--redis-url", redisURL, "--config", config,
 			"--base-url", "https://" + site.listen, "--trusted-proxies", "127.0.0.1",
 			"--rate-limit-test", "1000000", "--rate-limit-live", strconv.Itoa(liveLimit),
-			"--recovery-interval", "1s", "--log-level", "warn",
+			"--recovery-interval", "1s", "--log-level", "warn", "--drain-delay", "500ms",
 		}}
 		t.Cleanup(func() { nodes[i].stop(t, syscall.SIGTERM) })
 	}

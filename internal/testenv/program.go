@@ -5,10 +5,10 @@ import (
 	"testing"
 )
 
-// Program returns path, an executable a test runs (nginx, promtool, ...)
-// that Debian's package pkg installs, when it is there. When it is missing
-// the test is skipped with the command that installs it, or fails when
-// PAYGATE_TEST_REQUIRE_SERVICES=1 (CI, whose .ci/run installs it).
+// Program returns path, an executable a test runs (nginx, promtool,
+// prometheus...) that Debian's package pkg installs, when it is there. When
+// it is missing the test is skipped with the command that installs it, or
+// fails when PAYGATE_TEST_REQUIRE_SERVICES=1 (CI, whose .ci/run installs it).
 func Program(t testing.TB, path, pkg string) string {
 	t.Helper()
 	fi, err := os.Stat(path)
@@ -18,9 +18,6 @@ func Program(t testing.TB, path, pkg string) string {
 	if err == nil {
 		err = os.ErrPermission
 	}
-	if required() {
-		t.Fatalf("%s is required (PAYGATE_TEST_REQUIRE_SERVICES=1) but unusable (%v): apt-get install -y %s", path, err, pkg)
-	}
-	t.Skipf("skipping: %s is missing (%v); apt-get install -y %s", path, err, pkg)
+	MissingTool(t, path, "apt-get install -y "+pkg, err)
 	return ""
 }
