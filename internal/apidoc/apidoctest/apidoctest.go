@@ -87,37 +87,38 @@ func New(doc []byte) (*Checker, error) {
 		return nil, fmt.Errorf("route the OpenAPI document: %w", err)
 	}
 	c := &Checker{doc: t, router: router, fallback: map[fallbackKey]*routers.Route{}}
-	for _, read := range []bool{false, true} {
-		for _, noMethod := range []bool{false, true} {
-			suffix := ""
-			if read {
-				suffix = "Read"
-			}
-			last := "NotFound"
-			if noMethod {
-				last = "MethodNotAllowed"
-			}
-			responses := openapi3.NewResponses()
-			for _, r := range []struct {
-				status int
-				name   string
-			}{{401, "Unauthorized"}, {429, "RateLimited"}, {500, "InternalError"}, {503, "ServiceUnavailable"}, {404, "NotFound"}, {405, "MethodNotAllowed"}} {
-				if (r.status == 404 && noMethod) || (r.status == 405 && !noMethod) {
-					continue
-				}
-				ref := t.Components.Responses[r.name+suffix]
-				if ref == nil {
-					return nil, fmt.Errorf("the OpenAPI document has no response %s%s", r.name, suffix)
-				}
-				responses.Set(strconv.Itoa(r.status), ref)
-			}
-			c.fallback[fallbackKey{read: read, noMethod: noMethod}] = &routers.Route{
-				Spec: t, Path: "(" + last + ")",
-				Operation: &openapi3.Operation{OperationID: "undocumented" + last + suffix, Responses: responses},
-			}
+	for _, k := range []fallbackKey{{}, {noMethod: true}, {read: true}, {read: true, noMethod: true}} {
+		if c.fallback[k], err = fallbackRoute(t, k); err != nil {
+			return nil, err
 		}
 	}
 	return c, nil
+}
+
+// fallbackRoute is the pseudo-operation of the requests of kind k that no
+// operation of the document matches. Any of them may be answered 401 (no
+// valid key comes first), 429, 500 or 503, and 404 for an unknown path or
+// 405 for a method its path lacks: the answers of the document's
+// components of those names (the Read ones for a GET, which carry meta).
+func fallbackRoute(t *openapi3.T, k fallbackKey) (*routers.Route, error) {
+	names := map[int]string{401: "Unauthorized", 429: "RateLimited", 500: "InternalError", 503: "ServiceUnavailable", 404: "NotFound"}
+	if k.noMethod {
+		delete(names, 404)
+		names[405] = "MethodNotAllowed"
+	}
+	suffix := ""
+	if k.read {
+		suffix = "Read"
+	}
+	responses := openapi3.NewResponses()
+	for status, name := range names {
+		ref := t.Components.Responses[name+suffix]
+		if ref == nil {
+			return nil, fmt.Errorf("the OpenAPI document has no response %s%s", name, suffix)
+		}
+		responses.Set(strconv.Itoa(status), ref)
+	}
+	return &routers.Route{Spec: t, Path: "(no operation)", Operation: &openapi3.Operation{Responses: responses}}, nil
 }
 
 // Described reports whether the document speaks of the request's path:

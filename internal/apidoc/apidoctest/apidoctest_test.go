@@ -115,6 +115,7 @@ func TestCheck(t *testing.T) {
 	customer := map[string]any{"id": paymentID, "externalId": "c-1", "metadata": map[string]any{}, "createdAt": "2025-04-24T10:15:30.123Z"}
 	declined := map[string]any{"status": 400, "name": "CARD_DECLINED", "message": "Your card was declined.", "transactionId": paymentID, "declineCode": "generic_decline"}
 	payBody := `{"amount":"10.50","currency":"EUR","customerId":"c-1","card":{"number":"4000000000000002","expiryMonth":"12","expiryYear":"30","cvv":"123","holderName":"Ada"}}`
+	creation := map[string]any{"id": paymentID, "status": "captured", "amount": "10.50", "currency": "EUR", "provider": "sandbox-eu", "threeDsRequired": false, "threeDsData": nil, "createdAt": "2025-04-24T10:15:30.123Z"}
 	page := http.Header{"Content-Type": {"text/html; charset=utf-8"}, "X-Request-Id": {"r"}, "Content-Security-Policy": {"default-src 'none'"}, "Cache-Control": {"no-store"}}
 	cases := []struct {
 		name string
@@ -142,6 +143,9 @@ func TestCheck(t *testing.T) {
 		{"ErrAcceptedUnknownField", exchange{method: "POST", path: "/v1/customers", reqBody: `{"externalId":"c-1","nickname":"x"}`, status: 201, header: headers(), body: map[string]any{"data": customer}}, "nickname"},
 		{"RefusedUnknownField", exchange{method: "POST", path: "/v1/customers", reqBody: `{"externalId":"c-1","nickname":"x"}`, status: 400, header: headers(), body: map[string]any{"data": nil, "error": map[string]any{"status": 400, "name": "INVALID_REQUEST", "message": "nickname is not a known field", "param": "nickname"}}}, ""},
 		{"ErrMetaOnPost", exchange{method: "POST", path: "/v1/customers", reqBody: `{"externalId":"c-1"}`, status: 201, header: headers(), body: map[string]any{"data": customer, "meta": meta}}, "meta"},
+		{"Created", exchange{method: "POST", path: "/v1/payments", reqBody: payBody, status: 201, header: headers(), body: map[string]any{"data": creation}}, ""},
+		{"ErrCreatedStatusWith201", exchange{method: "POST", path: "/v1/payments", reqBody: payBody, status: 201, header: headers(), body: map[string]any{"data": with(creation, "status", "created")}}, "status"},
+		{"OutcomeUnknown", exchange{method: "POST", path: "/v1/payments", reqBody: payBody, status: 202, header: headers(), body: map[string]any{"data": with(creation, "status", "created")}}, ""},
 		{"Declined", exchange{method: "POST", path: "/v1/payments", reqBody: payBody, status: 400, header: headers(), body: map[string]any{"data": nil, "error": declined}}, ""},
 		{"ErrDeclinedWithoutCode", exchange{method: "POST", path: "/v1/payments", reqBody: payBody, status: 400, header: headers(), body: map[string]any{"data": nil, "error": with(declined, "declineCode", "-")}}, "declineCode"},
 		{"UnknownPath", exchange{method: "GET", path: "/v1/nothing", status: 404, header: headers(), body: notFound}, ""},
