@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"strings"
 
 	"github.com/paygate/paygate/internal/auth"
@@ -24,6 +25,17 @@ func cmdDemo(ctx context.Context, c *cli, args []string) error {
 	cfg, err := parseServeConfig("demo", args, c)
 	if err != nil {
 		return err
+	}
+	// Metrics are optional in a demo: when their default port is taken
+	// (another exporter on a developer's machine), run without them rather
+	// than refuse to start. serve, and an address given here, still fail.
+	if cfg.MetricsAddr == defaultDemoMetricsAddr {
+		if ln, err := net.Listen("tcp", cfg.MetricsAddr); err != nil {
+			fmt.Fprintf(c.stderr, "metrics off: %s is in use (choose another with --metrics-addr)\n", cfg.MetricsAddr)
+			cfg.MetricsAddr = ""
+		} else {
+			ln.Close()
+		}
 	}
 	// Make (or find) the card vault key now, to say so on stdout; serve
 	// finds the same key (vault.go).

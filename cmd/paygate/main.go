@@ -21,9 +21,14 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	// The first signal starts a graceful stop (serve drains for seconds);
-	// from then on the signals have their default effect again, so that a
-	// second Ctrl-C ends the process at once.
-	context.AfterFunc(ctx, stop)
+	// from then on Ctrl-C has its default effect again, so that a second
+	// one ends the process at once. A second SIGTERM is ignored: process
+	// supervisors and scripts send it more than once, and it must not cut
+	// the drain short (SIGKILL still does).
+	context.AfterFunc(ctx, func() {
+		signal.Ignore(syscall.SIGTERM)
+		stop()
+	})
 	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

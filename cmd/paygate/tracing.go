@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"regexp"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -155,7 +156,9 @@ func startTracing(ctx context.Context, t traceSettings, log *slog.Logger) (stop 
 		sdktrace.WithSampler(sampler),
 	)
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
-		log.Warn("trace export failed", "error", err)
+		// The exporter's errors quote the endpoint's URL, which may hold a
+		// user and password: never log them.
+		log.Warn("trace export failed", "error", urlUserinfo.ReplaceAllString(err.Error(), "://***@"))
 	}))
 	uninstall := tracing.Install(tp)
 	log.Info("exporting traces", "endpoint", redactURL(t.Endpoint), "sampler", cmp.Or(strings.TrimPrefix(t.Sampler, "parentbased_"), "always_on"))
@@ -168,3 +171,6 @@ func startTracing(ctx context.Context, t traceSettings, log *slog.Logger) (stop 
 		}
 	}, nil
 }
+
+// urlUserinfo matches the user and password part of a URL in a text.
+var urlUserinfo = regexp.MustCompile(`://[^/@\s]+@`)

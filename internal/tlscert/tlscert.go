@@ -130,6 +130,11 @@ func (p *Pair) refresh() {
 		return
 	}
 	cert, err := loadPair(p.certFile, p.keyFile)
+	if err == nil && now.After(cert.Leaf.NotAfter) {
+		// An expired certificate copied over a good one is a mistake
+		// every client would pay for: keep the one in use.
+		err = fmt.Errorf("TLS certificate %s expired at %s", p.certFile, cert.Leaf.NotAfter.UTC().Format(time.RFC3339))
+	}
 	if err != nil {
 		p.failed = st
 		p.refuse(err)

@@ -259,3 +259,26 @@ func BenchmarkGetCertificate(b *testing.B) {
 		})
 	}
 }
+
+// TestExpiredNotTakenUp checks that an expired certificate copied over the
+// files does not replace the pair in use.
+func TestExpiredNotTakenUp(t *testing.T) {
+	t.Parallel()
+	f := newFiles(t)
+	a, b := testenv.NewCertPair(t, "a"), testenv.NewCertPair(t, "b")
+	a.Write(t, f.cert, f.key)
+	clock := testenv.NewClock(time.Now())
+	var logs testenv.Buffer
+	p, err := tlscert.Load(f.cert, f.key, tlscert.Options{Now: clock.Now, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Write(t, f.cert, f.key)
+	clock.Add(25 * time.Hour) // b (valid for a day) has expired when it is looked at
+	if got := served(t, p); got.Cmp(a.Serial) != 0 {
+		t.Fatalf("serving serial %s, want the pair in use %s, not the expired one", got, a.Serial)
+	}
+	if !strings.Contains(logs.String(), "expired") {
+		t.Errorf("no warning names the expiry:\n%s", logs.String())
+	}
+}
