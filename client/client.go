@@ -5,24 +5,28 @@
 //   - Every POST carries an Idempotency-Key, generated per call (or given
 //     with WithIdempotencyKey) and reused on every retry of that call, so
 //     that a retry can never charge twice.
-//   - Retries: a call is retried when no answer came back (a network error,
-//     a connection closed before the answer), on 409 DUPLICATE_REQUEST
-//     with Retry-After (the first request with that key is still running),
-//     on 429 RATE_LIMITED and on 503 SERVICE_UNAVAILABLE. The wait before
-//     each retry is capped exponential backoff with jitter, and never less
-//     than the gateway's Retry-After. A retry that could not start before
-//     the context's deadline is not attempted: the call returns the last
-//     answer at once.
+//   - Retries: a call is retried when paygate's answer was lost: a network
+//     error, a connection closed before the answer, or a 5xx answer that is
+//     not paygate's JSON envelope (the 502 or 504 page of a proxy in front
+//     of the gateway, whose node may have died holding the request). It is
+//     also retried on 409 DUPLICATE_REQUEST with Retry-After (the first
+//     request with that key is still running), on 429 RATE_LIMITED and on
+//     503 SERVICE_UNAVAILABLE. The wait before each retry is capped
+//     exponential backoff with jitter, and never less than the answer's
+//     Retry-After. A retry that could not start before the context's
+//     deadline is not attempted: the call returns the last answer at once.
 //
-// Every other error answer is returned as an *Error at once: retrying it
-// with the same key would replay the same answer (CARD_DECLINED,
-// PROVIDER_ERROR are stored under the key), or fail the same way
-// (INVALID_REQUEST). To try a declined or failed payment again, call again
+// Every other error answer of paygate is returned as an *Error at once:
+// retrying it with the same key would replay the same answer
+// (CARD_DECLINED, PROVIDER_ERROR are stored under the key), or fail the
+// same way (INVALID_REQUEST). Only such an *Error, with paygate's Name, is
+// a final answer: to try a declined or failed payment again, call again
 // without WithIdempotencyKey (or with a new key): that is a new payment.
 //
-// A call that got no answer at all returns a *TransportError naming the
-// Idempotency-Key it used: calling again with that key later is safe, and
-// tells whether the payment was made.
+// A call whose answer was lost on every attempt returns a *TransportError
+// naming the Idempotency-Key it used. The payment may have been made: never
+// use a new key then, call again later with WithIdempotencyKey of that key,
+// which answers what happened without charging twice.
 //
 // Webhooks are verified with VerifyWebhook, which checks the Standard
 // Webhooks signature (package github.com/paygate/paygate/webhook) and
@@ -196,11 +200,13 @@ type RateLimit struct {
 	Reset     time.Duration // until the window frees a request
 }
 
-// TransportError is a call that got no usable answer: the gateway could
-// not be reached, or the connection failed before the answer was read,
-// on every attempt. The request may or may not have been processed;
-// calling again with WithIdempotencyKey(IdempotencyKey) is safe and
-// answers what happened.
+// TransportError is a call that got no usable answer on every attempt:
+// the gateway could not be reached, the connection failed before the
+// answer was read, or a proxy answered a 5xx page of its own instead of
+// paygate's answer (Err is then a *LostAnswerError). The request may or
+// may not have been processed: calling again with
+// WithIdempotencyKey(IdempotencyKey) is safe and answers what happened; a
+// new key could charge twice.
 type TransportError struct {
 	Method, Path   string
 	IdempotencyKey string // "" for GET and DELETE
@@ -215,6 +221,18 @@ func (e *TransportError) Error() string {
 // Unwrap returns the last attempt's failure (context.DeadlineExceeded,
 // a *url.Error, …).
 func (e *TransportError) Unwrap() error { return e.Err }
+
+// LostAnswerError is an attempt answered with a 5xx that is not paygate's
+// JSON envelope: a proxy in front of the gateway (nginx's 502 or 504 page)
+// answered in its place, so paygate's own answer, if any, was lost.
+type LostAnswerError struct {
+	StatusCode int
+	RequestID  string // the answer's X-Request-Id, if the proxy sent one
+}
+
+func (e *LostAnswerError) Error() string {
+	return fmt.Sprintf("answered %d %s with a body that is not paygate's envelope (a proxy's page): paygate's answer was lost", e.StatusCode, http.StatusText(e.StatusCode))
+}
 
 // envelope is every answer's body.
 type envelope struct {
@@ -280,15 +298,25 @@ func (c *Client) do(ctx context.Context, r request, opts []CallOption) error {
 			if ans.status < 300 {
 				return decodeData(ans, r)
 			}
-			e := errorOf(ans, info.IdempotencyKey)
-			last, retryAfter = e, e.RetryAfter
-			switch e.StatusCode {
-			case http.StatusTooManyRequests, http.StatusServiceUnavailable:
-				retry = true
-			case http.StatusConflict:
-				// Only the in-flight conflict carries Retry-After; a key
-				// reused with another body never succeeds.
-				retry = e.Name == NameDuplicateRequest && e.RetryAfter > 0
+			if ans.status >= 500 && !isEnvelopeError(ans) {
+				// A proxy's page, not paygate's answer: the request may have
+				// been processed, so it is retried with the same key like a
+				// dropped connection, and ends the same way.
+				last = &TransportError{Method: r.method, Path: r.path, IdempotencyKey: info.IdempotencyKey, Attempts: attempt,
+					Err: &LostAnswerError{StatusCode: ans.status, RequestID: info.RequestID}}
+				retryAfter = retryAfterOf(ans.header.Get("Retry-After"), time.Now())
+				retry = ctx.Err() == nil
+			} else {
+				e := errorOf(ans, info.IdempotencyKey)
+				last, retryAfter = e, e.RetryAfter
+				switch e.StatusCode {
+				case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+					retry = true
+				case http.StatusConflict:
+					// Only the in-flight conflict carries Retry-After; a key
+					// reused with another body never succeeds.
+					retry = e.Name == NameDuplicateRequest && e.RetryAfter > 0
+				}
 			}
 		}
 		if !retry || attempt > c.maxRetries {
@@ -360,8 +388,16 @@ func decodeData(a answer, r request) error {
 	return nil
 }
 
-// errorOf reads an error answer. A body that is not the envelope (a proxy's
-// page) gives an Error with the status and no name.
+// isEnvelopeError tells whether an answer's body is paygate's envelope
+// with an error, as every error answer of the gateway is.
+func isEnvelopeError(a answer) bool {
+	var env envelope
+	return json.Unmarshal(a.body, &env) == nil && env.Error != nil
+}
+
+// errorOf reads an error answer. A body that is not the envelope (a
+// proxy's 4xx page; its 5xx pages are lost answers, see do) gives an Error
+// with the status and no name.
 func errorOf(a answer, key string) *Error {
 	e := &Error{}
 	var env envelope

@@ -178,9 +178,22 @@ func TestRetries(t *testing.T) {
 			errName: NameServiceUnavailable, status: 503,
 		},
 		{
-			name:     "ErrNotTheEnvelope",
-			answers:  []scripted{{status: 502, raw: "<html>Bad Gateway</html>"}}, // a proxy's page
-			attempts: 1, errName: "", status: 502,
+			// A proxy's 5xx page is not paygate's answer: the request may
+			// have been processed, so it is retried with the same key.
+			name:     "ProxyPageRetried",
+			answers:  []scripted{{status: 502, raw: "<html>Bad Gateway</html>"}, {status: 504, raw: "<html>Gateway Time-out</html>"}},
+			attempts: 3, waits: []time.Duration{time.Millisecond, 2 * time.Millisecond},
+		},
+		{
+			name:     "ProxyPageHonoursRetryAfter",
+			answers:  []scripted{{status: 503, raw: "Service Unavailable", header: ra("2")}},
+			attempts: 2, waits: []time.Duration{2 * time.Second},
+		},
+		{
+			// A proxy's 4xx page (a body too large for it) is final.
+			name:     "ErrNotTheEnvelope4xx",
+			answers:  []scripted{{status: 413, raw: "<html>Request Entity Too Large</html>"}},
+			attempts: 1, errName: "", status: 413,
 		},
 	}
 	for _, tt := range tests {
@@ -232,6 +245,37 @@ func TestRetriesExhaustedOnNetworkErrors(t *testing.T) {
 	te, ok := errors.AsType[*TransportError](err)
 	if !ok || te.Attempts != 3 || te.Method != http.MethodGet || te.IdempotencyKey != "" || te.Err == nil {
 		t.Fatalf("error %v (%T), want a *TransportError after 3 attempts", err, err)
+	}
+}
+
+// TestRetriesExhaustedOnProxyPages: a proxy answering its own 5xx page on
+// every attempt ends like a dropped connection, in a *TransportError that
+// names the key to call again with, never in an *Error that would read as
+// the payment's failure.
+func TestRetriesExhaustedOnProxyPages(t *testing.T) {
+	t.Parallel()
+	page := scripted{status: 502, raw: "<html><center><h1>502 Bad Gateway</h1></center></html>"}
+	c, s, _ := newScripted(t, []scripted{page, page, page}, WithMaxRetries(2))
+	var info ResponseInfo
+	_, err := c.CreatePayment(t.Context(), &PaymentParams{Amount: "10.50", Currency: "EUR", CustomerID: "c"}, WithIdempotencyKey("order-9"), WithResponseInfo(&info))
+	te, ok := errors.AsType[*TransportError](err)
+	if !ok || te.Attempts != 3 || te.Method != http.MethodPost || te.IdempotencyKey != "order-9" || info.IdempotencyKey != "order-9" {
+		t.Fatalf("error %v (%T), want a *TransportError naming order-9 after 3 attempts", err, err)
+	}
+	if _, isErr := errors.AsType[*Error](err); isErr {
+		t.Errorf("error %v is also an *Error", err)
+	}
+	lost, ok := errors.AsType[*LostAnswerError](err)
+	if !ok || lost.StatusCode != 502 || lost.RequestID != "req-3" {
+		t.Errorf("cause %v, want the last attempt's 502", te.Err)
+	}
+	for i, r := range s.requests() {
+		if r.header.Get("Idempotency-Key") != "order-9" {
+			t.Errorf("attempt %d sent key %q", i+1, r.header.Get("Idempotency-Key"))
+		}
+	}
+	if !strings.Contains(err.Error(), "no answer after 3 attempt(s)") || !strings.Contains(err.Error(), "502") {
+		t.Errorf("error text %q", err)
 	}
 }
 

@@ -35,7 +35,8 @@ type Error struct {
 	// StatusCode is the HTTP status of the answer.
 	StatusCode int `json:"status"`
 	// Name is the error's name (NameCardDeclined, …); empty when the
-	// answer was not the API's envelope (a proxy's error page).
+	// answer was not the API's envelope (a proxy's 4xx page; a proxy's 5xx
+	// page is a lost answer, returned as a *TransportError).
 	Name string `json:"name"`
 	// Message is human-readable text, for logs rather than for customers.
 	Message string `json:"message"`

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -226,11 +227,38 @@ func TestGatewayErrors(t *testing.T) {
 }
 
 // TestGatewayDroppedAnswer puts a proxy in front of the gateway that lets
-// the first payment through and then closes the connection instead of
-// answering: the client retries with the same key, gets the stored answer,
-// and exactly one payment exists.
+// the first payment through and then loses its answer, by closing the
+// connection or by answering its own 502 page as nginx does when the node
+// dies holding the request: the client retries with the same key, gets the
+// stored answer, and exactly one payment exists.
 func TestGatewayDroppedAnswer(t *testing.T) {
 	t.Parallel()
+	tests := []struct {
+		name string
+		lose func(w http.ResponseWriter)
+	}{
+		{"ConnectionClosed", func(w http.ResponseWriter) {
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err != nil {
+				panic(err)
+			}
+			conn.Close()
+		}},
+		{"ProxyBadGatewayPage", func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/html")
+			w.WriteHeader(http.StatusBadGateway)
+			fmt.Fprint(w, "<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>")
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			testDroppedAnswer(t, tt.lose)
+		})
+	}
+}
+
+func testDroppedAnswer(t *testing.T, lose func(w http.ResponseWriter)) {
 	g := startGateway(t)
 	target, err := url.Parse(g.url)
 	if err != nil {
@@ -261,12 +289,7 @@ func TestGatewayDroppedAnswer(t *testing.T) {
 		}
 		mu.Unlock()
 		if drop {
-			// The gateway answered; the client never hears it.
-			conn, _, err := http.NewResponseController(w).Hijack()
-			if err != nil {
-				panic(err)
-			}
-			conn.Close()
+			lose(w) // the gateway answered; the client never hears it
 			return
 		}
 		for k, v := range res.Header {

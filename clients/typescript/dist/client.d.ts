@@ -65,15 +65,20 @@ export interface CallOptions {
 /**
  * The client of paygate's /v1 API. Every POST carries an Idempotency-Key,
  * generated per call (or given in CallOptions) and reused on each retry of
- * that call, so a retry never charges twice. A call is retried when no
- * answer came back, on 409 DUPLICATE_REQUEST with Retry-After (the first
- * request with that key is still running), on 429 and on 503, waiting
- * capped exponential backoff with jitter and never less than Retry-After.
- * Every other error answer throws a PaygateError at once: a retry with the
- * same key would replay it (CARD_DECLINED and PROVIDER_ERROR are stored under
- * the key). To try a declined payment again, call again without a key (or
- * with a new one). A call that got no answer at all throws a
- * TransportError naming its key.
+ * that call, so a retry never charges twice. A call is retried when
+ * paygate's answer was lost: no answer came back, or a 5xx came that is not
+ * paygate's JSON envelope (the 502 or 504 page of a proxy in front of the
+ * gateway, whose node may have died holding the request). It is also retried
+ * on 409 DUPLICATE_REQUEST with Retry-After (the first request with that key
+ * is still running), on 429 and on 503, waiting capped exponential backoff
+ * with jitter and never less than Retry-After. Every other error answer of
+ * paygate throws a PaygateError at once: a retry with the same key would
+ * replay it (CARD_DECLINED and PROVIDER_ERROR are stored under the key).
+ * Only such a PaygateError is final: to try a declined payment again, call
+ * again without a key (or with a new one). A call whose answer was lost on
+ * every attempt throws a TransportError naming its key: the payment may
+ * have been made, so never use a new key then; call again later with
+ * `{ idempotencyKey: err.idempotencyKey }`, which answers what happened.
  */
 export declare class Client {
     #private;

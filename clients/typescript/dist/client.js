@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { ErrorName, PaygateError, TransportError } from "./errors.js";
+import { ErrorName, LostAnswerError, PaygateError, TransportError } from "./errors.js";
 /** The client's version, sent in its User-Agent. */
 export const VERSION = "0.1.0";
 /** Defaults of ClientOptions. */
@@ -29,15 +29,20 @@ const MAX_ANSWER = 8 << 20;
 /**
  * The client of paygate's /v1 API. Every POST carries an Idempotency-Key,
  * generated per call (or given in CallOptions) and reused on each retry of
- * that call, so a retry never charges twice. A call is retried when no
- * answer came back, on 409 DUPLICATE_REQUEST with Retry-After (the first
- * request with that key is still running), on 429 and on 503, waiting
- * capped exponential backoff with jitter and never less than Retry-After.
- * Every other error answer throws a PaygateError at once: a retry with the
- * same key would replay it (CARD_DECLINED and PROVIDER_ERROR are stored under
- * the key). To try a declined payment again, call again without a key (or
- * with a new one). A call that got no answer at all throws a
- * TransportError naming its key.
+ * that call, so a retry never charges twice. A call is retried when
+ * paygate's answer was lost: no answer came back, or a 5xx came that is not
+ * paygate's JSON envelope (the 502 or 504 page of a proxy in front of the
+ * gateway, whose node may have died holding the request). It is also retried
+ * on 409 DUPLICATE_REQUEST with Retry-After (the first request with that key
+ * is still running), on 429 and on 503, waiting capped exponential backoff
+ * with jitter and never less than Retry-After. Every other error answer of
+ * paygate throws a PaygateError at once: a retry with the same key would
+ * replay it (CARD_DECLINED and PROVIDER_ERROR are stored under the key).
+ * Only such a PaygateError is final: to try a declined payment again, call
+ * again without a key (or with a new one). A call whose answer was lost on
+ * every attempt throws a TransportError naming its key: the payment may
+ * have been made, so never use a new key then; call again later with
+ * `{ idempotencyKey: err.idempotencyKey }`, which answers what happened.
  */
 export class Client {
     #base;
@@ -188,14 +193,23 @@ export class Client {
                     if (answer.status < 300)
                         return dataOf(call, answer);
                     const e = errorOf(answer, key);
-                    last = e;
                     retryAfterMs = e.retryAfterMs;
-                    retry =
-                        e.status === 429 ||
-                            e.status === 503 ||
-                            // Only the in-flight conflict carries Retry-After; a key reused
-                            // with another body never succeeds.
-                            (e.status === 409 && e.name === ErrorName.DuplicateRequest && e.retryAfterMs > 0);
+                    if (answer.status >= 500 && e.name === "PaygateError") {
+                        // A proxy's page, not paygate's answer: the request may have been
+                        // processed, so it is retried with the same key like a dropped
+                        // connection, and ends the same way.
+                        last = new TransportError(call.method, call.path, key, attempt, new LostAnswerError(answer.status, info.requestId));
+                        retry = !options.signal?.aborted;
+                    }
+                    else {
+                        last = e;
+                        retry =
+                            e.status === 429 ||
+                                e.status === 503 ||
+                                // Only the in-flight conflict carries Retry-After; a key reused
+                                // with another body never succeeds.
+                                (e.status === 409 && e.name === ErrorName.DuplicateRequest && e.retryAfterMs > 0);
+                    }
                 }
                 if (!retry || attempt > this.#maxRetries)
                     throw last;
@@ -247,7 +261,11 @@ function dataOf(call, answer) {
     }
     return env.data;
 }
-/** Reads an error answer; a body that is not the envelope (a proxy's page) gives a PaygateError with the status only. */
+/**
+ * Reads an error answer; a body that is not the envelope (a proxy's page) gives
+ * a PaygateError with the status only, named "PaygateError" (a 5xx one is a
+ * lost answer: #call turns it into a TransportError).
+ */
 function errorOf(answer, key) {
     let body = { status: answer.status, name: "", message: `HTTP ${answer.status}` };
     try {

@@ -13,5 +13,5 @@
  * @module
  */
 export { Client, exponentialBackoff, retryAfterMs, VERSION, DEFAULT_MAX_RETRIES, DEFAULT_BASE_DELAY_MS, DEFAULT_MAX_DELAY_MS, DEFAULT_TIMEOUT_MS, } from "./client.js";
-export { DeclineCode, ErrorName, PaygateError, TransportError } from "./errors.js";
+export { DeclineCode, ErrorName, LostAnswerError, PaygateError, TransportError } from "./errors.js";
 export { EventType, verifyWebhook, WebhookVerificationError, WEBHOOK_TOLERANCE_SECONDS } from "./webhook.js";

@@ -44,7 +44,7 @@ export interface ErrorBody {
  * An error answer of the gateway. Like DOMException's, its `name` says which
  * error it is: the API's error name (`"CARD_DECLINED"`, see `ErrorName`), or
  * `"PaygateError"` when the answer was not the API's envelope (a proxy's
- * error page).
+ * 4xx page; a proxy's 5xx page is a lost answer, thrown as a TransportError).
  */
 export class PaygateError extends Error {
   /** The HTTP status of the answer. */
@@ -79,11 +79,13 @@ export class PaygateError extends Error {
 }
 
 /**
- * A call that got no usable answer: the gateway could not be reached, or the
- * connection failed before the answer was read, on every attempt. The
- * request may or may not have been processed: calling again with
- * `{ idempotencyKey: err.idempotencyKey }` is safe and answers what happened.
- * `cause` is the last attempt's failure.
+ * A call that got no usable answer on every attempt: the gateway could not be
+ * reached, the connection failed before the answer was read, or a proxy
+ * answered a 5xx page of its own instead of paygate's answer (`cause` is then
+ * a LostAnswerError). The request may or may not have been processed: calling
+ * again with `{ idempotencyKey: err.idempotencyKey }` is safe and answers what
+ * happened; a new key could charge twice. `cause` is the last attempt's
+ * failure.
  */
 export class TransportError extends Error {
   override readonly name = "TransportError";
@@ -99,6 +101,26 @@ export class TransportError extends Error {
     this.path = path;
     this.idempotencyKey = idempotencyKey;
     this.attempts = attempts;
+  }
+}
+
+/**
+ * An attempt answered with a 5xx that is not paygate's JSON envelope: a proxy
+ * in front of the gateway (nginx's 502 or 504 page) answered in its place, so
+ * paygate's own answer, if any, was lost. It is the `cause` of a
+ * TransportError.
+ */
+export class LostAnswerError extends Error {
+  override readonly name = "LostAnswerError";
+  /** The proxy's HTTP status. */
+  readonly status: number;
+  /** The answer's X-Request-Id, if the proxy sent one. */
+  readonly requestId: string | undefined;
+
+  constructor(status: number, requestId: string | undefined) {
+    super(`answered ${status} with a body that is not paygate's envelope (a proxy's page): paygate's answer was lost`);
+    this.status = status;
+    this.requestId = requestId;
   }
 }
 

@@ -23,7 +23,7 @@ export {
   DEFAULT_TIMEOUT_MS,
 } from "./client.js";
 export type { Backoff, CallOptions, ClientOptions } from "./client.js";
-export { DeclineCode, ErrorName, PaygateError, TransportError } from "./errors.js";
+export { DeclineCode, ErrorName, LostAnswerError, PaygateError, TransportError } from "./errors.js";
 export type { ErrorBody } from "./errors.js";
 export type * from "./types.js";
 export { EventType, verifyWebhook, WebhookVerificationError, WEBHOOK_TOLERANCE_SECONDS } from "./webhook.js";

@@ -18,10 +18,21 @@ async function listen(t, handler) {
   return `http://127.0.0.1:${server.address().port}`;
 }
 
-test("an answer dropped on the way: the retry reuses the key and one payment exists", async (t) => {
+// Two ways a proxy loses the first answer: the connection closes, or the
+// proxy answers its own 502 page, as nginx does when the node dies holding
+// the request.
+const LOSE = {
+  "the connection closes": (req) => req.socket.destroy(),
+  "a proxy's 502 page": (req, res) => {
+    res.writeHead(502, { "Content-Type": "text/html" });
+    res.end("<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>");
+  },
+};
+
+for (const [how, lose] of Object.entries(LOSE)) test(`an answer lost on the way (${how}): the retry reuses the key and one payment exists`, async (t) => {
   const g = await startGateway(t);
-  // The proxy passes every request to the gateway; it closes the
-  // connection instead of giving the first answer.
+  // The proxy passes every request to the gateway; it loses the first
+  // answer.
   const seen = [];
   let dropped;
   const proxy = await listen(t, async (req, res) => {
@@ -38,7 +49,7 @@ test("an answer dropped on the way: the retry reuses the key and one payment exi
     seen.push(req.headers["idempotency-key"]);
     if (seen.length === 1) {
       dropped = body; // the gateway answered; the client never hears it
-      req.socket.destroy();
+      lose(req, res);
       return;
     }
     res.writeHead(up.status, Object.fromEntries(up.headers));

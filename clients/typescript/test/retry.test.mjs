@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { describe, test } from "node:test";
-import { Client, ErrorName, PaygateError, TransportError, exponentialBackoff, retryAfterMs } from "../dist/index.js";
+import { Client, ErrorName, LostAnswerError, PaygateError, TransportError, exponentialBackoff, retryAfterMs } from "../dist/index.js";
 
 const PAYMENT = { id: "0190b6a2-7c1d-7000-8000-000000000001", status: "captured", amount: "10.50" };
 
@@ -73,7 +73,16 @@ describe("retries", () => {
     { name: "a decline is not retried", answers: [{ status: 400, name: ErrorName.CardDeclined }], attempts: 1, waits: [], error: ErrorName.CardDeclined },
     { name: "a provider error is not retried", answers: [{ status: 502, name: ErrorName.ProviderError }], attempts: 1, waits: [], error: ErrorName.ProviderError },
     { name: "500 is not retried", answers: [{ status: 500, name: ErrorName.InternalError }], attempts: 1, waits: [], error: ErrorName.InternalError },
-    { name: "a proxy's page", answers: [{ status: 502, raw: "<html>Bad Gateway</html>" }], attempts: 1, waits: [], error: "PaygateError" },
+    {
+      // A proxy's 5xx page is not paygate's answer: the request may have been
+      // processed, so it is retried with the same key.
+      name: "a proxy's 5xx page is retried",
+      answers: [{ status: 502, raw: "<html>Bad Gateway</html>" }, { status: 504, raw: "<html>Gateway Time-out</html>" }],
+      attempts: 3,
+      waits: [1, 2],
+    },
+    { name: "a proxy's 5xx page honours Retry-After", answers: [{ status: 503, raw: "Service Unavailable", headers: ra("2") }], attempts: 2, waits: [2000] },
+    { name: "a proxy's 4xx page is final", answers: [{ status: 413, raw: "<html>Request Entity Too Large</html>" }], attempts: 1, waits: [], error: "PaygateError" },
     {
       name: "retries run out",
       answers: Array(6).fill({ status: 503, name: ErrorName.ServiceUnavailable }),
@@ -125,6 +134,24 @@ describe("retries", () => {
       assert.ok(err.cause);
       return true;
     });
+  });
+
+  test("a proxy's 5xx page on every attempt: a TransportError naming the key, not a PaygateError", async (t) => {
+    const page = { status: 502, raw: "<html><center><h1>502 Bad Gateway</h1></center></html>" };
+    const s = await scripted(t, [page, page, page]);
+    const { client } = recordingClient(s.url, { maxRetries: 2 });
+    await assert.rejects(client.createPayment({ amount: "1", currency: "EUR", customerId: "c" }, { idempotencyKey: "order-9" }), (err) => {
+      assert.ok(err instanceof TransportError, String(err));
+      assert.ok(!(err instanceof PaygateError));
+      assert.equal(err.attempts, 3);
+      assert.equal(err.idempotencyKey, "order-9");
+      assert.ok(err.cause instanceof LostAnswerError);
+      assert.equal(err.cause.status, 502);
+      assert.equal(err.cause.requestId, "req-3");
+      assert.match(err.message, /no answer after 3 attempt\(s\).*502/);
+      return true;
+    });
+    assert.deepEqual(s.seen.map((r) => r.headers["idempotency-key"]), ["order-9", "order-9", "order-9"]);
   });
 
   test("a retry that could not start before the deadline is not waited for", async (t) => {
