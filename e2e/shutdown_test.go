@@ -171,3 +171,33 @@ func TestSecondSignalEndsAtOnce(t *testing.T) {
 		t.Fatalf("paygate still runs 30s after a second SIGINT\n%s", g.Logs())
 	}
 }
+
+// TestSecondSIGTERMKeepsDraining checks that a second SIGTERM, as process
+// supervisors send, does not cut the graceful stop short: the node still
+// drains, and still answers, after it.
+func TestSecondSIGTERMKeepsDraining(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t, sqliteEngine().url(t), "--drain-delay", "3s")
+	if err := g.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "/readyz to answer 503", func() bool {
+		return g.call(http.MethodGet, "/readyz", "", nil).Status == http.StatusServiceUnavailable
+	})
+	if err := g.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if got := g.call(http.MethodGet, "/healthz", "", nil).Status; got != http.StatusOK {
+		t.Errorf("/healthz answered %d after the second SIGTERM, within the drain delay; want 200", got)
+	}
+	select {
+	case err := <-g.exited:
+		g.exited <- err
+		if err != nil {
+			t.Errorf("paygate ended with %v after its drain, want a clean exit", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("paygate still runs 60s after SIGTERM with a 3s drain delay\n%s", g.Logs())
+	}
+}
