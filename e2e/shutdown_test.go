@@ -157,18 +157,26 @@ func TestSecondSignalEndsAtOnce(t *testing.T) {
 	eventually(t, 10*time.Second, "/readyz to answer 503", func() bool {
 		return g.call(http.MethodGet, "/readyz", "", nil).Status == http.StatusServiceUnavailable
 	})
-	if err := g.cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-g.exited:
-		g.exited <- err
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGINT {
-			t.Errorf("paygate ended with %v, want killed by the second SIGINT", err)
+	// The default action comes back just after the first signal is taken
+	// (main's AfterFunc), which on a loaded machine may be after /readyz
+	// turned 503: press Ctrl-C again until it ends the process.
+	deadline := time.After(30 * time.Second)
+	for {
+		if err := g.cmd.Process.Signal(syscall.SIGINT); err != nil {
+			t.Fatal(err)
 		}
-	case <-time.After(30 * time.Second):
-		t.Fatalf("paygate still runs 30s after a second SIGINT\n%s", g.Logs())
+		select {
+		case err := <-g.exited:
+			g.exited <- err
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGINT {
+				t.Errorf("paygate ended with %v, want killed by the second SIGINT", err)
+			}
+			return
+		case <-time.After(time.Second):
+		case <-deadline:
+			t.Fatalf("paygate still runs 30s after a second SIGINT\n%s", g.Logs())
+		}
 	}
 }
 

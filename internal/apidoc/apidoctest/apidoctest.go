@@ -174,7 +174,10 @@ func (c *Checker) undocumented(ctx context.Context, r *http.Request, routeErr er
 	case errors.Is(routeErr, routers.ErrPathNotFound):
 		key = fallbackKey{read: read}
 	case errors.Is(routeErr, routers.ErrMethodNotAllowed):
-		key = fallbackKey{read: read, noMethod: true}
+		// A path whose id the gateway could never have issued is no
+		// resource's path: it is answered 404 whatever the method, as an
+		// unknown path is.
+		key = fallbackKey{read: read, noMethod: status != http.StatusNotFound}
 	default:
 		return fmt.Errorf("%s %s: route the request: %w", r.Method, r.URL.Path, routeErr)
 	}
