@@ -37,8 +37,8 @@ func (t *benchTraces) env() []string {
 }
 
 // markStart and markEnd count the spans received by the measurement's
-// start and end. The server sends spans in batches, a fraction of a second
-// after they end; at a steady rate the lag at both ends cancels out.
+// start and end. The server sends spans in batches (bench.TraceStats says
+// when); at a steady rate the lag at both ends cancels out.
 func (t *benchTraces) markStart() {
 	if t != nil {
 		t.atStart = t.recv.SpanCount()

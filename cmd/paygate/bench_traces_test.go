@@ -32,9 +32,14 @@ func TestBenchTraces(t *testing.T) {
 	if rep.Payments <= 0 || rep.TransportErrors != 0 || len(rep.Errors) != 0 {
 		t.Fatalf("report %s", stdout.String())
 	}
+	// Every measured request's spans (a server span, store spans, the
+	// provider's) reach the receiver by the server's stop, which flushes
+	// them; how many arrived within the measurement depends on batching
+	// (a batch leaves when full or after five seconds), so it is only
+	// bounded here.
 	tr := rep.Traces
-	if tr == nil || tr.Spans <= 0 || tr.SpansPerRequest < 3 || tr.TotalSpans < tr.Spans || tr.ExportRequests <= 0 || tr.Failures != 0 {
-		t.Fatalf("traces %+v", tr)
+	if tr == nil || tr.TotalSpans < 3*rep.Requests || tr.Spans < 0 || tr.Spans > tr.TotalSpans || tr.ExportRequests <= 0 || tr.Failures != 0 {
+		t.Fatalf("traces %+v for %d requests", tr, rep.Requests)
 	}
 }
 

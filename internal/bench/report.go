@@ -111,7 +111,10 @@ type ServerStats struct {
 // TraceStats is what the OTLP receiver of --traces got from the server.
 type TraceStats struct {
 	// Spans were received during the measurement; SpansPerRequest is Spans
-	// per measured request.
+	// per measured request. The server sends a batch when it holds 512
+	// spans or five seconds after its first: at a steady rate the lag at
+	// both ends of the measurement cancels out, but a run of a few
+	// seconds at a low rate may count none (TotalSpans has them).
 	Spans           int64   `json:"spans"`
 	SpansPerRequest float64 `json:"spansPerRequest"`
 	// TotalSpans were received over the server's life (its warmup, the

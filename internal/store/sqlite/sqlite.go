@@ -107,8 +107,8 @@ func open(ctx context.Context, path string, busy time.Duration) (*Store, error) 
 	// member copies the page to the sub-journal, a temporary file by
 	// default, which cost the writer a pwrite per page (11% of the
 	// server's CPU at 500 payments/s).
-	write, err := openCached(dsn(path, true, busy) +
-		"&_pragma=wal_autocheckpoint%280%29&_pragma=cache_size%28-32768%29&_pragma=temp_store%28MEMORY%29")
+	write, err := openCached(dsn(path, true, busy)+
+		"&_pragma=wal_autocheckpoint%280%29&_pragma=cache_size%28-32768%29&_pragma=temp_store%28MEMORY%29", false)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
@@ -122,7 +122,7 @@ func open(ctx context.Context, path string, busy time.Duration) (*Store, error) 
 		return nil, err
 	}
 
-	read, err := openCached(dsn(path, false, busy))
+	read, err := openCached(dsn(path, false, busy), true)
 	if err != nil {
 		_ = write.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)

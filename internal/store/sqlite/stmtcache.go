@@ -24,12 +24,16 @@ const maxCachedStatements = 256
 // stmtCacheConnector opens driver connections that cache their prepared
 // statements.
 type stmtCacheConnector struct {
-	dsn string
-	drv driver.Driver
+	dsn    string
+	drv    driver.Driver
+	traced bool // statements get spans (trace.go)
 }
 
 // openCached is sql.Open of the driver for dsn, with the statement cache.
-func openCached(dsn string) (*sql.DB, error) {
+// With traced, each statement run under a recording span gets one of its
+// own (the read pool's: the writer's statements are covered by their
+// transaction's span, trace.go).
+func openCached(dsn string, traced bool) (*sql.DB, error) {
 	// sql.Open connects to nothing: it only finds the registered driver.
 	probe, err := sql.Open("sqlite", dsn)
 	if err != nil {
@@ -37,7 +41,7 @@ func openCached(dsn string) (*sql.DB, error) {
 	}
 	drv := probe.Driver()
 	_ = probe.Close()
-	return sql.OpenDB(&stmtCacheConnector{dsn: dsn, drv: drv}), nil
+	return sql.OpenDB(&stmtCacheConnector{dsn: dsn, drv: drv, traced: traced}), nil
 }
 
 // Connect opens a connection of the underlying driver and wraps it.
@@ -51,7 +55,7 @@ func (c *stmtCacheConnector) Connect(context.Context) (driver.Conn, error) {
 		_ = conn.Close()
 		return nil, errors.New("sqlite: the driver's connection lacks context methods")
 	}
-	return &stmtCacheConn{inner: inner, stmts: map[string]*cachedStmt{}}, nil
+	return &stmtCacheConn{inner: inner, stmts: map[string]*cachedStmt{}, traced: c.traced}, nil
 }
 
 // Driver returns the underlying driver.
@@ -73,8 +77,9 @@ type cachingInner interface {
 // statements. database/sql uses a connection from one goroutine at a time,
 // so the cache needs no lock.
 type stmtCacheConn struct {
-	inner cachingInner
-	stmts map[string]*cachedStmt
+	inner  cachingInner
+	stmts  map[string]*cachedStmt
+	traced bool
 }
 
 // cachedStmt is a prepared statement; busy while rows of it are open (a
@@ -121,7 +126,7 @@ func (c *stmtCacheConn) stmt(ctx context.Context, query string) (*cachedStmt, er
 
 // ExecContext runs query on its prepared statement.
 func (c *stmtCacheConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (_ driver.Result, err error) {
-	ctx, span := startStatement(ctx, query) // trace.go
+	ctx, span := c.startStatement(ctx, query) // trace.go
 	defer func() { endSpan(span, err) }()
 	cs, err := c.stmt(ctx, query)
 	if err != nil {
@@ -137,7 +142,7 @@ func (c *stmtCacheConn) ExecContext(ctx context.Context, query string, args []dr
 // until the rows are closed.
 func (c *stmtCacheConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
 	// The statement's span ends when its rows are closed (trace.go).
-	ctx, span := startStatement(ctx, query)
+	ctx, span := c.startStatement(ctx, query)
 	cs, err := c.stmt(ctx, query)
 	if err != nil {
 		endSpan(span, err)
