@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/paygate/paygate/internal/apidoc/apidoctest"
 )
@@ -24,8 +25,9 @@ import (
 // checker is loaded by TestMain.
 var checker *apidoctest.Checker
 
-// checked counts the exchanges checked, for TestMain's summary.
-var checked atomic.Int64
+// checked counts the exchanges checked, and checking the time they took,
+// for TestMain's summary.
+var checked, checking atomic.Int64
 
 // gateways maps the address (host:port) of each running gateway to it, so
 // that the transport knows whose test an exchange belongs to.
@@ -96,7 +98,10 @@ func (t conformingTransport) RoundTrip(req *http.Request) (*http.Response, error
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	checked.Add(1)
-	if err := checker.Check(req, reqBody, resp.StatusCode, resp.Header, body); err != nil {
+	start := time.Now()
+	err = checker.Check(req, reqBody, resp.StatusCode, resp.Header, body)
+	checking.Add(int64(time.Since(start)))
+	if err != nil {
 		if t.report != nil {
 			t.report(g, req, resp.StatusCode, err)
 		} else {

@@ -48,7 +48,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
-	fmt.Fprintf(os.Stderr, "e2e: %d exchanges with the gateways checked against docs/openapi.json\n", checked.Load())
+	fmt.Fprintf(os.Stderr, "e2e: %d exchanges with the gateways checked against docs/openapi.json in %s\n",
+		checked.Load(), time.Duration(checking.Load()).Round(time.Millisecond))
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
