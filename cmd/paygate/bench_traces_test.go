@@ -1,13 +1,8 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"strings"
 	"testing"
-
-	"github.com/paygate/paygate/internal/bench"
 )
 
 // TestBenchTraces runs bench --traces briefly: the child server exports to
@@ -18,19 +13,9 @@ func TestBenchTraces(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server and loads it for a second")
 	}
-	t.Setenv(benchChildEnv, "1")
-	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"bench", "--duration", "1s", "--warmup", "200ms", "--concurrency", "4", "--traces", "--json"},
-		func(string) string { return "" }, &stdout, &stderr)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr.String())
-	}
-	var rep bench.Report
-	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
-		t.Fatalf("%v: %s", err, stdout.String())
-	}
+	rep := benchJSON(t, "--duration", "1s", "--warmup", "200ms", "--concurrency", "4", "--traces")
 	if rep.Payments <= 0 || rep.TransportErrors != 0 || len(rep.Errors) != 0 {
-		t.Fatalf("report %s", stdout.String())
+		t.Fatalf("report %+v", rep)
 	}
 	// Every measured request's spans (a server span, store spans, the
 	// provider's) reach the receiver by the server's stop, which flushes
