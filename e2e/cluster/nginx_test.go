@@ -313,6 +313,8 @@ type fakeNode struct {
 	addr  string
 	posts atomic.Int32
 	gets  atomic.Int32
+	mu    sync.Mutex
+	keys  []string // the Idempotency-Key of every POST, in order
 }
 
 func startFakeNode(t *testing.T, dying bool) *fakeNode {
@@ -344,6 +346,9 @@ func startFakeNode(t *testing.T, dying bool) *fakeNode {
 				_, _ = io.Copy(io.Discard, req.Body)
 				if req.Method == http.MethodPost {
 					f.posts.Add(1)
+					f.mu.Lock()
+					f.keys = append(f.keys, req.Header.Get("Idempotency-Key"))
+					f.mu.Unlock()
 				} else {
 					f.gets.Add(1)
 				}
@@ -362,20 +367,25 @@ func deadAddr(t *testing.T) string { return freeAddr(t) }
 
 // TestNginxRetryPolicy checks, with the committed nginx.conf in front of
 // stand-in nodes, that nginx retries on another node only what is safe: a
-// POST that reached a node which died before answering is answered 502 and
-// sent nowhere else (the node may have charged the card: only the client's
-// retry with the same Idempotency-Key may repeat it); a GET in the same
-// case is tried on the next node; and a connection refused, which carries
-// no request, moves any method to the next node.
+// POST without an Idempotency-Key that reached a node which died before
+// answering is answered 502 and sent nowhere else (the node may have acted
+// on it); the same POST with a key is sent to the next node with that key
+// (paygate answers a key once: the second send gets the first one's answer,
+// or 409 while it is in flight); a GET in the same case is tried on the
+// next node; and a connection refused, which carries no request, moves any
+// method to the next node.
 func TestNginxRetryPolicy(t *testing.T) {
 	t.Parallel()
-	send := func(t *testing.T, n *nginx, method string) int {
+	send := func(t *testing.T, n *nginx, method string, key ...string) int {
 		t.Helper()
 		var body io.Reader
 		if method == http.MethodPost {
 			body = strings.NewReader(`{"amount":"1.00"}`)
 		}
 		req, _ := http.NewRequest(method, n.url+"/v1/payments", body)
+		for _, k := range key {
+			req.Header.Set("Idempotency-Key", k)
+		}
 		resp, err := n.client.Do(req)
 		if err != nil {
 			t.Fatalf("%s through nginx: %v", method, err)
@@ -405,6 +415,25 @@ func TestNginxRetryPolicy(t *testing.T) {
 		}
 		if got := total(nodes, http.MethodPost); got != 1 {
 			t.Errorf("the POST reached %d nodes, want exactly 1: nginx must not resend a POST it sent", got)
+		}
+	})
+
+	t.Run("KeyedPostSentIsRetried", func(t *testing.T) {
+		t.Parallel()
+		dying := []*fakeNode{startFakeNode(t, true), startFakeNode(t, true)}
+		alive := startFakeNode(t, false)
+		s, pool := newNginxSite(t, threeNodes([3]string{dying[0].addr, dying[1].addr, alive.addr}))
+		n := startNginx(t, s, pool)
+		for i := range 3 {
+			key := fmt.Sprintf("key-%d", i)
+			if got := send(t, n, http.MethodPost, key); got != http.StatusOK {
+				t.Errorf("POST %d with a key and one live node of three: %d, want 200", i, got)
+			}
+		}
+		alive.mu.Lock()
+		defer alive.mu.Unlock()
+		if want := []string{"key-0", "key-1", "key-2"}; fmt.Sprint(alive.keys) != fmt.Sprint(want) {
+			t.Errorf("the live node got POSTs with keys %q, want %q: the key must travel with the retry", alive.keys, want)
 		}
 	})
 
