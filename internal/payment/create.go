@@ -95,7 +95,7 @@ func (s *Service) Create(ctx context.Context, req Request, in CreateInput) (Resu
 	creq := s.chargeRequest(p, in, token)
 	// A card to save is stored between the charge and the outcome, for the
 	// customer the insert resolves: that payment is inserted first.
-	if !in.SaveCard && s.recordsWithOutcome(p.Mode, route, creq) {
+	if !in.SaveCard && recordsWithOutcome(route, creq) {
 		return s.createAnswered(ctx, np, creq, token, unreserved)
 	}
 
@@ -132,17 +132,11 @@ type OutcomeRecorder interface {
 
 // recordsWithOutcome reports whether every provider of the route, which
 // the charge of req may reach, records it with its outcome
-// (OutcomeRecorder). A route entry that hides the capability (the router's
-// breaker wrapper) is looked through by its id: Router.Provider returns
-// the provider itself.
-func (s *Service) recordsWithOutcome(mode paygate.Mode, route []paygate.Provider, req paygate.ChargeRequest) bool {
+// (OutcomeRecorder; the router's route entries pass on what their
+// provider says).
+func recordsWithOutcome(route []paygate.Provider, req paygate.ChargeRequest) bool {
 	for _, prov := range route {
 		r, ok := prov.(OutcomeRecorder)
-		if !ok {
-			if inner, found := s.router.Provider(mode, prov.ID()); found {
-				r, ok = inner.(OutcomeRecorder)
-			}
-		}
 		if !ok || !r.RecordsWithOutcome(req) {
 			return false
 		}

@@ -351,6 +351,18 @@ func (r *routed) LedgerInGateway() bool {
 	return ok && l.LedgerInGateway()
 }
 
+// RecordsWithOutcome says what the provider behind the breaker says, for
+// the same reason (payment.OutcomeRecorder: whether a charge may be made
+// before its payment is stored). A refused entry sends nothing, but it
+// answers as its provider would, so that whether a payment is stored
+// before its call does not depend on a breaker's state.
+func (r *routed) RecordsWithOutcome(req paygate.ChargeRequest) bool {
+	o, ok := r.g.p.(interface {
+		RecordsWithOutcome(paygate.ChargeRequest) bool
+	})
+	return ok && o.RecordsWithOutcome(req)
+}
+
 // Charge charges through the breaker, within the provider's timeout and the
 // payment's ChargeBudget. A refused, broken-open or over-budget call is
 // ProviderUnavailable with nothing sent.

@@ -492,3 +492,31 @@ func TestRouteLedgerInGateway(t *testing.T) {
 		t.Fatal("an empty route: want no ledger in gateway")
 	}
 }
+
+// The same holds for whether a charge may be made before its payment is
+// stored (payment.OutcomeRecorder): the route entry passes on what its
+// provider says, for every entry, a refused one included.
+func TestRouteRecordsWithOutcome(t *testing.T) {
+	t.Parallel()
+	type recorder interface {
+		RecordsWithOutcome(paygate.ChargeRequest) bool
+	}
+	req := paygate.ChargeRequest{PaymentID: "pay-1", Mode: paygate.ModeTest,
+		Amount: paygate.Money{Amount: 100, Currency: "EUR"}, Card: paygate.Card{Number: sandbox.CardVisa}}
+	outcome := sandbox.New(SandboxEU, nil, sandbox.WithOutcomeLedger(sandbox.NewMemoryLedger()))
+	r := newRouter(t, DefaultBreaker(), time.Second, outcome, sandbox.New(SandboxGlobal, nil), &flaky{id: "remote"})
+	want := map[string]bool{SandboxEU: true, SandboxGlobal: false, "remote": false}
+	route := r.Route(paygate.ModeTest, "EUR")
+	if len(route) != len(want) {
+		t.Fatalf("route %v, want the three providers", route)
+	}
+	for _, p := range route {
+		rec, ok := p.(recorder)
+		if !ok {
+			t.Fatalf("route entry %s hides RecordsWithOutcome", p.ID())
+		}
+		if got := rec.RecordsWithOutcome(req); got != want[p.ID()] {
+			t.Errorf("%s: RecordsWithOutcome %v, want %v", p.ID(), got, want[p.ID()])
+		}
+	}
+}
