@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/account"
-	"github.com/paygate/paygate/internal/id"
 	"github.com/paygate/paygate/internal/paygate"
 )
 
@@ -65,11 +64,11 @@ func cmdKeyCreate(ctx context.Context, c *cli, args []string) error {
 	var secret string
 	var key paygate.APIKey
 	err := withStore(ctx, dbURL, func(ctx context.Context, st paygate.Store) error {
-		m, err := merchantByID(ctx, st, merchantID)
+		m, err := findMerchant(ctx, st, dbURL, merchantID)
 		if err != nil {
 			return err
 		}
-		secret, key, err = account.CreateKey(ctx, st, m.ID, paygate.Mode(mode), now())
+		secret, key, err = account.CreateKeyBy(ctx, st, m.ID, paygate.Mode(mode), now(), account.CLI)
 		return err
 	})
 	if err != nil {
@@ -98,7 +97,7 @@ func cmdKeyList(ctx context.Context, c *cli, args []string) error {
 	}
 	var keys []paygate.APIKey
 	err := withStore(ctx, dbURL, func(ctx context.Context, st paygate.Store) error {
-		if _, err := merchantByID(ctx, st, merchantID); err != nil {
+		if _, err := findMerchant(ctx, st, dbURL, merchantID); err != nil {
 			return err
 		}
 		var err error
@@ -179,13 +178,13 @@ func cmdKeyRotate(ctx context.Context, c *cli, args []string) error {
 	var next, old paygate.APIKey
 	err := withStore(ctx, dbURL, func(ctx context.Context, st paygate.Store) error {
 		var err error
-		old, err = keyByID(ctx, st, keyID)
+		old, err = findKey(ctx, st, dbURL, keyID)
 		if err != nil {
 			return err
 		}
 		// The store keeps an earlier expiry the key already had: old
 		// comes back as stored, with the expiry that holds.
-		secret, next, old, err = account.RotateKey(ctx, st, old, grace, now())
+		secret, next, old, err = account.RotateKeyBy(ctx, st, old, grace, now(), account.CLI)
 		return err
 	})
 	if err != nil {
@@ -220,13 +219,14 @@ func cmdKeyRevoke(ctx context.Context, c *cli, args []string) error {
 	}
 	var k paygate.APIKey
 	err := withStore(ctx, dbURL, func(ctx context.Context, st paygate.Store) error {
-		if !id.Valid(keyID) {
-			return fmt.Errorf("key not found: %q is not a key id", keyID)
+		found, err := findKey(ctx, st, dbURL, keyID)
+		if err != nil {
+			return err
 		}
-		var err error
-		k, err = account.RevokeKey(ctx, st, keyID, now())
+		// The revocation and its audit entry are one unit.
+		k, err = account.RevokeKeyBy(ctx, st, found, now(), account.CLI)
 		if paygate.IsNotFound(err) {
-			return fmt.Errorf("key not found: %s", keyID)
+			return notFound("key", keyID, dbURL)
 		}
 		return err
 	})

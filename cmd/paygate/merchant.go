@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/paygate/paygate/internal/account"
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/id"
 	"github.com/paygate/paygate/internal/paygate"
@@ -115,6 +116,10 @@ func createMerchant(ctx context.Context, st paygate.Store, name string) (merchan
 	for _, k := range keys {
 		u.Add(k)
 	}
+	// ...and so is its audit entry, after the merchant it belongs to. The
+	// key ids are named; the keys never.
+	u.Add(account.CLI.Entry(m.ID, "", paygate.AuditMerchantCreated, m.ID,
+		fmt.Sprintf("%q with secret keys %s (test) and %s (live)", name, keys[0].ID, keys[1].ID), t))
 	if err := st.Commit(ctx, u); err != nil {
 		return merchantCreated{}, fmt.Errorf("create merchant: %w", err)
 	}
@@ -128,4 +133,53 @@ func createMerchant(ctx context.Context, st paygate.Store, name string) (merchan
 		TestPublicKey:   secrets[2],
 		LivePublicKey:   secrets[3],
 	}, nil
+}
+
+// merchantListed is one element of the --json output of merchant list.
+type merchantListed struct {
+	MerchantID string `json:"merchantId"`
+	Name       string `json:"name"`
+	CreatedAt  string `json:"createdAt"`
+}
+
+func cmdMerchantList(ctx context.Context, c *cli, args []string) error {
+	fs := newFlagSet("merchant list", "[--json] [--database-url URL]")
+	var dbURL string
+	var asJSON bool
+	fs.databaseURL(&dbURL)
+	fs.BoolVar(&asJSON, "json", false, "print the merchants as one line of JSON: [{\"merchantId\",\"name\",\"createdAt\"}]")
+	if err := fs.parse(args, c.env, c.stdout); err != nil {
+		return err
+	}
+	var ms []paygate.Merchant
+	err := withStore(ctx, dbURL, func(ctx context.Context, st paygate.Store) error {
+		var err error
+		if ms, err = st.Merchants(ctx, paygate.MerchantQuery{}); err != nil {
+			return fmt.Errorf("list merchants: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	out := make([]merchantListed, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, merchantListed{MerchantID: m.ID, Name: m.Name, CreatedAt: formatTime(m.CreatedAt)})
+	}
+	if asJSON {
+		return writeJSON(c.stdout, out)
+	}
+	if len(out) == 0 {
+		// Most often a command pointed at another database than serve's.
+		_, err := fmt.Fprintf(c.stdout, "No merchants in database %s.\n", redactURL(dbURL))
+		return err
+	}
+	tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tCREATED\tNAME")
+	for _, m := range out {
+		// A name is free text (no control characters): %q would be
+		// noisy, and the name is last on its line.
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", m.MerchantID, m.CreatedAt, m.Name)
+	}
+	return tw.Flush()
 }

@@ -195,6 +195,12 @@ func cmdProviderDrain(ctx context.Context, c *cli, verb string, args []string) e
 	if err != nil {
 		return err
 	}
+	// No merchant's change: logged, not audited (see installLog).
+	action := "provider.restored"
+	if drain {
+		action = "provider.drained"
+	}
+	logInstallChange(ctx, action, slog.String("provider", id), slog.String("database", redactURL(dbURL)))
 	if asJSON {
 		return writeJSON(c.stdout, providerStateOutput{Provider: st.ProviderID, Drained: st.Drained, ChangedAt: formatTime(st.UpdatedAt)})
 	}

@@ -312,6 +312,9 @@ func cmdVaultRewrap(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
+	// No merchant's change: logged, not audited (see installLog).
+	logInstallChange(ctx, "vault.rewrapped", slog.String("keyId", res.KeyID), slog.Int("cards", res.Rewrapped),
+		slog.Int("webhookEndpoints", endpoints), slog.String("database", redactURL(dbURL)))
 	if asJSON {
 		return writeJSON(c.stdout, vaultRewrapped{KeyID: res.KeyID, Rewrapped: res.Rewrapped})
 	}

@@ -68,13 +68,13 @@ func cmdWebhookSet(ctx context.Context, c *cli, args []string) error {
 		if err := sealWebhookSecrets(ctx, nil, st, v); err != nil {
 			return err
 		}
-		m, err := merchantByID(ctx, st, merchantID)
+		m, err := findMerchant(ctx, st, dbURL, merchantID)
 		if err != nil {
 			return err
 		}
 		// Setting the endpoint enables it again (after a 410); a rotation
 		// keeps the old secret signing beside the new one for a while.
-		ep, err = account.SetWebhook(ctx, st, v, m.ID, paygate.Mode(mode), rawURL, subscribed, rotate, now())
+		ep, err = account.SetWebhookBy(ctx, st, v, m.ID, paygate.Mode(mode), rawURL, subscribed, rotate, now(), account.CLI)
 		return err
 	})
 	if err != nil {

@@ -111,7 +111,7 @@ func cmdWebhookDeliveries(ctx context.Context, c *cli, args []string) error {
 	}
 	var out []deliveryJSON
 	err := withStore(ctx, dbURL, func(ctx context.Context, st paygate.Store) error {
-		m, err := merchantByID(ctx, st, merchantID)
+		m, err := findMerchant(ctx, st, dbURL, merchantID)
 		if err != nil {
 			return err
 		}
@@ -182,14 +182,24 @@ func cmdWebhookResend(ctx context.Context, c *cli, args []string) error {
 	policy := webhookPolicy(allowPrivate)
 	return enqueue(ctx, c, dbURL, wait, asJSON, policy, func(ctx context.Context, st paygate.Store) (paygate.Delivery, error) {
 		if !id.Valid(eventID) {
-			return paygate.Delivery{}, fmt.Errorf("event not found: %q is not an event id", eventID)
+			return paygate.Delivery{}, notFound("event", eventID, dbURL)
 		}
 		// A resend to an endpoint the guard refuses is queued like any
 		// delivery; the serve's dispatcher refuses to connect and records
 		// why.
-		d, err := st.ResendEvent(ctx, eventID, id.New(), now())
+		t := now()
+		d, err := st.ResendEvent(ctx, eventID, id.New(), t)
+		if paygate.IsNotFound(err) {
+			return d, fmt.Errorf("resend event %s: %s (database %s)", eventID, storeMessage(err), redactURL(dbURL))
+		}
 		if err != nil {
 			return d, fmt.Errorf("resend event %s: %s", eventID, storeMessage(err))
+		}
+		// ResendEvent is its own transaction: the entry follows it (as
+		// the dashboard's does), and a failure to write it says so.
+		e := account.CLI.Entry(d.MerchantID, d.Mode, paygate.AuditWebhookResent, eventID, "as delivery "+d.ID, t)
+		if err := st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{e}}); err != nil {
+			return d, fmt.Errorf("event %s is queued again as delivery %s, but its audit entry was not written: %w", eventID, d.ID, err)
 		}
 		return d, nil
 	})
@@ -217,15 +227,17 @@ func cmdWebhookTest(ctx context.Context, c *cli, args []string) error {
 	}
 	policy := webhookPolicy(allowPrivate)
 	return enqueue(ctx, c, dbURL, wait, asJSON, policy, func(ctx context.Context, st paygate.Store) (paygate.Delivery, error) {
-		m, err := merchantByID(ctx, st, merchantID)
+		m, err := findMerchant(ctx, st, dbURL, merchantID)
 		if err != nil {
 			return paygate.Delivery{}, err
 		}
 		// An endpoint the address guard refuses gets its ping queued like
 		// any delivery: serve's dispatcher refuses to connect, and the
 		// refusal is the attempt's error (as for a live endpoint).
-		ping := paygate.WebhookPing{Event: webhook.PingEvent(m.ID, paygate.Mode(mode), now()), DeliveryID: id.New()}
-		if err := st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{ping}}); err != nil {
+		t := now()
+		ping := paygate.WebhookPing{Event: webhook.PingEvent(m.ID, paygate.Mode(mode), t), DeliveryID: id.New()}
+		audit := account.CLI.Entry(m.ID, paygate.Mode(mode), paygate.AuditWebhookTested, ping.DeliveryID, "ping event", t)
+		if err := st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{ping, audit}}); err != nil {
 			return paygate.Delivery{}, fmt.Errorf("send a ping to the %s endpoint of merchant %s: %s", mode, m.ID, storeMessage(err))
 		}
 		d, err := paygate.DeliveryByID(ctx, st, m.ID, paygate.Mode(mode), ping.DeliveryID)

@@ -72,11 +72,25 @@ func CheckActive(k paygate.APIKey, t time.Time) error {
 // CreateKey makes a new secret key for the merchant in mode and returns
 // its secret, shown once and never stored.
 func CreateKey(ctx context.Context, st paygate.Store, merchantID string, mode paygate.Mode, now time.Time) (string, paygate.APIKey, error) {
+	return createKey(ctx, st, merchantID, mode, now, nil)
+}
+
+// CreateKeyBy is CreateKey that records the creation in the audit log, in
+// the key's unit.
+func CreateKeyBy(ctx context.Context, st paygate.Store, merchantID string, mode paygate.Mode, now time.Time, by Actor) (string, paygate.APIKey, error) {
+	return createKey(ctx, st, merchantID, mode, now, &by)
+}
+
+func createKey(ctx context.Context, st paygate.Store, merchantID string, mode paygate.Mode, now time.Time, by *Actor) (string, paygate.APIKey, error) {
 	secret, key, err := auth.NewKey(id.New(), merchantID, mode, paygate.KeySecret, now)
 	if err != nil {
 		return "", paygate.APIKey{}, fmt.Errorf("generate key: %w", err)
 	}
-	if err := st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{key}}); err != nil {
+	u := paygate.Unit{Ops: []paygate.Op{key}}
+	if by != nil {
+		u.Add(by.Entry(merchantID, mode, paygate.AuditKeyCreated, key.ID, "secret key "+key.Hint, now))
+	}
+	if err := st.Commit(ctx, u); err != nil {
 		return "", paygate.APIKey{}, fmt.Errorf("create key: %w", err)
 	}
 	return secret, key, nil
@@ -91,6 +105,16 @@ func CreateKey(ctx context.Context, st paygate.Store, merchantID string, mode pa
 // replaced (the store decides, so that two concurrent rotations cannot
 // both succeed); an *InactiveKeyError a key that is revoked or expired.
 func RotateKey(ctx context.Context, st paygate.Store, old paygate.APIKey, grace time.Duration, now time.Time) (string, paygate.APIKey, paygate.APIKey, error) {
+	return rotateKey(ctx, st, old, grace, now, nil)
+}
+
+// RotateKeyBy is RotateKey that records the rotation in the audit log, in
+// the rotation's unit.
+func RotateKeyBy(ctx context.Context, st paygate.Store, old paygate.APIKey, grace time.Duration, now time.Time, by Actor) (string, paygate.APIKey, paygate.APIKey, error) {
+	return rotateKey(ctx, st, old, grace, now, &by)
+}
+
+func rotateKey(ctx context.Context, st paygate.Store, old paygate.APIKey, grace time.Duration, now time.Time, by *Actor) (string, paygate.APIKey, paygate.APIKey, error) {
 	if err := CheckGrace(grace); err != nil {
 		return "", paygate.APIKey{}, old, err
 	}
@@ -98,9 +122,15 @@ func RotateKey(ctx context.Context, st paygate.Store, old paygate.APIKey, grace 
 	if err != nil {
 		return "", paygate.APIKey{}, old, fmt.Errorf("generate key: %w", err)
 	}
-	err = st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{
+	u := paygate.Unit{Ops: []paygate.Op{
 		paygate.APIKeyRotation{OldID: old.ID, Next: next, OldExpiresAt: now.Add(grace)},
-	}})
+	}}
+	if by != nil {
+		// The store keeps an earlier expiry the old key had: "at the latest".
+		u.Add(by.Entry(old.MerchantID, old.Mode, paygate.AuditKeyRotated, old.ID,
+			fmt.Sprintf("new key %s; the old one stops at the latest %s", next.Hint, formatTime(now.Add(grace))), now))
+	}
+	err = st.Commit(ctx, u)
 	var replaced *paygate.KeyReplacedError
 	switch {
 	case errors.As(err, &replaced):
@@ -126,7 +156,22 @@ func RotateKey(ctx context.Context, st paygate.Store, old paygate.APIKey, grace 
 // RevokeKey revokes a key at now (an earlier revocation is kept) and
 // returns it as stored. The store's NOT_FOUND is returned as it is.
 func RevokeKey(ctx context.Context, st paygate.Store, keyID string, now time.Time) (paygate.APIKey, error) {
-	err := st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.APIKeyRevocation{ID: keyID, At: now}}})
+	return revokeKey(ctx, st, keyID, now, nil)
+}
+
+// RevokeKeyBy is RevokeKey of the key k (as read by the caller) that
+// records the revocation in the audit log, in the revocation's unit.
+func RevokeKeyBy(ctx context.Context, st paygate.Store, k paygate.APIKey, now time.Time, by Actor) (paygate.APIKey, error) {
+	e := by.Entry(k.MerchantID, k.Mode, paygate.AuditKeyRevoked, k.ID, string(k.Type)+" key "+k.Hint, now)
+	return revokeKey(ctx, st, k.ID, now, &e)
+}
+
+func revokeKey(ctx context.Context, st paygate.Store, keyID string, now time.Time, audit *paygate.AuditEntry) (paygate.APIKey, error) {
+	u := paygate.Unit{Ops: []paygate.Op{paygate.APIKeyRevocation{ID: keyID, At: now}}}
+	if audit != nil {
+		u.Add(*audit)
+	}
+	err := st.Commit(ctx, u)
 	if paygate.IsNotFound(err) {
 		return paygate.APIKey{}, err
 	}

@@ -110,6 +110,17 @@ func CheckEvents(events []string) ([]string, error) {
 // signing beside the new one for paygate.WebhookSecretOverlap. The secrets
 // are stored sealed by the vault v, and returned opened.
 func SetWebhook(ctx context.Context, st paygate.Store, v *vault.Vault, merchantID string, mode paygate.Mode, rawURL string, events []string, rotateSecret bool, now time.Time) (paygate.WebhookEndpointState, error) {
+	return setWebhook(ctx, st, v, merchantID, mode, rawURL, events, rotateSecret, now, nil)
+}
+
+// SetWebhookBy is SetWebhook that records the change (and the rotation of
+// the secret, when rotateSecret) in the audit log, in the change's unit.
+// The entries name the URL without a password and never a secret.
+func SetWebhookBy(ctx context.Context, st paygate.Store, v *vault.Vault, merchantID string, mode paygate.Mode, rawURL string, events []string, rotateSecret bool, now time.Time, by Actor) (paygate.WebhookEndpointState, error) {
+	return setWebhook(ctx, st, v, merchantID, mode, rawURL, events, rotateSecret, now, &by)
+}
+
+func setWebhook(ctx context.Context, st paygate.Store, v *vault.Vault, merchantID string, mode paygate.Mode, rawURL string, events []string, rotateSecret bool, now time.Time, by *Actor) (paygate.WebhookEndpointState, error) {
 	sealed, err := webhook.SealSecret(v, merchantID, mode, webhook.NewSecret())
 	if err != nil {
 		return paygate.WebhookEndpointState{}, fmt.Errorf("set webhook endpoint: %w", err)
@@ -126,6 +137,16 @@ func SetWebhook(ctx context.Context, st paygate.Store, v *vault.Vault, merchantI
 	set := paygate.Unit{Ops: []paygate.Op{paygate.WebhookEndpointConfig{
 		Endpoint: e, RotateSecret: rotateSecret, PreviousUntil: now.Add(paygate.WebhookSecretOverlap),
 	}}}
+	if by != nil {
+		detail := "every event"
+		if len(events) > 0 {
+			detail = strings.Join(events, ", ")
+		}
+		set.Add(by.Entry(merchantID, mode, paygate.AuditWebhookChanged, AuditURL(rawURL), detail, now))
+		if rotateSecret {
+			set.Add(by.Entry(merchantID, mode, paygate.AuditWebhookRotated, AuditURL(rawURL), "new signing secret", now))
+		}
+	}
 	err = st.Commit(ctx, set)
 	if rotateSecret && errors.Is(err, paygate.ErrStateConflict) {
 		// The row still holds a plain secret (written before secrets were

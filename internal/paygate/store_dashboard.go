@@ -188,6 +188,16 @@ const (
 	AuditStoredCardDeleted  = "stored_card.deleted"
 )
 
+// AuditActorCLI is the Email of an audit entry made through the command
+// line (decisions.md section 17: actor "cli"); its UserID is "".
+const AuditActorCLI = "cli"
+
+// Audit actions of the command line and of webhook resends in bulk.
+const (
+	AuditMerchantCreated = "merchant.created"
+	AuditWebhookBackfill = "webhook.backfilled"
+)
+
 // AuditQuery selects audit entries.
 type AuditQuery struct {
 	MerchantID string
