@@ -24,8 +24,8 @@ type DashboardStore interface {
 	// valid (see Session.ValidAt).
 	SessionByTokenHash(ctx context.Context, tokenHash []byte) (Session, User, error)
 	// AuditLog lists a merchant's audit entries (of every mode), newest
-	// first, older than q.Before when it is set, at most q.Limit (<= 0: no
-	// limit).
+	// first, matching q's filters, older than q.Before when it is set, at
+	// most q.Limit (<= 0: no limit).
 	AuditLog(ctx context.Context, q AuditQuery) ([]AuditEntry, error)
 
 	// ListPayments lists payments of (q.MerchantID, q.Mode) matching q's
@@ -198,11 +198,19 @@ const (
 	AuditWebhookBackfill = "webhook.backfilled"
 )
 
-// AuditQuery selects audit entries.
+// AuditQuery selects audit entries. Zero fields do not filter.
 type AuditQuery struct {
 	MerchantID string
-	Before     *PageCursor
-	Limit      int
+	// Actor selects the entries of one actor by Email (AuditActorCLI for
+	// the command line's).
+	Actor string
+	// Action selects the entries of one action (an Audit* constant).
+	Action string
+	// CreatedFrom (inclusive) and CreatedBefore (exclusive) bound
+	// CreatedAt.
+	CreatedFrom, CreatedBefore time.Time
+	Before                     *PageCursor
+	Limit                      int
 }
 
 // PageCursor is a keyset position: the last row of the previous page.

@@ -298,6 +298,8 @@ type DeliveryQuery struct {
 	Mode       Mode
 	Status     DeliveryStatus
 	EventID    string
+	// EventType selects the deliveries of events of one type.
+	EventType EventType
 	// PaymentID selects the deliveries of the events of a payment and of
 	// its refunds; it needs Mode (without it nothing matches).
 	PaymentID string
@@ -326,5 +328,10 @@ type EventQuery struct {
 	// PaymentID selects the events of one payment and of its refunds
 	// (which carry the payment's id); "" selects every event.
 	PaymentID string
-	Limit     int
+	// ID selects one event.
+	ID string
+	// CreatedFrom (inclusive) and CreatedBefore (exclusive) bound
+	// CreatedAt when set.
+	CreatedFrom, CreatedBefore time.Time
+	Limit                      int
 }

@@ -149,6 +149,18 @@ func auditArgs(a paygate.AuditEntry) []any {
 func (s *Store) AuditLog(ctx context.Context, q paygate.AuditQuery) ([]paygate.AuditEntry, error) {
 	var b sqlBuilder
 	query := `SELECT ` + auditColumns + ` FROM audit_log WHERE merchant_id = ` + b.arg(q.MerchantID)
+	if q.Actor != "" {
+		query += ` AND email = ` + b.arg(q.Actor)
+	}
+	if q.Action != "" {
+		query += ` AND action = ` + b.arg(q.Action)
+	}
+	if !q.CreatedFrom.IsZero() {
+		query += ` AND created_at >= ` + b.arg(q.CreatedFrom)
+	}
+	if !q.CreatedBefore.IsZero() {
+		query += ` AND created_at < ` + b.arg(q.CreatedBefore)
+	}
 	if q.Before != nil {
 		query += ` AND (created_at, id) < (` + b.arg(q.Before.CreatedAt) + `, ` + b.arg(q.Before.ID) + `)`
 	}

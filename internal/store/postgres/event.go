@@ -69,6 +69,15 @@ func (s *Store) Events(ctx context.Context, q paygate.EventQuery) ([]paygate.Eve
 		// predicate is repeated so that a generic plan may use it too.
 		where = `payment_id = ` + b.arg(q.PaymentID) + ` AND payment_id <> '' AND ` + where
 	}
+	if q.ID != "" {
+		where += ` AND id = ` + b.arg(q.ID)
+	}
+	if !q.CreatedFrom.IsZero() {
+		where += ` AND created_at >= ` + b.arg(q.CreatedFrom)
+	}
+	if !q.CreatedBefore.IsZero() {
+		where += ` AND created_at < ` + b.arg(q.CreatedBefore)
+	}
 	rows, err := s.pool.Query(ctx, `
 		SELECT `+codec.EventColumns+`
 		FROM events

@@ -284,6 +284,9 @@ func deliveryListQuery(q paygate.DeliveryQuery) (string, []any) {
 	if q.EventID != "" {
 		where += ` AND event_id = ` + b.arg(q.EventID)
 	}
+	if q.EventType != "" {
+		where += ` AND event_type = ` + b.arg(string(q.EventType))
+	}
 	if q.Mode != "" && q.PaymentID == "" {
 		where += ` AND mode = ` + b.arg(string(q.Mode))
 	}

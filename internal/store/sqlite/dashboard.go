@@ -146,6 +146,22 @@ func insertAudit(ctx context.Context, tx *sql.Tx, a paygate.AuditEntry) error {
 func (s *Store) AuditLog(ctx context.Context, q paygate.AuditQuery) ([]paygate.AuditEntry, error) {
 	query := `SELECT ` + auditColumns + ` FROM audit_log WHERE merchant_id = ?`
 	args := []any{q.MerchantID}
+	if q.Actor != "" {
+		query += ` AND email = ?`
+		args = append(args, q.Actor)
+	}
+	if q.Action != "" {
+		query += ` AND action = ?`
+		args = append(args, q.Action)
+	}
+	if !q.CreatedFrom.IsZero() {
+		query += ` AND created_at >= ?`
+		args = append(args, micros(q.CreatedFrom))
+	}
+	if !q.CreatedBefore.IsZero() {
+		query += ` AND created_at < ?`
+		args = append(args, micros(q.CreatedBefore))
+	}
 	if q.Before != nil {
 		query += ` AND (created_at, id) < (?, ?)`
 		args = append(args, micros(q.Before.CreatedAt), q.Before.ID)
@@ -391,9 +407,13 @@ func customerSearchQuery(q paygate.CustomerQuery) (string, []any) {
 // with a payment: "payment_id <> ”" lets SQLite use it, and the unary +
 // keeps it from preferring events_merchant, which would read every event of
 // the merchant. Merchant and mode are still filtered.
-const eventsByPaymentQuery = `SELECT ` + eventColumns + ` FROM events
-	WHERE payment_id = ? AND payment_id <> '' AND +merchant_id = ? AND +mode = ?
+const eventsByPaymentQuery = eventsOfPaymentSelect + `
 	ORDER BY created_at, seq`
+
+// eventsOfPaymentSelect is eventsByPaymentQuery without its order, for
+// further conditions.
+const eventsOfPaymentSelect = `SELECT ` + eventColumns + ` FROM events
+	WHERE payment_id = ? AND payment_id <> '' AND +merchant_id = ? AND +mode = ?`
 
 // deliveriesOfPayment selects the deliveries of the events of a payment
 // (?1) of (?2, ?3) and of its refunds: the events by events_payment (as

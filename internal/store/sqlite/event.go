@@ -33,13 +33,27 @@ func insertEvents(ctx context.Context, tx *sql.Tx, events []paygate.Event) error
 // and its refunds when q.PaymentID is set (eventsByPaymentQuery). A limit
 // that is not positive means no limit.
 func (s *Store) Events(ctx context.Context, q paygate.EventQuery) ([]paygate.Event, error) {
-	query := `SELECT ` + eventColumns + ` FROM events
-		WHERE merchant_id = ? AND mode = ?
-		ORDER BY created_at, seq LIMIT ?`
-	args := []any{q.MerchantID, string(q.Mode), sqlLimit(q.Limit)}
+	// The optional filters, after the merchant and the mode of either
+	// query.
+	var extra string
+	var extraArgs []any
+	if q.ID != "" {
+		extra += ` AND id = ?`
+		extraArgs = append(extraArgs, q.ID)
+	}
+	if !q.CreatedFrom.IsZero() {
+		extra += ` AND created_at >= ?`
+		extraArgs = append(extraArgs, micros(q.CreatedFrom))
+	}
+	if !q.CreatedBefore.IsZero() {
+		extra += ` AND created_at < ?`
+		extraArgs = append(extraArgs, micros(q.CreatedBefore))
+	}
+	query := `SELECT ` + eventColumns + ` FROM events WHERE merchant_id = ? AND mode = ?` + extra + ` ORDER BY created_at, seq LIMIT ?`
+	args := append(append([]any{q.MerchantID, string(q.Mode)}, extraArgs...), sqlLimit(q.Limit))
 	if q.PaymentID != "" {
-		query = eventsByPaymentQuery + ` LIMIT ?`
-		args = []any{q.PaymentID, q.MerchantID, string(q.Mode), sqlLimit(q.Limit)}
+		query = eventsOfPaymentSelect + extra + ` ORDER BY created_at, seq LIMIT ?`
+		args = append(append([]any{q.PaymentID, q.MerchantID, string(q.Mode)}, extraArgs...), sqlLimit(q.Limit))
 	}
 	rows, err := s.read.QueryContext(ctx, query, args...)
 	if err != nil {

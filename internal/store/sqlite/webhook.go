@@ -304,6 +304,10 @@ func deliveryListQuery(q paygate.DeliveryQuery) (string, []any) {
 		where += ` AND status = ?`
 		args = append(args, string(q.Status))
 	}
+	if q.EventType != "" {
+		where += ` AND event_type = ?`
+		args = append(args, string(q.EventType))
+	}
 	if q.PaymentID != "" {
 		if q.EventID != "" {
 			where += ` AND event_id = ?`
