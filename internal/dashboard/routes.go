@@ -17,6 +17,8 @@ func (d *Dashboard) adminRoutes() []route {
 		{method: http.MethodPost, pattern: "/webhook/secret", h: d.revealSecret},
 		{method: http.MethodPost, pattern: "/webhook/rotate", h: d.rotateSecret},
 		{method: http.MethodPost, pattern: "/webhook/test", h: d.testWebhook},
+		{method: http.MethodPost, pattern: "/webhook/resend-failed", h: d.resendFailed},
+		{method: http.MethodPost, pattern: "/webhook/backfill", h: d.backfillWebhook},
 		{method: http.MethodGet, pattern: "/webhook/deliveries/{id}", h: d.deliveryPage},
 		{method: http.MethodPost, pattern: "/webhook/deliveries/{id}/resend", h: d.resendDelivery},
 		{method: http.MethodGet, pattern: "/audit", h: d.auditPage},

@@ -38,7 +38,12 @@ type webhookData struct {
 	// PreviousActive reports whether a rotated-out secret still signs.
 	PreviousActive bool
 	Deliveries     []paygate.Delivery
-	Error, Notice  string
+	// Filter is the delivery log's filter; Statuses and EventTypes its
+	// options. Since is the backfill form's date as typed.
+	Filter               deliveryFilter
+	Statuses, EventTypes []string
+	Since                string
+	Error, Notice        string
 }
 
 // webhookNotices are the messages after a redirect (?done=…).
@@ -70,8 +75,13 @@ func (d *Dashboard) loadWebhook(r *http.Request, v *viewer) (webhookData, error)
 	for _, n := range account.EventNames() {
 		data.Events = append(data.Events, eventChoice{Name: n, Checked: slices.Contains(subscribed, n)})
 	}
+	data.Statuses, data.EventTypes = deliveryStatuses, deliveryEvents()
+	if r.Method == http.MethodGet {
+		data.Filter, data.Error = readDeliveryFilter(r.URL.Query())
+	}
 	data.Deliveries, err = d.store.Deliveries(ctx, paygate.DeliveryQuery{
 		MerchantID: v.User.MerchantID, Mode: v.Mode, Limit: deliveriesShown,
+		Status: paygate.DeliveryStatus(data.Filter.Status), EventType: paygate.EventType(data.Filter.Event),
 	})
 	if err != nil {
 		return data, fmt.Errorf("list deliveries: %w", err)
@@ -87,6 +97,9 @@ func (d *Dashboard) webhookPage(w http.ResponseWriter, r *http.Request, v *viewe
 		return
 	}
 	data.Notice = webhookNotices[r.URL.Query().Get("done")]
+	if data.Notice == "" {
+		data.Notice = bulkNotice(r.URL.Query())
+	}
 	d.render(w, r, v, http.StatusOK, "webhook", data)
 }
 
@@ -256,6 +269,10 @@ type deliveryData struct {
 	Delivery paygate.Delivery
 	Attempts []paygate.DeliveryAttempt
 	Notice   string
+	// Payload is the event's JSON body, indented; PaymentID the payment
+	// the event is about ("" when none: a ping).
+	Payload   string
+	PaymentID string
 }
 
 // deliveryOf loads the viewer's delivery named by rawID (any case). When
@@ -294,6 +311,14 @@ func (d *Dashboard) deliveryPage(w http.ResponseWriter, r *http.Request, v *view
 		attempts[i].Response = []byte(account.ShownResponse(attempts[i], dl.Mode, d.cfg.Webhooks))
 	}
 	data := deliveryData{Delivery: dl, Attempts: attempts}
+	evs, err := d.store.Events(ctx, paygate.EventQuery{MerchantID: v.User.MerchantID, Mode: v.Mode, ID: dl.EventID, Limit: 1})
+	if err != nil {
+		d.fail(w, r, v, err)
+		return
+	}
+	if len(evs) == 1 {
+		data.Payload, data.PaymentID = eventPayload(evs[0].Payload), evs[0].PaymentID
+	}
 	if r.URL.Query().Get("resent") != "" {
 		data.Notice = "The event was queued again as this new delivery, with the same webhook-id."
 	}

@@ -1,0 +1,233 @@
+package dashboard
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/paygate/paygate/internal/account"
+	"github.com/paygate/paygate/internal/id"
+	"github.com/paygate/paygate/internal/paygate"
+)
+
+// maxBulkResend bounds the deliveries one "resend all failed" or one
+// backfill queues: one unit of work, one transaction of bounded size.
+const maxBulkResend = 500
+
+// deliveryFilter is the delivery log's filter (?status=&event=), as typed.
+type deliveryFilter struct {
+	Status, Event string
+}
+
+// deliveryStatuses are the options of the status filter.
+var deliveryStatuses = []string{string(paygate.DeliveryPending), string(paygate.DeliverySucceeded), string(paygate.DeliveryFailed)}
+
+// deliveryEvents are the options of the event filter: every event type,
+// and ping.
+func deliveryEvents() []string { return append(account.EventNames(), string(paygate.EventPing)) }
+
+// readDeliveryFilter reads the filter from the query; a value that is not
+// an option is dropped with a message.
+func readDeliveryFilter(q url.Values) (deliveryFilter, string) {
+	f := deliveryFilter{Status: q.Get("status"), Event: q.Get("event")}
+	var msgs []string
+	if f.Status != "" && !slices.Contains(deliveryStatuses, f.Status) {
+		msgs = append(msgs, "there is no delivery status "+strconv.Quote(f.Status))
+		f.Status = ""
+	}
+	if f.Event != "" && !slices.Contains(deliveryEvents(), f.Event) {
+		msgs = append(msgs, "there is no event "+strconv.Quote(f.Event))
+		f.Event = ""
+	}
+	if len(msgs) == 0 {
+		return f, ""
+	}
+	return f, "The filter was not applied in full: " + strings.Join(msgs, "; ") + "."
+}
+
+// auditEntry is an audit entry of the viewer's action in the mode, to
+// commit in the action's unit.
+func (d *Dashboard) auditEntry(r *http.Request, v *viewer, action, target, detail string, at time.Time) paygate.AuditEntry {
+	return paygate.AuditEntry{
+		ID: newID(), MerchantID: v.User.MerchantID, Mode: v.Mode, UserID: v.User.ID, Email: v.User.Email,
+		Action: action, Target: target, Detail: detail, RemoteAddr: clientAddr(r), CreatedAt: at,
+	}
+}
+
+// resendFailed serves POST /webhook/resend-failed: every event of the
+// mode whose every delivery failed is queued again (a new delivery, same
+// webhook-id, the path of a single resend), at most maxBulkResend at once,
+// in one unit with its audit entry.
+func (d *Dashboard) resendFailed(w http.ResponseWriter, r *http.Request, v *viewer, _ []string) {
+	ctx := r.Context()
+	failed, err := d.store.Deliveries(ctx, paygate.DeliveryQuery{
+		MerchantID: v.User.MerchantID, Mode: v.Mode, Status: paygate.DeliveryFailed,
+	})
+	if err != nil {
+		d.fail(w, r, v, err)
+		return
+	}
+	now := d.now()
+	u := paygate.Unit{}
+	seen := map[string]bool{}
+	more := false
+	for _, dl := range failed {
+		if seen[dl.EventID] {
+			continue
+		}
+		seen[dl.EventID] = true
+		// An event with a delivery pending (a resend, say) or delivered
+		// is not sent again: only those whose every delivery failed.
+		all, err := d.store.Deliveries(ctx, paygate.DeliveryQuery{
+			MerchantID: v.User.MerchantID, Mode: v.Mode, EventID: dl.EventID,
+		})
+		if err != nil {
+			d.fail(w, r, v, err)
+			return
+		}
+		if slices.ContainsFunc(all, func(o paygate.Delivery) bool { return o.Status != paygate.DeliveryFailed }) {
+			continue
+		}
+		if len(u.Ops) == maxBulkResend {
+			more = true
+			break
+		}
+		u.Add(paygate.EventResend{MerchantID: v.User.MerchantID, Mode: v.Mode, EventID: dl.EventID, DeliveryID: id.New(), At: now})
+	}
+	n := len(u.Ops)
+	if n > 0 {
+		u.Add(d.auditEntry(r, v, paygate.AuditWebhookResent, "failed deliveries", fmt.Sprintf("%d failed events queued again", n), now))
+		if err := d.store.Commit(ctx, u); err != nil {
+			d.webhookRefused(w, r, v, err)
+			return
+		}
+		d.wake()
+	}
+	q := url.Values{"done": {"resent-failed"}, "n": {strconv.Itoa(n)}}
+	if more {
+		q.Set("more", "1")
+	}
+	http.Redirect(w, r, modePath(v, "/webhook")+"?"+q.Encode(), http.StatusSeeOther)
+}
+
+// backfillWebhook serves POST /webhook/backfill: the events of the mode
+// created from a date (in the viewer's zone) until the endpoint was
+// created, which it never received, are queued to it as new deliveries,
+// those of the types it subscribes to, oldest first, at most
+// maxBulkResend at once, in one unit with its audit entry.
+func (d *Dashboard) backfillWebhook(w http.ResponseWriter, r *http.Request, v *viewer, _ []string) {
+	ctx := r.Context()
+	refuse := func(status int, msg string) {
+		data, err := d.loadWebhook(r, v)
+		if err != nil {
+			d.fail(w, r, v, err)
+			return
+		}
+		data.Since = r.PostFormValue("since")
+		data.Error = msg
+		d.render(w, r, v, status, "webhook", data)
+	}
+	ep, err := d.store.WebhookEndpointState(ctx, v.User.MerchantID, v.Mode)
+	if err != nil {
+		d.webhookRefused(w, r, v, err)
+		return
+	}
+	day, err := time.ParseInLocation(time.DateOnly, strings.TrimSpace(r.PostFormValue("since")), v.Loc)
+	if err != nil {
+		refuse(http.StatusBadRequest, "The date is refused: give a day as YYYY-MM-DD.")
+		return
+	}
+	if !day.Before(ep.CreatedAt) {
+		refuse(http.StatusBadRequest, "The endpoint was created at "+formatTime(ep.CreatedAt, v.Loc)+
+			": give an earlier day. Events since then were already sent to it.")
+		return
+	}
+	events, err := d.store.Events(ctx, paygate.EventQuery{
+		MerchantID: v.User.MerchantID, Mode: v.Mode, CreatedFrom: day, CreatedBefore: ep.CreatedAt,
+	})
+	if err != nil {
+		d.fail(w, r, v, err)
+		return
+	}
+	now := d.now()
+	u := paygate.Unit{}
+	var next *time.Time
+	for _, e := range events {
+		if e.Type == paygate.EventPing || !ep.Subscribed(e.Type) {
+			continue
+		}
+		if len(u.Ops) == maxBulkResend {
+			next = &e.CreatedAt
+			break
+		}
+		u.Add(paygate.EventResend{MerchantID: v.User.MerchantID, Mode: v.Mode, EventID: e.ID, DeliveryID: id.New(), At: now})
+	}
+	n := len(u.Ops)
+	if n > 0 {
+		u.Add(d.auditEntry(r, v, paygate.AuditWebhookBackfill, auditURL(ep.URL),
+			fmt.Sprintf("%d events created since %s queued", n, day.Format(time.DateOnly)), now))
+		if err := d.store.Commit(ctx, u); err != nil {
+			d.webhookRefused(w, r, v, err)
+			return
+		}
+		d.wake()
+	}
+	q := url.Values{"done": {"backfilled"}, "n": {strconv.Itoa(n)}}
+	if next != nil {
+		q.Set("next", formatTime(*next, v.Loc))
+	}
+	http.Redirect(w, r, modePath(v, "/webhook")+"?"+q.Encode(), http.StatusSeeOther)
+}
+
+// bulkNotice is the message after a resend of the failed deliveries or a
+// backfill, from the redirect's query; "" for other pages.
+func bulkNotice(q url.Values) string {
+	n, err := strconv.Atoi(q.Get("n"))
+	if err != nil || n < 0 {
+		return ""
+	}
+	plural := func(n int, one, many string) string {
+		if n == 1 {
+			return "1 " + one
+		}
+		return strconv.Itoa(n) + " " + many
+	}
+	switch q.Get("done") {
+	case "resent-failed":
+		if n == 0 {
+			return "There was no failed delivery to resend."
+		}
+		msg := plural(n, "failed event was", "failed events were") + " queued again, each as a new delivery with the same webhook-id."
+		if q.Get("more") != "" {
+			msg += fmt.Sprintf(" At most %d are queued at once: resend again for the others.", maxBulkResend)
+		}
+		return msg
+	case "backfilled":
+		if n == 0 {
+			return "No event of the subscribed types was created in that period."
+		}
+		msg := plural(n, "event created before the endpoint existed was", "events created before the endpoint existed were") + " queued to it."
+		if next := q.Get("next"); next != "" {
+			msg += fmt.Sprintf(" At most %d are queued at once; the next was created at %s: send again from that day.", maxBulkResend, next)
+		}
+		return msg
+	}
+	return ""
+}
+
+// eventPayload is the event's JSON body as delivered, indented for
+// reading; the template escapes it. A body that is not JSON is shown as
+// it is.
+func eventPayload(body []byte) string {
+	var b bytes.Buffer
+	if err := json.Indent(&b, body, "", "  "); err != nil {
+		return string(body)
+	}
+	return b.String()
+}
