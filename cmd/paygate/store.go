@@ -45,15 +45,3 @@ func merchantByID(ctx context.Context, st paygate.Store, merchantID string) (pay
 	}
 	return m, err
 }
-
-// keyByID loads an API key, answering "key not found" for an unknown id.
-func keyByID(ctx context.Context, st paygate.Store, keyID string) (paygate.APIKey, error) {
-	if !id.Valid(keyID) {
-		return paygate.APIKey{}, fmt.Errorf("key not found: %q is not a key id", keyID)
-	}
-	k, err := paygate.OneAPIKey(st.APIKeys(ctx, paygate.APIKeyQuery{ID: keyID}))
-	if paygate.IsNotFound(err) {
-		return k, fmt.Errorf("key not found: %s", keyID)
-	}
-	return k, err
-}
