@@ -45,7 +45,7 @@ func findMerchant(ctx context.Context, st paygate.Store, dbURL, merchantID strin
 	return m, err
 }
 
-// findKey is keyByID whose "not found" names the database.
+// findKey loads an API key by id; its "not found" names the database.
 func findKey(ctx context.Context, st paygate.Store, dbURL, keyID string) (paygate.APIKey, error) {
 	if !id.Valid(keyID) {
 		return paygate.APIKey{}, notFound("key", keyID, dbURL)
