@@ -16,6 +16,7 @@ import (
 // SessionTouch, SessionRevocation, PasswordChange, AuditEntry and
 // APIKeyUsage, documented beside their types.
 type DashboardStore interface {
+	UserStore
 	// UserByEmail returns the user with the (lower-case) email, or
 	// NOT_FOUND.
 	UserByEmail(ctx context.Context, email string) (User, error)
@@ -54,8 +55,24 @@ type User struct {
 	// PasswordHash is the argon2id hash in PHC string format
 	// ($argon2id$v=19$m=...,t=...,p=...$salt$hash).
 	PasswordHash string
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	// Role is what the user may do; users created before roles are owners.
+	Role      Role
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	// DisabledAt is when the user was removed from the team: a disabled
+	// user cannot sign in.
+	DisabledAt *time.Time
+	// LockedUntil is the end of a lockout after MaxFailedSignIns failed
+	// sign-ins; FailedSignIns counts those since the last sign-in or lock.
+	LockedUntil   *time.Time
+	FailedSignIns int
+	LastSignInAt  *time.Time
+	// MFASecret is the TOTP secret as the vault sealed it (never plain),
+	// nil without MFA; MFAEnabledAt is when it was confirmed. MFALastStep
+	// is the time step of the last accepted code, which is refused again.
+	MFASecret    []byte
+	MFAEnabledAt *time.Time
+	MFALastStep  int64
 }
 
 // Session is a signed-in browser. The cookie carries a random token; only
