@@ -6,19 +6,19 @@ import "net/http"
 // webhook endpoint and its deliveries) and the audit log.
 func (d *Dashboard) adminRoutes() []route {
 	return []route{
-		{method: http.MethodGet, pattern: "/developers", h: d.developers},
-		{method: http.MethodPost, pattern: "/keys", h: d.createKey},
-		{method: http.MethodGet, pattern: "/keys/{id}/rotate", h: d.rotateKey},
-		{method: http.MethodPost, pattern: "/keys/{id}/rotate", h: d.rotateKey},
-		{method: http.MethodGet, pattern: "/keys/{id}/revoke", h: d.revokeKey},
-		{method: http.MethodPost, pattern: "/keys/{id}/revoke", h: d.revokeKey},
-		{method: http.MethodGet, pattern: "/webhook", h: d.webhookPage},
-		{method: http.MethodPost, pattern: "/webhook", h: d.setWebhook},
-		{method: http.MethodPost, pattern: "/webhook/secret", h: d.revealSecret},
-		{method: http.MethodPost, pattern: "/webhook/rotate", h: d.rotateSecret},
-		{method: http.MethodPost, pattern: "/webhook/test", h: d.testWebhook},
-		{method: http.MethodGet, pattern: "/webhook/deliveries/{id}", h: d.deliveryPage},
-		{method: http.MethodPost, pattern: "/webhook/deliveries/{id}/resend", h: d.resendDelivery},
-		{method: http.MethodGet, pattern: "/audit", h: d.auditPage},
+		{method: http.MethodGet, pattern: "/developers", need: needRead, h: d.developers},
+		{method: http.MethodPost, pattern: "/keys", need: needDeveloper, h: d.createKey},
+		{method: http.MethodGet, pattern: "/keys/{id}/rotate", need: needDeveloper, h: d.rotateKey},
+		{method: http.MethodPost, pattern: "/keys/{id}/rotate", need: needDeveloper, h: d.rotateKey},
+		{method: http.MethodGet, pattern: "/keys/{id}/revoke", need: needDeveloper, h: d.revokeKey},
+		{method: http.MethodPost, pattern: "/keys/{id}/revoke", need: needDeveloper, h: d.revokeKey},
+		{method: http.MethodGet, pattern: "/webhook", need: needRead, h: d.webhookPage},
+		{method: http.MethodPost, pattern: "/webhook", need: needDeveloper, h: d.setWebhook},
+		{method: http.MethodPost, pattern: "/webhook/secret", need: needDeveloper, h: d.revealSecret},
+		{method: http.MethodPost, pattern: "/webhook/rotate", need: needDeveloper, h: d.rotateSecret},
+		{method: http.MethodPost, pattern: "/webhook/test", need: needDeveloper, h: d.testWebhook},
+		{method: http.MethodGet, pattern: "/webhook/deliveries/{id}", need: needRead, h: d.deliveryPage},
+		{method: http.MethodPost, pattern: "/webhook/deliveries/{id}/resend", need: needDeveloper, h: d.resendDelivery},
+		{method: http.MethodGet, pattern: "/audit", need: needRead, h: d.auditPage},
 	}
 }

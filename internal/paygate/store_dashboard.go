@@ -108,7 +108,8 @@ func (s Session) ValidAt(t time.Time, idle time.Duration) bool {
 //
 //   - User inserts a dashboard user. Emails are unique across the
 //     installation, compared in lower case (Email is stored as given,
-//     lower-cased by the caller): a duplicate email (or id) fails the unit
+//     lower-cased by the caller; a Role of "" is stored as RoleOwner, as
+//     users created before roles are): a duplicate email (or id) fails the unit
 //     with ErrConflict, and a merchant that does not exist with NOT_FOUND.
 //   - Session inserts a session. It fails the unit with NOT_FOUND when its
 //     user does not exist for its merchant, and with ErrConflict on a

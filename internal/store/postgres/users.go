@@ -27,7 +27,7 @@ var _ paygate.UserStore = (*Store)(nil)
 const insertUserInUnit = `
 	WITH ins AS (
 		INSERT INTO users (` + userColumns + `)
-		SELECT @id, @merchant_id, @email, @password_hash, @created_at, @updated_at, @role, @disabled_at,
+		SELECT @id, @merchant_id, @email, @password_hash, @created_at, @updated_at, coalesce(nullif(@role, ''), 'owner'), @disabled_at,
 			@locked_until, @failed_sign_ins, @last_sign_in_at, @mfa_secret, @mfa_enabled_at, @mfa_last_step
 		WHERE EXISTS (SELECT 1 FROM merchants WHERE id = @merchant_id)
 		RETURNING 1

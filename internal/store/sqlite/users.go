@@ -18,7 +18,8 @@ var _ paygate.UserStore = (*Store)(nil)
 // insertUser inserts a dashboard user. A duplicate email (or id) is
 // paygate.ErrConflict; an unknown merchant is NOT_FOUND (the foreign key).
 func insertUser(ctx context.Context, tx *sql.Tx, u paygate.User) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO users (`+userColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := tx.ExecContext(ctx, `INSERT INTO users (`+userColumns+`)
+		VALUES (?, ?, ?, ?, ?, ?, coalesce(nullif(?, ''), 'owner'), ?, ?, ?, ?, ?, ?, ?)`,
 		u.ID, u.MerchantID, u.Email, u.PasswordHash, micros(u.CreatedAt), micros(u.UpdatedAt), string(u.Role),
 		nullMicros(u.DisabledAt), nullMicros(u.LockedUntil), u.FailedSignIns, nullMicros(u.LastSignInAt),
 		u.MFASecret, nullMicros(u.MFAEnabledAt), u.MFALastStep)
