@@ -88,17 +88,17 @@ func applyTeamOp(ctx context.Context, tx *sql.Tx, op paygate.Op) (handled bool, 
 	case paygate.UserDisable:
 		return true, disableUser(ctx, tx, op)
 	case paygate.UserUnlock:
-		return true, userUpdate(ctx, tx, op.MerchantID, op.UserID,
+		return true, userUpdate(ctx, tx,
 			`UPDATE users SET locked_until = NULL, failed_sign_ins = 0, updated_at = ? WHERE id = ? AND merchant_id = ?`,
 			micros(op.At), op.UserID, op.MerchantID)
 	case paygate.SignInFailure:
-		return true, userUpdate(ctx, tx, op.MerchantID, op.UserID, `UPDATE users SET
+		return true, userUpdate(ctx, tx, `UPDATE users SET
 			locked_until = CASE WHEN failed_sign_ins + 1 >= ?1 THEN ?2 ELSE locked_until END,
 			failed_sign_ins = CASE WHEN failed_sign_ins + 1 >= ?1 THEN 0 ELSE failed_sign_ins + 1 END
 			WHERE id = ?3 AND merchant_id = ?4`,
 			op.LockAfter, micros(op.LockUntil), op.UserID, op.MerchantID)
 	case paygate.SignInSuccess:
-		return true, userUpdate(ctx, tx, op.MerchantID, op.UserID,
+		return true, userUpdate(ctx, tx,
 			`UPDATE users SET failed_sign_ins = 0, last_sign_in_at = ? WHERE id = ? AND merchant_id = ?`,
 			micros(op.At), op.UserID, op.MerchantID)
 	case paygate.MFAChange:
@@ -138,7 +138,7 @@ func applyTeamOp(ctx context.Context, tx *sql.Tx, op paygate.Op) (handled bool, 
 
 // userUpdate runs an update of one merchant's user: NOT_FOUND when it
 // changed no row.
-func userUpdate(ctx context.Context, tx *sql.Tx, merchantID, userID, query string, args ...any) error {
+func userUpdate(ctx context.Context, tx *sql.Tx, query string, args ...any) error {
 	res, err := tx.ExecContext(ctx, query, args...)
 	if err != nil {
 		return err

@@ -38,6 +38,15 @@ func userCases() []testCase {
 			got, err = s.Users(ctx(t), paygate.UserQuery{})
 			must(t, err)
 			equal(t, "empty query", []paygate.User{}, got)
+			// A user inserted without a role is an owner, as users of
+			// before roles are.
+			plain := userValue(f, "plain@example.com", at(3*time.Minute))
+			plain.Role = ""
+			must(t, commit(ctx(t), s, plain))
+			if got := oneUser(t, s, plain.ID); got.Role != paygate.RoleOwner {
+				t.Errorf("user inserted without a role: role %q, want owner", got.Role)
+			}
+			must(t, commit(ctx(t), s, paygate.UserDisable{MerchantID: f.merchant.ID, UserID: plain.ID, At: at(3 * time.Minute)}))
 
 			must(t, commit(ctx(t), s, paygate.UserRoleChange{MerchantID: f.merchant.ID, UserID: admin.ID,
 				Role: paygate.RoleDeveloper, At: at(time.Hour)}))
