@@ -23,6 +23,7 @@ func (d *Dashboard) teamRoutes() []route {
 		{method: http.MethodPost, pattern: "/team/users/{id}/role", need: needOwner, h: d.setRole},
 		{method: http.MethodPost, pattern: "/team/users/{id}/unlock", need: needOwner, h: d.unlockUser},
 		{method: http.MethodPost, pattern: "/team/users/{id}/remove", need: needOwner, h: d.removeUser},
+		{method: http.MethodPost, pattern: "/team/users/{id}/mfa-reset", need: needOwner, h: d.resetMFA},
 		{method: http.MethodPost, pattern: "/team/invitations/{id}/revoke", need: needOwner, h: d.revokeInvitation},
 	}
 }
@@ -58,6 +59,8 @@ func (d *Dashboard) teamPage(w http.ResponseWriter, r *http.Request, v *viewer, 
 		data.Notice = "The user was removed and signed out."
 	case "revoke":
 		data.Notice = "The invitation was revoked."
+	case "mfa":
+		data.Notice = "Two-step sign-in was turned off for the user: they set it up again from their account."
 	}
 	d.renderTeam(w, r, v, http.StatusOK, data)
 }
@@ -160,6 +163,18 @@ func (d *Dashboard) removeUser(w http.ResponseWriter, r *http.Request, v *viewer
 	}
 	d.teamChange(w, r, v, paygate.UserDisable{MerchantID: u.MerchantID, UserID: u.ID, At: d.now()},
 		paygate.AuditUserRemoved, u.ID, u.Email+" removed and signed out", "remove")
+}
+
+// resetMFA serves POST /team/users/{id}/mfa-reset: a user who lost their
+// device and their recovery codes signs in with the password alone again
+// (or enrols again, with --require-mfa).
+func (d *Dashboard) resetMFA(w http.ResponseWriter, r *http.Request, v *viewer, params []string) {
+	u, ok := d.teamUserOf(w, r, v, params[0])
+	if !ok {
+		return
+	}
+	d.teamChange(w, r, v, paygate.MFAChange{MerchantID: u.MerchantID, UserID: u.ID, At: d.now()},
+		paygate.AuditUserMFADisabled, u.ID, u.Email, "mfa")
 }
 
 // revokeInvitation serves POST /team/invitations/{id}/revoke.

@@ -398,6 +398,19 @@ func TestMFASignIn(t *testing.T) {
 	if got := s.user(s.mustUserID(s.a.email)).FailedSignIns; got != 1 {
 		t.Errorf("failed count: %d, want 1", got)
 	}
+	// An owner turns MFA off for a user who lost their device.
+	other := s.addUser(s.a.id, "owner2@books.example", paygate.RoleOwner)
+	second := s.browser()
+	second.mustSignIn(other.Email)
+	if p := second.postSigned("/dashboard/test/team/users/"+s.mustUserID(s.a.email)+"/mfa-reset", nil); p.code != http.StatusSeeOther {
+		t.Errorf("MFA reset: %d", p.code)
+	}
+	if u := s.user(s.mustUserID(s.a.email)); u.MFAEnabled() || u.MFASecret != nil {
+		t.Errorf("after the MFA reset: enabled %v", u.MFAEnabled())
+	}
+	if p := s.browser().signIn(s.a.email, password); p.code != http.StatusSeeOther || p.location != "/dashboard/test/" {
+		t.Errorf("sign-in after the MFA reset: %d %q", p.code, p.location)
+	}
 }
 
 func TestRequireMFA(t *testing.T) {
