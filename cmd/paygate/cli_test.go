@@ -674,7 +674,7 @@ func TestServeConfig(t *testing.T) {
 			DatabaseURL: "sqlite:paygate.db", Addr: "127.0.0.1:8080", BaseURL: "http://127.0.0.1:8080",
 			WebhookRetrySchedule: webhook.DefaultSchedule(), RateLimitTest: 100, RateLimitLive: 1000,
 			RateLimitUnauthenticated: 60, ThreeDSChallengeTTL: 30 * time.Minute, RecoveryInterval: 5 * time.Second,
-			LogLevel: "info", DashboardSessionIdle: 30 * time.Minute, DashboardSessionMax: 12 * time.Hour,
+			LogLevel: "info", DashboardSessionIdle: 15 * time.Minute, DashboardSessionMax: 12 * time.Hour,
 			MaxConnections:           4096,
 			AllowPrivateTestWebhooks: true,
 			DrainDelay:               5 * time.Second,
@@ -744,6 +744,17 @@ func TestServeConfig(t *testing.T) {
 			t.Errorf("dashboard sessions: idle %v max %v, want 10m and 2h", cfg.DashboardSessionIdle, cfg.DashboardSessionMax)
 		}
 		cliRun(t, nil, "serve", "--dashboard-session-idle", "13h").mustFail(t, 2, "--dashboard-session-idle")
+
+		// The new name, and its variable; --require-mfa.
+		cliRunServe(t, map[string]string{"PAYGATE_REQUIRE_MFA": "true"}, captureServe(&cfg, &called),
+			"serve", "--session-idle-timeout", "5m").mustSucceed(t)
+		if cfg.DashboardSessionIdle != 5*time.Minute || !cfg.RequireMFA {
+			t.Errorf("--session-idle-timeout 5m, PAYGATE_REQUIRE_MFA: idle %v, require MFA %v", cfg.DashboardSessionIdle, cfg.RequireMFA)
+		}
+		cliRunServe(t, map[string]string{"PAYGATE_SESSION_IDLE_TIMEOUT": "7m"}, captureServe(&cfg, &called), "serve", "--require-mfa").mustSucceed(t)
+		if cfg.DashboardSessionIdle != 7*time.Minute || !cfg.RequireMFA {
+			t.Errorf("PAYGATE_SESSION_IDLE_TIMEOUT 7m, --require-mfa: idle %v, require MFA %v", cfg.DashboardSessionIdle, cfg.RequireMFA)
+		}
 	})
 
 	t.Run("AllowPrivateTestWebhooks", func(t *testing.T) {

@@ -89,6 +89,11 @@ func init() {
 		{"providers", "print the routing table and each provider's state; drain|restore --provider ID", cmdProviders},
 		{"vault rewrap", "re-encrypt every stored card under the first --vault-key", cmdVaultRewrap},
 		{"user create", "create a dashboard user of a merchant; the password is read from stdin", cmdUserCreate},
+		{"user list", "list a merchant's dashboard users", cmdUserList},
+		{"user set-role", "give a dashboard user another role (owner|admin|developer|analyst)", cmdUserSetRole},
+		{"user reset-password", "set a dashboard user's password from stdin and sign out its sessions", cmdUserResetPassword},
+		{"user disable", "remove a dashboard user: it cannot sign in any more", cmdUserDisable},
+		{"user unlock", "lift the lockout of a dashboard user after failed sign-ins", cmdUserUnlock},
 		{"bench", "load test: drive concurrent merchant clients against a gateway and report throughput and latency", cmdBench},
 		{"version", "print the version, the commit and the Go release of this binary", cmdVersion},
 	}

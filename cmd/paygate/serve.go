@@ -231,6 +231,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		BaseURL:     cfg.BaseURL,
 		SessionIdle: cfg.DashboardSessionIdle,
 		SessionMax:  cfg.DashboardSessionMax,
+		RequireMFA:  cfg.RequireMFA,
 		Wake:        dispatcher.Wake,
 		Vault:       vlt,
 		Webhooks:    webhookPolicy(cfg.AllowPrivateTestWebhooks),

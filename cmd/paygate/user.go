@@ -18,19 +18,21 @@ import (
 // path limit less the brackets).
 const maxEmail = 254
 
-// userCreated is the --json output of user create.
+// userCreated is the --json output of user create (decisions.md section
+// 17).
 type userCreated struct {
-	ID         string `json:"id"`
-	MerchantID string `json:"merchantId"`
-	Email      string `json:"email"`
-	CreatedAt  string `json:"createdAt"`
+	ID    string `json:"id"`
+	Email string `json:"email"`
+	Role  string `json:"role"`
 }
 
 func cmdUserCreate(ctx context.Context, c *cli, args []string) error {
-	fs := newFlagSet("user create", "--merchant ID --email EMAIL --password-stdin [--json] [--database-url URL]")
+	fs := newFlagSet("user create", "--merchant ID --email EMAIL --password-stdin [--role ROLE] [--json] [--database-url URL]")
 	var dbURL, merchantID, email string
 	var passwordStdin, asJSON bool
+	role := roleFlag{role: paygate.RoleOwner}
 	fs.databaseURL(&dbURL)
+	fs.Var(&role, "role", "the user's `ROLE`: "+roleNames()+" (default owner)")
 	fs.StringVar(&merchantID, "merchant", "", "merchant `ID` the user signs in to (required)")
 	fs.StringVar(&email, "email", "", "the user's sign-in `EMAIL`, stored in lower case (required)")
 	fs.BoolVar(&passwordStdin, "password-stdin", false, "read the password from the first line of stdin (required)")
@@ -65,13 +67,15 @@ func cmdUserCreate(ctx context.Context, c *cli, args []string) error {
 
 	var u paygate.User
 	err = withStore(ctx, dbURL, func(ctx context.Context, st paygate.Store) error {
-		m, err := merchantByID(ctx, st, merchantID)
+		m, err := findMerchant(ctx, st, dbURL, merchantID)
 		if err != nil {
 			return err
 		}
 		t := now()
-		u = paygate.User{ID: id.New(), MerchantID: m.ID, Email: email, PasswordHash: hash, CreatedAt: t, UpdatedAt: t}
-		err = st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{u}})
+		u = paygate.User{ID: id.New(), MerchantID: m.ID, Email: email, PasswordHash: hash, Role: role.role,
+			CreatedAt: t, UpdatedAt: t}
+		err = st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{u,
+			cliAudit(u, paygate.AuditUserCreated, "created with role "+string(u.Role), t)}})
 		switch {
 		case errors.Is(err, paygate.ErrConflict):
 			return fmt.Errorf("a dashboard user with email %s already exists", email)
@@ -86,7 +90,7 @@ func cmdUserCreate(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	if asJSON {
-		return writeJSON(c.stdout, userCreated{ID: u.ID, MerchantID: u.MerchantID, Email: u.Email, CreatedAt: formatTime(u.CreatedAt)})
+		return writeJSON(c.stdout, userCreated{ID: u.ID, Email: u.Email, Role: string(u.Role)})
 	}
 	_, err = fmt.Fprintf(c.stdout, "Created dashboard user %s %s for merchant %s.\n", u.ID, u.Email, u.MerchantID)
 	return err

@@ -53,14 +53,14 @@ func TestUserCreate(t *testing.T) {
 			"--database-url", db, "--json")
 		var out userCreated
 		jsonLine(t, r, &out)
-		wantKeys(t, r.stdout, "id", "merchantId", "email", "createdAt")
-		if !id.Valid(out.ID) || out.MerchantID != m.MerchantID || out.Email != "ada@example.com" {
+		wantKeys(t, r.stdout, "id", "email", "role")
+		if !id.Valid(out.ID) || out.Email != "ada@example.com" || out.Role != "owner" {
 			t.Errorf("created %+v", out)
 		}
-		near(t, "createdAt", parseTime(t, out.CreatedAt), before, time.Now())
 
 		u := storedUser(t, db, "ada@example.com")
-		if u.ID != out.ID || u.MerchantID != m.MerchantID {
+		near(t, "createdAt", u.CreatedAt, before, time.Now())
+		if u.ID != out.ID || u.MerchantID != m.MerchantID || u.Role != paygate.RoleOwner {
 			t.Errorf("stored %+v for %+v", u, out)
 		}
 		if ok, err := auth.CheckPassword(u.PasswordHash, password); err != nil || !ok {

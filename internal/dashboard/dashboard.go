@@ -50,7 +50,7 @@ var staticFS embed.FS
 
 // Defaults of Config.
 const (
-	DefaultSessionIdle = 30 * time.Minute
+	DefaultSessionIdle = 15 * time.Minute
 	DefaultSessionMax  = 12 * time.Hour
 )
 
@@ -78,6 +78,10 @@ type Config struct {
 	// --allow-private-test-webhooks): endpoints are set and pinged under
 	// it, and endpoints' answers shown under it.
 	Webhooks webhook.Policy
+	// RequireMFA makes TOTP mandatory (serve --require-mfa): a user
+	// without it is sent to enrolment after the password and can do
+	// nothing else until enrolled.
+	RequireMFA bool
 	// LiveWarning, when set, is shown on every page of live mode, under the
 	// mode banner: something about how the gateway runs that puts live
 	// payments at risk (serve: live providers served over plain HTTP).
@@ -126,6 +130,8 @@ func New(cfg Config) *Dashboard {
 	}
 	d.pages = mustParsePages()
 	d.routes = append(d.dataRoutes(), d.adminRoutes()...)
+	d.routes = append(d.routes, d.teamRoutes()...)
+	checkRoutes(d.routes)
 	sub, err := fs.Sub(staticFS, "static")
 	if err != nil {
 		panic(fmt.Sprintf("dashboard.New: static files: %v", err))
@@ -133,6 +139,16 @@ func New(cfg Config) *Dashboard {
 	d.static = http.StripPrefix(staticPrefix, http.FileServerFS(sub))
 	d.mux = d.newMux()
 	return d
+}
+
+// checkRoutes panics on a route that does not declare what it needs: a
+// page nobody decided the roles of is a build mistake, never served.
+func checkRoutes(routes []route) {
+	for _, rt := range routes {
+		if rt.need == accessUndeclared {
+			panic(fmt.Sprintf("dashboard.New: route %s %s declares no access (set route.need)", rt.method, rt.pattern))
+		}
+	}
 }
 
 // mustParsePages parses layout.html with each page template once.
@@ -208,6 +224,16 @@ func (d *Dashboard) newMux() *httpx.Mux {
 	mux.HandleFunc(root, toTest)
 	mux.HandleFunc(root+"/{$}", toTest)
 	mux.HandleFunc(root+"/login", d.serveLogin)
+	mux.HandleFunc(root+"/login/mfa", d.serveMFA)
+	mux.HandleFunc(root+"/login/enrol", d.serveEnrol)
+	mux.HandleFunc(root+"/invite/{token}", d.serveInvite)
+	mux.HandleFunc(root+"/account/mfa", func(w http.ResponseWriter, r *http.Request) {
+		mode := paygate.ModeTest
+		if r.URL.Query().Get("mode") == string(paygate.ModeLive) {
+			mode = paygate.ModeLive
+		}
+		d.withSession(w, r, mode, func(v *viewer) { d.accountMFA(w, r, v) })
+	})
 	mux.HandleFunc(root+"/logout", func(w http.ResponseWriter, r *http.Request) {
 		d.withSession(w, r, paygate.ModeTest, func(v *viewer) {
 			if r.Method != http.MethodPost {
@@ -233,7 +259,13 @@ func (d *Dashboard) newMux() *httpx.Mux {
 		for _, rt := range d.routes {
 			pattern := rt.method + " " + routePath(base, rt.pattern)
 			mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-				d.withSession(w, r, mode, func(v *viewer) { rt.h(w, r, v, pathParams(r, pattern)) })
+				d.withSession(w, r, mode, func(v *viewer) {
+					if !rt.need.allows(v.User.Role, mode) {
+						d.denied(w, r, v)
+						return
+					}
+					rt.h(w, r, v, pathParams(r, pattern))
+				})
 			})
 			patterns = append(patterns, pattern)
 		}
@@ -291,6 +323,14 @@ func (d *Dashboard) notFoundPage(w http.ResponseWriter, r *http.Request) {
 func (d *Dashboard) methodNotAllowed(w http.ResponseWriter, r *http.Request, v *viewer, allow string) {
 	w.Header().Set("Allow", allow)
 	d.render(w, r, v, http.StatusMethodNotAllowed, "error", errorData{Title: "Method not allowed", Message: "This page does not accept that kind of request."})
+}
+
+// denied answers 403: the viewer's role does not allow the page.
+func (d *Dashboard) denied(w http.ResponseWriter, r *http.Request, v *viewer) {
+	d.render(w, r, v, http.StatusForbidden, "error", errorData{
+		Title:   "Not allowed",
+		Message: "Your role (" + string(v.User.Role) + ") does not allow this in " + string(v.Mode) + " mode. Ask an owner of your team.",
+	})
 }
 
 // errorData is the error page.

@@ -6,12 +6,12 @@ import "net/http"
 // (with the refund form) and customers (with their stored cards).
 func (d *Dashboard) dataRoutes() []route {
 	return []route{
-		{method: http.MethodGet, pattern: "/", h: d.overviewPage},
-		{method: http.MethodGet, pattern: "/payments", h: d.paymentsPage},
-		{method: http.MethodGet, pattern: "/payments/{id}", h: d.paymentPage},
-		{method: http.MethodPost, pattern: "/payments/{id}/refund", h: d.refundPayment},
-		{method: http.MethodGet, pattern: "/customers", h: d.customersPage},
-		{method: http.MethodGet, pattern: "/customers/{id}", h: d.customerPage},
-		{method: http.MethodPost, pattern: "/customers/{id}/cards/{cardId}/delete", h: d.deleteCard},
+		{method: http.MethodGet, pattern: "/", need: needRead, h: d.overviewPage},
+		{method: http.MethodGet, pattern: "/payments", need: needRead, h: d.paymentsPage},
+		{method: http.MethodGet, pattern: "/payments/{id}", need: needRead, h: d.paymentPage},
+		{method: http.MethodPost, pattern: "/payments/{id}/refund", need: needPaymentAction, h: d.refundPayment},
+		{method: http.MethodGet, pattern: "/customers", need: needRead, h: d.customersPage},
+		{method: http.MethodGet, pattern: "/customers/{id}", need: needRead, h: d.customerPage},
+		{method: http.MethodPost, pattern: "/customers/{id}/cards/{cardId}/delete", need: needPaymentAction, h: d.deleteCard},
 	}
 }

@@ -110,7 +110,7 @@ func (f *dataFixture) merchant(mid, name string) tenant {
 	if err := f.st.Commit(context.Background(), paygate.Unit{Ops: []paygate.Op{paygate.Merchant{ID: mid, Name: name, CreatedAt: now}, key}}); err != nil {
 		f.t.Fatal(err)
 	}
-	u := paygate.User{ID: id.New(), MerchantID: mid, Email: "support@" + mid + ".example"}
+	u := paygate.User{ID: id.New(), MerchantID: mid, Email: "support@" + mid + ".example", Role: paygate.RoleOwner}
 	return tenant{merchantID: mid, mode: paygate.ModeTest, key: secret,
 		viewer: &viewer{User: u, Mode: paygate.ModeTest, CSRF: "csrf", Loc: time.UTC}}
 }

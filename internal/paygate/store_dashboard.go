@@ -16,6 +16,7 @@ import (
 // SessionTouch, SessionRevocation, PasswordChange, AuditEntry and
 // APIKeyUsage, documented beside their types.
 type DashboardStore interface {
+	UserStore
 	// UserByEmail returns the user with the (lower-case) email, or
 	// NOT_FOUND.
 	UserByEmail(ctx context.Context, email string) (User, error)
@@ -54,8 +55,24 @@ type User struct {
 	// PasswordHash is the argon2id hash in PHC string format
 	// ($argon2id$v=19$m=...,t=...,p=...$salt$hash).
 	PasswordHash string
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	// Role is what the user may do; users created before roles are owners.
+	Role      Role
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	// DisabledAt is when the user was removed from the team: a disabled
+	// user cannot sign in.
+	DisabledAt *time.Time
+	// LockedUntil is the end of a lockout after MaxFailedSignIns failed
+	// sign-ins; FailedSignIns counts those since the last sign-in or lock.
+	LockedUntil   *time.Time
+	FailedSignIns int
+	LastSignInAt  *time.Time
+	// MFASecret is the TOTP secret as the vault sealed it (never plain),
+	// nil without MFA; MFAEnabledAt is when it was confirmed. MFALastStep
+	// is the time step of the last accepted code, which is refused again.
+	MFASecret    []byte
+	MFAEnabledAt *time.Time
+	MFALastStep  int64
 }
 
 // Session is a signed-in browser. The cookie carries a random token; only
@@ -91,7 +108,8 @@ func (s Session) ValidAt(t time.Time, idle time.Duration) bool {
 //
 //   - User inserts a dashboard user. Emails are unique across the
 //     installation, compared in lower case (Email is stored as given,
-//     lower-cased by the caller): a duplicate email (or id) fails the unit
+//     lower-cased by the caller; a Role of "" is stored as RoleOwner, as
+//     users created before roles are): a duplicate email (or id) fails the unit
 //     with ErrConflict, and a merchant that does not exist with NOT_FOUND.
 //   - Session inserts a session. It fails the unit with NOT_FOUND when its
 //     user does not exist for its merchant, and with ErrConflict on a

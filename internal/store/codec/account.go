@@ -57,7 +57,8 @@ func apiKeyDests(k *paygate.APIKey) []any {
 
 // UserColumns are the columns of a users row that ScanUser reads, in its
 // order: every column.
-const UserColumns = `id, merchant_id, email, password_hash, created_at, updated_at`
+const UserColumns = `id, merchant_id, email, password_hash, created_at, updated_at, role, disabled_at, locked_until,
+	failed_sign_ins, last_sign_in_at, mfa_secret, mfa_enabled_at, mfa_last_step`
 
 // ScanUser reads a row of UserColumns.
 func ScanUser(row Scanner) (paygate.User, error) {
@@ -69,7 +70,9 @@ func ScanUser(row Scanner) (paygate.User, error) {
 }
 
 func userDests(u *paygate.User) []any {
-	return []any{&u.ID, &u.MerchantID, &u.Email, &u.PasswordHash, At(&u.CreatedAt), At(&u.UpdatedAt)}
+	return []any{&u.ID, &u.MerchantID, &u.Email, &u.PasswordHash, At(&u.CreatedAt), At(&u.UpdatedAt),
+		(*string)(&u.Role), AtOptional(&u.DisabledAt), AtOptional(&u.LockedUntil), &u.FailedSignIns,
+		AtOptional(&u.LastSignInAt), &u.MFASecret, AtOptional(&u.MFAEnabledAt), &u.MFALastStep}
 }
 
 // SessionColumns are the columns of a sessions row, in the order of
@@ -80,7 +83,8 @@ const SessionColumns = `id, token_hash, user_id, merchant_id, created_at, last_s
 // joined with users u: SessionColumns of s, then UserColumns of u.
 const SessionUserColumns = `s.id, s.token_hash, s.user_id, s.merchant_id, s.created_at, s.last_seen_at, s.expires_at,
 	s.revoked_at, s.remote_addr,
-	u.id, u.merchant_id, u.email, u.password_hash, u.created_at, u.updated_at`
+	u.id, u.merchant_id, u.email, u.password_hash, u.created_at, u.updated_at, u.role, u.disabled_at, u.locked_until,
+	u.failed_sign_ins, u.last_sign_in_at, u.mfa_secret, u.mfa_enabled_at, u.mfa_last_step`
 
 // ScanSessionUser reads a row of SessionUserColumns: a session and its user.
 func ScanSessionUser(row Scanner) (paygate.Session, paygate.User, error) {
@@ -123,4 +127,20 @@ func ScanPaymentStat(row Scanner) (paygate.PaymentStat, error) {
 		return paygate.PaymentStat{}, err
 	}
 	return st, nil
+}
+
+// InvitationColumns are the columns of an invitations row that
+// ScanInvitation reads, in its order: every column.
+const InvitationColumns = `id, merchant_id, email, role, token_hash, created_by, created_at, expires_at, accepted_at,
+	revoked_at`
+
+// ScanInvitation reads a row of InvitationColumns.
+func ScanInvitation(row Scanner) (paygate.Invitation, error) {
+	var i paygate.Invitation
+	err := row.Scan(&i.ID, &i.MerchantID, &i.Email, (*string)(&i.Role), &i.TokenHash, &i.CreatedBy,
+		At(&i.CreatedAt), At(&i.ExpiresAt), AtOptional(&i.AcceptedAt), AtOptional(&i.RevokedAt))
+	if err != nil {
+		return paygate.Invitation{}, err
+	}
+	return i, nil
 }

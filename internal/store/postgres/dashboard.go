@@ -28,23 +28,6 @@ const userColumns = codec.UserColumns
 
 func scanUser(row pgx.Row) (paygate.User, error) { return codec.ScanUser(row) }
 
-// insertUserInUnit inserts a dashboard user, failing the unit (PG404)
-// when the merchant does not exist. A duplicate email (or id) is a unique
-// violation: paygate.ErrConflict.
-const insertUserInUnit = `
-	WITH ins AS (
-		INSERT INTO users (` + userColumns + `)
-		SELECT @id, @merchant_id, @email, @password_hash, @created_at, @updated_at
-		WHERE EXISTS (SELECT 1 FROM merchants WHERE id = @merchant_id)
-		RETURNING 1
-	)
-	SELECT CASE WHEN EXISTS (SELECT 1 FROM ins) THEN true ELSE unit_refused(false) END`
-
-func userArgs(u paygate.User) namedArgs {
-	return namedArgs{"id": u.ID, "merchant_id": u.MerchantID, "email": u.Email,
-		"password_hash": u.PasswordHash, "created_at": u.CreatedAt, "updated_at": u.UpdatedAt}
-}
-
 // UserByEmail returns the user with the (lower-case) email, or NOT_FOUND.
 func (s *Store) UserByEmail(ctx context.Context, email string) (paygate.User, error) {
 	u, err := scanUser(s.pool.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE email = $1`, email))

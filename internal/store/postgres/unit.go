@@ -265,7 +265,10 @@ func (s *Store) commit(ctx context.Context, u paygate.Unit) error {
 			}
 			i++
 		default:
-			return fmt.Errorf("postgres: operation %d of the unit: %T is not an operation", i, op)
+			if !queueTeamOp(b, op, refuses) {
+				return fmt.Errorf("postgres: operation %d of the unit: %T is not an operation", i, op)
+			}
+			i++
 		}
 	}
 	err := s.pool.SendBatch(ctx, b).Close()

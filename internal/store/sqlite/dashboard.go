@@ -25,14 +25,6 @@ const userColumns = codec.UserColumns
 
 func scanUser(row scanner) (paygate.User, error) { return codec.ScanUser(row) }
 
-// insertUser inserts a dashboard user. A duplicate email (or id) is
-// paygate.ErrConflict; an unknown merchant is NOT_FOUND (the foreign key).
-func insertUser(ctx context.Context, tx *sql.Tx, u paygate.User) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO users (`+userColumns+`) VALUES (?, ?, ?, ?, ?, ?)`,
-		u.ID, u.MerchantID, u.Email, u.PasswordHash, micros(u.CreatedAt), micros(u.UpdatedAt))
-	return err
-}
-
 // UserByEmail returns the user with the (lower-case) email, or NOT_FOUND.
 func (s *Store) UserByEmail(ctx context.Context, email string) (paygate.User, error) {
 	u, err := scanUser(s.read.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE email = ?`, email))

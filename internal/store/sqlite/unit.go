@@ -115,7 +115,10 @@ func applyUnit(ctx context.Context, tx *sql.Tx, u paygate.Unit) error {
 		case paygate.APIKeyUsage:
 			err = touchAPIKeys(ctx, tx, op)
 		default:
-			err = fmt.Errorf("sqlite: operation %d of the unit: %T is not an operation", i, op)
+			var handled bool
+			if handled, err = applyTeamOp(ctx, tx, op); !handled {
+				err = fmt.Errorf("sqlite: operation %d of the unit: %T is not an operation", i, op)
+			}
 		}
 		if err != nil {
 			return err

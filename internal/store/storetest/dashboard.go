@@ -665,6 +665,7 @@ func userValue(f fixture, email string, created time.Time) paygate.User {
 	return paygate.User{
 		ID: newID(), MerchantID: f.merchant.ID, Email: email,
 		PasswordHash: "$argon2id$v=19$m=19456,t=2,p=1$" + newID()[:22] + "$" + newID(),
+		Role:         paygate.RoleOwner,
 		CreatedAt:    created, UpdatedAt: created,
 	}
 }

@@ -55,6 +55,7 @@ func Exercise(t *testing.T, newStore func(t *testing.T) paygate.Store) {
 		{"Routing", routingCases()},
 		{"Vault", vaultCases()},
 		{"Dashboard", dashboardCases()},
+		{"Users", userCases()},
 		{"Stats", statsCases()},
 		{"DeliveryFilter", deliveryFilterCases()},
 	}

@@ -31,8 +31,9 @@ func CheckUpgradedAccounts(t *testing.T, s paygate.Store, at, later time.Time) {
 		{ID: "k-next", MerchantID: "m1", Mode: paygate.ModeLive, Type: paygate.KeySecret, Hash: []byte{3},
 			Hint: "sk_live_…cccc", CreatedAt: later, LastUsedAt: &later},
 	})
+	// A user of before roles (issue 22) is an owner.
 	user := paygate.User{ID: "u1", MerchantID: "m1", Email: "ada@shop.example", PasswordHash: "$argon2id$v=19$x",
-		CreatedAt: at, UpdatedAt: later}
+		Role: paygate.RoleOwner, CreatedAt: at, UpdatedAt: later}
 	u, err := s.UserByEmail(ctx, "ada@shop.example")
 	wantRows(t, "user", []paygate.User{u}, err, []paygate.User{user})
 	for _, want := range []paygate.Session{
