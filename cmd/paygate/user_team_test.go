@@ -154,7 +154,7 @@ func TestUserTeamCommands(t *testing.T) {
 			}
 		})
 
-		want := []string{paygate.AuditUserCreated, paygate.AuditUserCreated, paygate.AuditUserRoleChanged,
+		want := []string{paygate.AuditMerchantCreated, paygate.AuditUserCreated, paygate.AuditUserCreated, paygate.AuditUserRoleChanged,
 			paygate.AuditUserUnlocked, paygate.AuditUserPasswordReset, paygate.AuditUserDisabled}
 		if got := cliAuditActions(t, db, m.MerchantID); strings.Join(got, " ") != strings.Join(want, " ") {
 			t.Errorf("CLI audit entries %v, want %v", got, want)
