@@ -224,6 +224,7 @@ func (d *Dashboard) newMux() *httpx.Mux {
 		}
 		d.withSession(w, r, mode, func(v *viewer) { d.account(w, r, v) })
 	})
+	mux.HandleFunc(root+"/payments.csv", d.serveExport)
 	for _, mode := range []paygate.Mode{paygate.ModeTest, paygate.ModeLive} {
 		base := root + "/" + string(mode)
 		mux.HandleFunc(base, func(w http.ResponseWriter, r *http.Request) {

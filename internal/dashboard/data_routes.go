@@ -8,6 +8,7 @@ func (d *Dashboard) dataRoutes() []route {
 	return []route{
 		{method: http.MethodGet, pattern: "/", h: d.overviewPage},
 		{method: http.MethodGet, pattern: "/payments", h: d.paymentsPage},
+		{method: http.MethodGet, pattern: "/payments.csv", h: d.exportPayments},
 		{method: http.MethodGet, pattern: "/payments/{id}", h: d.paymentPage},
 		{method: http.MethodPost, pattern: "/payments/{id}/refund", h: d.refundPayment},
 		{method: http.MethodGet, pattern: "/customers", h: d.customersPage},

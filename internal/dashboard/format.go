@@ -51,15 +51,21 @@ func symbol(code string) string {
 	return s
 }
 
+// currencyDigits is the currency's exponent (ISO 4217 minor unit digits);
+// two for an unknown code.
+func currencyDigits(code string) int {
+	if digits, ok := money.Digits(code); ok {
+		return digits
+	}
+	return 2
+}
+
 // formatMinor writes minor units of a currency with all of its decimals
 // and thousands separators, after its symbol: 1050 EUR is "€10.50", 100 JPY
 // "¥100", 1230 KWD "KWD 1.230" (a symbol that is only the code is followed
 // by a no-break space). An unknown currency is written with two decimals.
 func formatMinor(minor int64, code string) string {
-	digits, ok := money.Digits(code)
-	if !ok {
-		digits = 2
-	}
+	digits := currencyDigits(code)
 	neg := minor < 0
 	mag := uint64(minor)
 	if neg {

@@ -212,9 +212,9 @@ func modePath(v *viewer, rest string) string {
 	return "/dashboard/" + string(v.Mode) + rest
 }
 
-// paymentsPage serves GET /payments: the list with its filters.
-func (d *Dashboard) paymentsPage(w http.ResponseWriter, r *http.Request, v *viewer, _ []string) {
-	f, pq, errs := readPaymentFilter(r.URL.Query(), v.Loc)
+// newPaymentsData is the list page's data before its rows: the filter as
+// submitted, its status checkboxes and its messages.
+func newPaymentsData(f paymentFilter, errs []string) paymentsData {
 	data := paymentsData{Filter: f, Errors: errs, Filtered: f.filtered()}
 	for _, s := range paymentStatuses {
 		o := statusOption{Value: string(s)}
@@ -223,6 +223,13 @@ func (d *Dashboard) paymentsPage(w http.ResponseWriter, r *http.Request, v *view
 		}
 		data.Options = append(data.Options, o)
 	}
+	return data
+}
+
+// paymentsPage serves GET /payments: the list with its filters.
+func (d *Dashboard) paymentsPage(w http.ResponseWriter, r *http.Request, v *viewer, _ []string) {
+	f, pq, errs := readPaymentFilter(r.URL.Query(), v.Loc)
+	data := newPaymentsData(f, errs)
 	if len(errs) > 0 {
 		d.render(w, r, v, http.StatusBadRequest, "payments", data)
 		return
