@@ -186,6 +186,8 @@ const (
 	AuditWebhookResent      = "webhook.resent"
 	AuditRefundIssued       = "refund.issued"
 	AuditStoredCardDeleted  = "stored_card.deleted"
+	AuditPaymentCaptured    = "payment.captured"
+	AuditPaymentVoided      = "payment.voided"
 )
 
 // AuditQuery selects audit entries.
@@ -213,8 +215,15 @@ type PaymentQuery struct {
 	MerchantRef                string
 	CustomerID                 string
 	CustomerExternalID         string
-	After                      *PageCursor
-	Limit                      int
+	// PaymentID selects the one payment of that id (lower case); CardLast4
+	// the payments of cards ending in those four digits; CustomerEmail the
+	// payments of the customers with that email, compared case-insensitively
+	// (the dashboard's search box).
+	PaymentID     string
+	CardLast4     string
+	CustomerEmail string
+	After         *PageCursor
+	Limit         int
 }
 
 // CustomerQuery selects customers for the dashboard.

@@ -229,12 +229,17 @@ const (
 	paymentsByCurrency = "payments_currency"
 	paymentsByStatus   = "payments_list_status"
 	paymentsList       = "payments_list"
+	paymentsByLast4    = "payments_card_last4" // migration 00019
 )
 
 // paymentListIndexes are the indexes of plan.PaymentList.
 var paymentListIndexes = map[plan.ListKey]string{
 	plan.ListAll: paymentsList, plan.ListByReference: paymentsByRef, plan.ListByCustomer: paymentsByCustomer,
 	plan.ListByCurrency: paymentsByCurrency, plan.ListByStatus: paymentsByStatus,
+	plan.ListByLast4: paymentsByLast4,
+	// The primary key, which INDEXED BY cannot name: the id's equality
+	// makes it SQLite's choice.
+	plan.ListByID: "",
 }
 
 // paymentListIndex returns the index ListPayments reads for q.
@@ -285,8 +290,25 @@ func paymentListQuery(q paygate.PaymentQuery) (string, []any) {
 		where += ` AND customer_id = (SELECT id FROM customers WHERE merchant_id = ? AND mode = ? AND external_id = ?)`
 		args = append(args, q.MerchantID, string(q.Mode), q.CustomerExternalID)
 	}
+	if q.PaymentID != "" {
+		where += ` AND id = ?`
+		args = append(args, q.PaymentID)
+	}
+	if q.CardLast4 != "" {
+		where += ` AND card_last4 = ?`
+		args = append(args, q.CardLast4)
+	}
+	if q.CustomerEmail != "" {
+		// The customers of the email by customers_email, their payments
+		// by payments_customer (a few ranges, merged by a sort).
+		where += ` AND customer_id IN (SELECT id FROM customers WHERE merchant_id = ? AND mode = ? AND email IS NOT NULL AND lower(email) = lower(?))`
+		args = append(args, q.MerchantID, string(q.Mode), q.CustomerEmail)
+	}
 	const order = ` ORDER BY created_at DESC, id DESC LIMIT ?`
 	from := ` FROM payments INDEXED BY ` + index + ` WHERE `
+	if index == "" {
+		from = ` FROM payments WHERE `
+	}
 
 	if index == paymentsByStatus && len(statuses) > 1 {
 		var (
