@@ -13,6 +13,7 @@ import (
 	"golang.org/x/text/message"
 
 	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/paygate"
 )
 
 // dataFuncs are the template functions of the data pages (Overview,
@@ -20,16 +21,37 @@ import (
 // statuses as badges. Each returns escaped HTML or plain text.
 func dataFuncs() template.FuncMap {
 	return template.FuncMap{
-		"fmtMoney":    moneyHTML,
-		"fmtAmount":   submittedHTML,
-		"fmtTime":     timeHTML,
-		"fmtTimePtr":  timePtrHTML,
-		"fmtDate":     dateHTML,
-		"statusBadge": badgeHTML,
-		"cardExpiry":  cardExpiry,
-		"cardBrand":   cardBrand,
-		"percent":     percent,
+		"fmtMoney":      moneyHTML,
+		"fmtAmount":     submittedHTML,
+		"fmtTime":       timeHTML,
+		"fmtTimePtr":    timePtrHTML,
+		"fmtDate":       dateHTML,
+		"statusBadge":   badgeHTML,
+		"cardExpiry":    cardExpiry,
+		"cardBrand":     cardBrand,
+		"percent":       percent,
+		"paymentMarker": paymentMarker,
 	}
+}
+
+// paymentMarker returns badges for what the status alone does not say: a
+// captured payment refunded in full or in part, or captured for less than
+// its amount. "" when none applies.
+func paymentMarker(p paygate.Payment) template.HTML {
+	if p.Status != paygate.PaymentCaptured {
+		return ""
+	}
+	var out string
+	switch {
+	case p.AmountRefunded > 0 && p.AmountRefunded >= p.AmountCaptured:
+		out += ` <span class="badge badge-refunded marker">refunded</span>`
+	case p.AmountRefunded > 0:
+		out += ` <span class="badge badge-partial marker">partly refunded</span>`
+	}
+	if p.AmountCaptured < p.Amount.Amount {
+		out += ` <span class="badge badge-partial marker">partly captured</span>`
+	}
+	return template.HTML(out)
 }
 
 // currencySymbols caches the English symbol of each currency code ("€" for

@@ -59,6 +59,9 @@ type paymentsData struct {
 	Options  []statusOption
 	Errors   []string
 	Payments []paygate.Payment
+	// Customers are the payments' customers by id (a zero Customer for
+	// one that could not be read).
+	Customers map[string]paygate.Customer
 	// Older is the link to the next (older) page, "" on the last page;
 	// Newest the link back to the first page, "" on the first page.
 	Older, Newest string
@@ -303,6 +306,16 @@ func (d *Dashboard) paymentsPage(w http.ResponseWriter, r *http.Request, v *view
 	}
 	data.Payments, data.Older, data.Newest = pageLinks(modePath(v, "/payments"), f.values(), r.URL.Query().Get("after"), rows,
 		func(p paygate.Payment) (time.Time, string) { return p.CreatedAt, p.ID })
+	data.Customers = map[string]paygate.Customer{}
+	customers := newCustomerCache(d.store, v.User.MerchantID, v.Mode)
+	for _, p := range data.Payments {
+		c, err := customers.get(r.Context(), p.CustomerID)
+		if err != nil {
+			d.fail(w, r, v, err)
+			return
+		}
+		data.Customers[p.CustomerID] = c
+	}
 	d.render(w, r, v, http.StatusOK, "payments", data)
 }
 
@@ -328,6 +341,12 @@ type paymentData struct {
 	// Error is why the last refund attempt was refused; Notice says what
 	// the last action did.
 	Error, Notice string
+	// CanSettle reports whether the payment can be captured or voided
+	// (it is authorized); SettleKey is the capture form's idempotency key
+	// and CaptureAmount its amount, everything authorized. ActionError is
+	// why the last capture or void was refused.
+	CanSettle                             bool
+	SettleKey, CaptureAmount, ActionError string
 }
 
 // timelineEntry is one step of a payment's history.
@@ -363,6 +382,14 @@ func (d *Dashboard) paymentPage(w http.ResponseWriter, r *http.Request, v *viewe
 	if err != nil {
 		d.fail(w, r, v, err)
 		return
+	}
+	switch done := r.URL.Query().Get("done"); {
+	case done == "capture" && data.P.Status == paygate.PaymentCaptured:
+		data.Notice = "Payment captured: " + formatMinor(data.P.AmountCaptured, data.P.Amount.Currency) + "."
+	case done == "void" && data.P.Status == paygate.PaymentVoided:
+		data.Notice = "Payment voided."
+	case (done == "capture" || done == "void") && data.P.Status == paygate.PaymentAuthorized:
+		data.ActionError = "The provider did not " + done + " the payment; it is still authorized. Try again in a moment."
 	}
 	if rid := r.URL.Query().Get("refunded"); rid != "" {
 		for _, rf := range data.Refunds {
@@ -422,6 +449,10 @@ func (d *Dashboard) loadPayment(ctx context.Context, v *viewer, paymentID string
 		data.CanRefund = data.Remaining > 0
 	}
 	data.Form = refundForm{Amount: money.Format(data.Remaining, p.Amount.Currency), Key: id.New()}
+	if p.Status == paygate.PaymentAuthorized {
+		data.CanSettle, data.SettleKey = true, id.New()
+		data.CaptureAmount = decimalMinor(p.Amount.Amount, p.Amount.Currency)
+	}
 	return data, nil
 }
 
