@@ -105,10 +105,16 @@ func formatMinor(minor int64, code string) string {
 	return withSymbol(num, code, neg)
 }
 
-// formatSubmitted writes an amount exactly as the merchant submitted it
-// ("10.5"), after the currency's symbol: the API echoes that text, so the
-// dashboard shows the same.
+// formatSubmitted writes an amount the merchant submitted ("10.5") as
+// formatMinor writes its value ("€10.50"); text that does not parse as an
+// amount of the currency is shown as it is, after the symbol.
 func formatSubmitted(text, code string) string {
+	// One formatter everywhere: a submitted amount is shown with all the
+	// currency's decimals, as computed ones are ("10" KWD is "KWD 10.000"
+	// in every list, not "KWD 10" in one and "KWD 10.000" in another).
+	if m, err := money.Parse(text, code); err == nil {
+		return formatMinor(m.Amount, code)
+	}
 	neg := strings.HasPrefix(text, "-")
 	num := strings.TrimPrefix(text, "-")
 	// Thousands separators change nothing of the value: "1200" is shown
@@ -170,8 +176,9 @@ func amountSpan(shown, code string) template.HTML {
 		template.HTMLEscapeString(shown) + `</span>`)
 }
 
-// timeLayout is how the dashboard writes a moment: "22 Nov 2026, 14:03 CET".
-const timeLayout = "2 Jan 2006, 15:04 MST"
+// timeLayout is how the dashboard writes a moment, to the second: "22 Nov
+// 2026, 14:03:07 CET".
+const timeLayout = "2 Jan 2006, 15:04:05 MST"
 
 // formatTime writes t in loc (UTC when loc is nil).
 func formatTime(t time.Time, loc *time.Location) string {
