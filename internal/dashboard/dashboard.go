@@ -82,6 +82,10 @@ type Config struct {
 	// mode banner: something about how the gateway runs that puts live
 	// payments at risk (serve: live providers served over plain HTTP).
 	LiveWarning string
+	// LiveProviders, when set, tells how many providers serve live
+	// payments now (configured for live mode and not drained): the live
+	// Overview warns when there is none. Nil: no such warning.
+	LiveProviders func() int
 }
 
 // Dashboard is the http.Handler of /dashboard and everything under it.

@@ -256,6 +256,10 @@ type PaymentStat struct {
 	Count, Succeeded, Failed, Declined, Pending int64
 	// Volume is the sum of AmountCaptured of the captured payments.
 	Volume int64
+	// Refunded is the sum of AmountRefunded of the same payments (counted
+	// in the period the payment was created, whenever it was refunded):
+	// Volume minus Refunded is the net volume.
+	Refunded int64
 }
 
 // Page sizes of ListPayments and SearchCustomers.

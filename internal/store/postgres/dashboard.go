@@ -394,7 +394,8 @@ const paymentStatsQuery = `
 		count(*) FILTER (WHERE status = 'failed'),
 		count(*) FILTER (WHERE status = 'failed' AND error_code = $2),
 		count(*) FILTER (WHERE status IN ('created', 'pending_3ds', 'pending_consent', 'authorized')),
-		COALESCE(sum(amount_captured) FILTER (WHERE status = 'captured'), 0)::bigint
+		COALESCE(sum(amount_captured) FILTER (WHERE status = 'captured'), 0)::bigint,
+		COALESCE(sum(amount_refunded) FILTER (WHERE status = 'captured'), 0)::bigint
 	FROM payments
 	WHERE merchant_id = $3 AND mode = $4 AND created_at >= $5 AND created_at < $6
 	GROUP BY 1, 2

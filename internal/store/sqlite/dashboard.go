@@ -441,9 +441,10 @@ const paymentStatsQuery = `
 		sum(status = 'failed'),
 		sum(status = 'failed' AND error_code = ?2),
 		sum(status IN ('created', 'pending_3ds', 'pending_consent', 'authorized')),
-		sum(CASE WHEN status = 'captured' THEN amount_captured ELSE 0 END)
+		sum(CASE WHEN status = 'captured' THEN amount_captured ELSE 0 END),
+		sum(CASE WHEN status = 'captured' THEN amount_refunded ELSE 0 END)
 	FROM (
-		SELECT created_at - (((created_at % ?1) + ?1) % ?1) AS period, currency, status, error_code, amount_captured
+		SELECT created_at - (((created_at % ?1) + ?1) % ?1) AS period, currency, status, error_code, amount_captured, amount_refunded
 		FROM payments INDEXED BY payments_list
 		WHERE merchant_id = ?3 AND mode = ?4 AND created_at >= ?5 AND created_at < ?6
 	)

@@ -95,5 +95,23 @@ func paymentSearchCases() []testCase {
 				t.Errorf("email second page %v, want [%s]", emailRest, p1.ID)
 			}
 		}},
+		{"StatsRefunded", func(t *testing.T, s paygate.Store) {
+			// PaymentStats sums what was refunded of the captured payments,
+			// in the period of the payment's creation, for the net volume.
+			f := newMerchant(t, s, base)
+			p := f.capturedPayment(t, paygate.ModeTest, 1000, "EUR", 1000)
+			must(t, createRefund(ctx(t), s, refundValue(p, 300, at(time.Hour)), nil, nil))
+			f.capturedPayment(t, paygate.ModeTest, 500, "EUR", 500)
+			got, err := s.PaymentStats(ctx(t), f.merchant.ID, paygate.ModeTest, base, at(24*time.Hour))
+			must(t, err)
+			var volume, refunded int64
+			for _, st := range got {
+				volume += st.Volume
+				refunded += st.Refunded
+			}
+			if volume != 1500 || refunded != 300 {
+				t.Errorf("volume %d, refunded %d; want 1500 and 300", volume, refunded)
+			}
+		}},
 	}
 }
