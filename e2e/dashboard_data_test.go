@@ -350,7 +350,9 @@ func dashboardDataPages(t *testing.T, e engine) {
 		if err := chromedp.Do(ctx, chromedp.Navigate(base+"/payments/"+paymentID), chromedp.WaitVisible(chromedp.CSS("#refund-amount"))); err != nil {
 			t.Fatal(err)
 		}
-		csrf, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(`form.refund-form input[name="csrf"]`)))
+		// The refund form is a GET to its confirmation now; the sign-out
+		// form carries the session's token.
+		csrf, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(`form[action="/dashboard/logout"] input[name="csrf"]`)))
 		if err != nil || csrf == "" {
 			t.Fatalf("read the CSRF token: %v", err)
 		}
