@@ -46,6 +46,20 @@ func TestCaptureAndVoid(t *testing.T) {
 			t.Errorf("%d capture audit entries, want 1", n)
 		}
 	})
+	t.Run("OK_KWDPrefilledAmount", func(t *testing.T) {
+		// The prefilled amount is one the capture accepts: two decimals
+		// at most, also for a three-decimal currency.
+		pid := f.pay(f.a, sandbox.CardAuthorize, "10", "KWD", "cust-1", "")
+		pg := f.get(f.a.viewer, "/payments/"+pid)
+		form := url.Values{"amount": {formValue(t, pg.body, "amount")}, "idempotency_key": {formValue(t, pg.body, "idempotency_key")}}
+		if a := f.post(f.a.viewer, "/payments/"+pid+"/capture", form); a.code != http.StatusSeeOther {
+			t.Fatalf("capture of %s KWD: %d", form.Get("amount"), a.code)
+		}
+		p, _ := f.st.PaymentByID(t.Context(), f.a.merchantID, paygate.ModeTest, pid)
+		if p.Status != paygate.PaymentCaptured || p.AmountCaptured != 10000 {
+			t.Errorf("payment %s captured %d, want captured 10000", p.Status, p.AmountCaptured)
+		}
+	})
 	t.Run("OK_VoidAfterConfirmation", func(t *testing.T) {
 		pid := f.pay(f.a, sandbox.CardAuthorize, "10.00", "EUR", "cust-1", "")
 		c := f.get(f.a.viewer, "/payments/"+pid+"/void")

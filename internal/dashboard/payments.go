@@ -451,7 +451,9 @@ func (d *Dashboard) loadPayment(ctx context.Context, v *viewer, paymentID string
 	data.Form = refundForm{Amount: money.Format(data.Remaining, p.Amount.Currency), Key: id.New()}
 	if p.Status == paygate.PaymentAuthorized {
 		data.CanSettle, data.SettleKey = true, id.New()
-		data.CaptureAmount = decimalMinor(p.Amount.Amount, p.Amount.Currency)
+		// As an amount is entered: at most two decimals (decisions.md
+		// section 3), which a three-decimal currency's input has too.
+		data.CaptureAmount = money.Format(p.Amount.Amount, p.Amount.Currency)
 	}
 	return data, nil
 }
