@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -147,8 +148,21 @@ func dashboardDataPages(t *testing.T, e engine) {
 			chromedp.Navigate(base+"/payments/"+paymentID),
 			chromedp.WaitVisible(chromedp.CSS("#refund-amount")),
 			chromedp.SetValue(chromedp.CSS("#refund-amount"), "4.00"),
-			chromedp.SendKeys(chromedp.CSS("#refund-reason"), "one book returned"),
 			chromedp.Click(chromedp.CSS("#refund-submit")),
+			chromedp.WaitVisible(chromedp.CSS("#confirm-refund")),
+		)
+		if err != nil {
+			t.Fatalf("refund confirmation: %v", err)
+		}
+		// The confirmation restates amount and currency before anything
+		// is refunded.
+		if text := mainText(t, ctx); !strings.Contains(text, "Refund €4.00 (EUR)?") {
+			t.Errorf("the refund confirmation says:\n%s", text)
+		}
+		screenshot(t, ctx, "dashboard-refund-confirm")
+		err = chromedp.Do(ctx,
+			chromedp.SendKeys(chromedp.CSS("#refund-reason"), "one book returned"),
+			chromedp.Click(chromedp.CSS("#confirm-refund")),
 			chromedp.WaitVisible(chromedp.CSS("main .notice, main .error")),
 		)
 		if err != nil {
@@ -194,6 +208,81 @@ func dashboardDataPages(t *testing.T, e engine) {
 		amount, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS("#refund-amount")))
 		if err != nil || amount != "6.50" {
 			t.Errorf("the refund form offers %q (%v) after refunding 4.00 of 10.50", amount, err)
+		}
+	})
+
+	t.Run("CaptureAndVoid", func(t *testing.T) {
+		capture := pay(a.TestSecretKey, "4000000000000077", "5.00", "EUR", "", customerRef)
+		expect(t, capture, http.StatusCreated)
+		void := pay(a.TestSecretKey, "4000000000000077", "6.00", "EUR", "", customerRef)
+		expect(t, void, http.StatusCreated)
+		err := chromedp.Do(ctx,
+			chromedp.Navigate(base+"/payments/"+capture.Data()["id"].(string)),
+			chromedp.WaitVisible(chromedp.CSS("#capture-submit")),
+			chromedp.Click(chromedp.CSS("#capture-submit")),
+			chromedp.WaitVisible(chromedp.CSS("main .notice, main .error")),
+		)
+		if err != nil {
+			t.Fatalf("capture: %v", err)
+		}
+		if text := mainText(t, ctx); !strings.Contains(text, "Payment captured: €5.00.") {
+			t.Errorf("after the capture the page says:\n%s", text)
+		}
+		err = chromedp.Do(ctx,
+			chromedp.Navigate(base+"/payments/"+void.Data()["id"].(string)),
+			chromedp.WaitVisible(chromedp.CSS("#void-link")),
+			chromedp.Click(chromedp.CSS("#void-link")),
+			chromedp.WaitVisible(chromedp.CSS("#confirm-void")),
+		)
+		if err != nil {
+			t.Fatalf("void confirmation: %v", err)
+		}
+		screenshot(t, ctx, "dashboard-void-confirm")
+		err = chromedp.Do(ctx,
+			chromedp.Click(chromedp.CSS("#confirm-void")),
+			chromedp.WaitVisible(chromedp.CSS("main .notice, main .error")),
+		)
+		if err != nil {
+			t.Fatalf("void: %v", err)
+		}
+		if text := mainText(t, ctx); !strings.Contains(text, "Payment voided.") {
+			t.Errorf("after the void the page says:\n%s", text)
+		}
+		p := g.call(http.MethodGet, "/v1/payments/"+void.Data()["id"].(string), a.TestSecretKey, nil)
+		if p.Data()["status"] != "voided" {
+			t.Errorf("the API sees the voided payment as %s", p.Raw)
+		}
+	})
+
+	t.Run("ExportCSV", func(t *testing.T) {
+		err := chromedp.Do(ctx, chromedp.Navigate(base+"/payments?ref="+ref), chromedp.WaitVisible(chromedp.CSS("#export-csv")))
+		if err != nil {
+			t.Fatalf("payments list: %v", err)
+		}
+		href, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#export-csv").getAttribute("href")`))
+		if err != nil || href != "/dashboard/test/payments.csv?ref="+ref {
+			t.Fatalf("export link %q (%v)", href, err)
+		}
+		// The browser's session downloads the file, as a click would.
+		for _, path := range []string{href, "/dashboard/payments.csv?ref=" + ref} {
+			req, _ := http.NewRequest(http.MethodGet, g.url+path, nil)
+			for _, c := range browserCookies(t, ctx, g.url) {
+				req.AddCookie(c)
+			}
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Disposition"), "attachment;") {
+				t.Fatalf("%s: %d %v", path, res.StatusCode, res.Header)
+			}
+			lines := strings.Split(strings.TrimSpace(string(body)), "\n")
+			if len(lines) != 2 || !strings.HasPrefix(lines[0], "id,created_at,status,amount,currency") ||
+				!strings.HasPrefix(lines[1], paymentID+",") || strings.Contains(string(body), bobPaymentID) {
+				t.Errorf("%s:\n%s", path, body)
+			}
 		}
 	})
 
@@ -261,7 +350,9 @@ func dashboardDataPages(t *testing.T, e engine) {
 		if err := chromedp.Do(ctx, chromedp.Navigate(base+"/payments/"+paymentID), chromedp.WaitVisible(chromedp.CSS("#refund-amount"))); err != nil {
 			t.Fatal(err)
 		}
-		csrf, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(`form.refund-form input[name="csrf"]`)))
+		// The refund form is a GET to its confirmation now; the sign-out
+		// form carries the session's token.
+		csrf, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(`form[action="/dashboard/logout"] input[name="csrf"]`)))
 		if err != nil || csrf == "" {
 			t.Fatalf("read the CSRF token: %v", err)
 		}

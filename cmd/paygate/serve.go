@@ -222,7 +222,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 
 	// The merchant dashboard under /dashboard/ (issue 8): the same store,
 	// payment service and limiter as the API.
-	dash := dashboard.New(dashboard.Config{
+	dashCfg := dashboard.Config{
 		Store:       st,
 		Payments:    payments,
 		Limiter:     limiter,
@@ -236,7 +236,10 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		Vault:       vlt,
 		Webhooks:    webhookPolicy(cfg.AllowPrivateTestWebhooks),
 		LiveWarning: liveWarning,
-	})
+	}
+	// The live Overview warns when no provider serves live payments.
+	dashCfg.LiveProviders = liveProviders(router)
+	dash := dashboard.New(dashCfg)
 
 	api := httpapi.New(httpapi.Config{
 		Store:                    st,

@@ -86,6 +86,10 @@ type Config struct {
 	// mode banner: something about how the gateway runs that puts live
 	// payments at risk (serve: live providers served over plain HTTP).
 	LiveWarning string
+	// LiveProviders, when set, tells how many providers serve live
+	// payments now (configured for live mode and not drained): the live
+	// Overview warns when there is none. Nil: no such warning.
+	LiveProviders func() int
 }
 
 // Dashboard is the http.Handler of /dashboard and everything under it.
@@ -250,6 +254,7 @@ func (d *Dashboard) newMux() *httpx.Mux {
 		}
 		d.withSession(w, r, mode, func(v *viewer) { d.account(w, r, v) })
 	})
+	mux.HandleFunc(root+"/payments.csv", d.serveExport)
 	for _, mode := range []paygate.Mode{paygate.ModeTest, paygate.ModeLive} {
 		base := root + "/" + string(mode)
 		mux.HandleFunc(base, func(w http.ResponseWriter, r *http.Request) {

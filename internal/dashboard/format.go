@@ -13,6 +13,7 @@ import (
 	"golang.org/x/text/message"
 
 	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/paygate"
 )
 
 // dataFuncs are the template functions of the data pages (Overview,
@@ -20,16 +21,37 @@ import (
 // statuses as badges. Each returns escaped HTML or plain text.
 func dataFuncs() template.FuncMap {
 	return template.FuncMap{
-		"fmtMoney":    moneyHTML,
-		"fmtAmount":   submittedHTML,
-		"fmtTime":     timeHTML,
-		"fmtTimePtr":  timePtrHTML,
-		"fmtDate":     dateHTML,
-		"statusBadge": badgeHTML,
-		"cardExpiry":  cardExpiry,
-		"cardBrand":   cardBrand,
-		"percent":     percent,
+		"fmtMoney":      moneyHTML,
+		"fmtAmount":     submittedHTML,
+		"fmtTime":       timeHTML,
+		"fmtTimePtr":    timePtrHTML,
+		"fmtDate":       dateHTML,
+		"statusBadge":   badgeHTML,
+		"cardExpiry":    cardExpiry,
+		"cardBrand":     cardBrand,
+		"percent":       percent,
+		"paymentMarker": paymentMarker,
 	}
+}
+
+// paymentMarker returns badges for what the status alone does not say: a
+// captured payment refunded in full or in part, or captured for less than
+// its amount. "" when none applies.
+func paymentMarker(p paygate.Payment) template.HTML {
+	if p.Status != paygate.PaymentCaptured {
+		return ""
+	}
+	var out string
+	switch {
+	case p.AmountRefunded > 0 && p.AmountRefunded >= p.AmountCaptured:
+		out += ` <span class="badge badge-refunded marker">refunded</span>`
+	case p.AmountRefunded > 0:
+		out += ` <span class="badge badge-partial marker">partly refunded</span>`
+	}
+	if p.AmountCaptured < p.Amount.Amount {
+		out += ` <span class="badge badge-partial marker">partly captured</span>`
+	}
+	return template.HTML(out)
 }
 
 // currencySymbols caches the English symbol of each currency code ("€" for
@@ -51,15 +73,21 @@ func symbol(code string) string {
 	return s
 }
 
+// currencyDigits is the currency's exponent (ISO 4217 minor unit digits);
+// two for an unknown code.
+func currencyDigits(code string) int {
+	if digits, ok := money.Digits(code); ok {
+		return digits
+	}
+	return 2
+}
+
 // formatMinor writes minor units of a currency with all of its decimals
 // and thousands separators, after its symbol: 1050 EUR is "€10.50", 100 JPY
 // "¥100", 1230 KWD "KWD 1.230" (a symbol that is only the code is followed
 // by a no-break space). An unknown currency is written with two decimals.
 func formatMinor(minor int64, code string) string {
-	digits, ok := money.Digits(code)
-	if !ok {
-		digits = 2
-	}
+	digits := currencyDigits(code)
 	neg := minor < 0
 	mag := uint64(minor)
 	if neg {
@@ -77,10 +105,16 @@ func formatMinor(minor int64, code string) string {
 	return withSymbol(num, code, neg)
 }
 
-// formatSubmitted writes an amount exactly as the merchant submitted it
-// ("10.5"), after the currency's symbol: the API echoes that text, so the
-// dashboard shows the same.
+// formatSubmitted writes an amount the merchant submitted ("10.5") as
+// formatMinor writes its value ("€10.50"); text that does not parse as an
+// amount of the currency is shown as it is, after the symbol.
 func formatSubmitted(text, code string) string {
+	// One formatter everywhere: a submitted amount is shown with all the
+	// currency's decimals, as computed ones are ("10" KWD is "KWD 10.000"
+	// in every list, not "KWD 10" in one and "KWD 10.000" in another).
+	if m, err := money.Parse(text, code); err == nil {
+		return formatMinor(m.Amount, code)
+	}
 	neg := strings.HasPrefix(text, "-")
 	num := strings.TrimPrefix(text, "-")
 	// Thousands separators change nothing of the value: "1200" is shown
@@ -142,8 +176,9 @@ func amountSpan(shown, code string) template.HTML {
 		template.HTMLEscapeString(shown) + `</span>`)
 }
 
-// timeLayout is how the dashboard writes a moment: "22 Nov 2026, 14:03 CET".
-const timeLayout = "2 Jan 2006, 15:04 MST"
+// timeLayout is how the dashboard writes a moment, to the second: "22 Nov
+// 2026, 14:03:07 CET".
+const timeLayout = "2 Jan 2006, 15:04:05 MST"
 
 // formatTime writes t in loc (UTC when loc is nil).
 func formatTime(t time.Time, loc *time.Location) string {

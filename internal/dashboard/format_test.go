@@ -32,17 +32,21 @@ func TestFormatMinor(t *testing.T) {
 
 func TestFormatSubmitted(t *testing.T) {
 	t.Parallel()
-	if got := formatSubmitted("10.5", "EUR"); got != "€10.5" {
+	if got := formatSubmitted("10.5", "EUR"); got != "€10.50" {
 		t.Errorf("got %q", got)
 	}
-	if got := formatSubmitted("1.23", "KWD"); got != "KWD\u00a01.23" {
+	if got := formatSubmitted("1.23", "KWD"); got != "KWD\u00a01.230" {
 		t.Errorf("got %q", got)
 	}
 	if got := formatSubmitted("1200", "JPY"); got != "¥1,200" {
 		t.Errorf("got %q", got)
 	}
-	if got := formatSubmitted("1234567.5", "USD"); got != "$1,234,567.5" {
+	if got := formatSubmitted("1234567.5", "USD"); got != "$1,234,567.50" {
 		t.Errorf("got %q", got)
+	}
+	// One formatter: a submitted KWD amount reads as a computed one.
+	if a, b := formatSubmitted("10", "KWD"), formatMinor(10000, "KWD"); a != b || a != "KWD\u00a010.000" {
+		t.Errorf("submitted %q, computed %q, want both KWD 10.000", a, b)
 	}
 }
 
@@ -66,11 +70,11 @@ func TestTimeHTML(t *testing.T) {
 	}
 	at := time.Date(2026, 11, 22, 13, 3, 7, 0, time.UTC)
 	got := string(timeHTML(berlin, at))
-	want := `<time datetime="2026-11-22T13:03:07Z" title="2026-11-22 14:03:07 CET">22 Nov 2026, 14:03 CET</time>`
+	want := `<time datetime="2026-11-22T13:03:07Z" title="2026-11-22 14:03:07 CET">22 Nov 2026, 14:03:07 CET</time>`
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
-	if got := string(timeHTML(nil, at)); !strings.Contains(got, "22 Nov 2026, 13:03 UTC") {
+	if got := string(timeHTML(nil, at)); !strings.Contains(got, "22 Nov 2026, 13:03:07 UTC") {
 		t.Errorf("nil zone: %s", got)
 	}
 	if got := string(timePtrHTML(berlin, nil)); !strings.Contains(got, "–") {

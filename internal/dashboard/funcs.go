@@ -27,10 +27,15 @@ func baseFuncs() template.FuncMap {
 	}
 }
 
-// sectionOf is the first segment of a path after /dashboard/{mode}/.
+// sectionOf is the first segment of a path after /dashboard/{mode}/, or
+// the page's own segment for a page outside the modes ("account" for
+// /dashboard/account, which is no mode's Overview).
 func sectionOf(path string) string {
 	rest := strings.TrimPrefix(path, root+"/")
-	_, sub, ok := strings.Cut(rest, "/")
+	first, sub, ok := strings.Cut(rest, "/")
+	if first != string(paygate.ModeTest) && first != string(paygate.ModeLive) {
+		return first
+	}
 	if !ok {
 		return ""
 	}

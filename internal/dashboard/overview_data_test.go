@@ -54,7 +54,7 @@ func TestOverview(t *testing.T) {
 		t.Errorf("the JPY chart is not selected")
 	}
 	empty := f.get(f.aLive.viewer, "/")
-	if empty.code != http.StatusOK || !strings.Contains(empty.body, "No payments in these 30 days yet.") {
+	if empty.code != http.StatusOK || !strings.Contains(empty.body, "No payments in these days yet.") {
 		t.Errorf("live overview: %d", empty.code)
 	}
 }

@@ -42,6 +42,9 @@ type paymentFilter struct {
 	Currency string
 	Ref      string // merchantRef
 	Customer string // the customer's external id
+	// Search is the search box: a payment id, a card's last 4 digits, a
+	// customer's email or a merchant reference (searchKind tells which).
+	Search string
 }
 
 // statusOption is one checkbox of the status filter.
@@ -56,11 +59,17 @@ type paymentsData struct {
 	Options  []statusOption
 	Errors   []string
 	Payments []paygate.Payment
+	// Customers are the payments' customers by id (a zero Customer for
+	// one that could not be read).
+	Customers map[string]paygate.Customer
 	// Older is the link to the next (older) page, "" on the last page;
 	// Newest the link back to the first page, "" on the first page.
 	Older, Newest string
 	// Filtered reports whether any filter is set.
 	Filtered bool
+	// ExportURL is the CSV export of the filtered list; SearchKind what
+	// the search box's text was taken for.
+	ExportURL, SearchKind string
 }
 
 // readPaymentFilter parses the filter of a payments list request into a
@@ -78,6 +87,7 @@ func readPaymentFilter(q url.Values, loc *time.Location) (paymentFilter, paygate
 		Currency: strings.ToUpper(strings.TrimSpace(q.Get("currency"))),
 		Ref:      strings.TrimSpace(q.Get("ref")),
 		Customer: strings.TrimSpace(q.Get("customer")),
+		Search:   strings.TrimSpace(q.Get("q")),
 	}
 	var pq paygate.PaymentQuery
 	var errs []string
@@ -125,6 +135,7 @@ func readPaymentFilter(q url.Values, loc *time.Location) (paymentFilter, paygate
 		errs = append(errs, "A customer id has at most 255 characters.")
 	}
 	pq.CustomerExternalID = f.Customer
+	errs = append(errs, applySearch(f.Search, f.Ref, &pq)...)
 	if after := q.Get("after"); after != "" {
 		c, ok := parseCursor(after)
 		if !ok {
@@ -134,6 +145,55 @@ func readPaymentFilter(q url.Values, loc *time.Location) (paymentFilter, paygate
 		}
 	}
 	return f, pq, errs
+}
+
+// Kinds of search box input (searchKind).
+const (
+	searchNone      = ""
+	searchPaymentID = "payment id"
+	searchLast4     = "card last 4"
+	searchEmail     = "customer email"
+	searchReference = "merchant reference"
+)
+
+// searchKind classifies the search box's text: a UUID is a payment id, four
+// digits a card's last 4, text with an @ a customer's email, anything else
+// a merchant reference (exact).
+func searchKind(text string) string {
+	switch {
+	case text == "":
+		return searchNone
+	case id.Valid(text):
+		return searchPaymentID
+	case len(text) == 4 && strings.Trim(text, "0123456789") == "":
+		return searchLast4
+	case strings.Contains(text, "@"):
+		return searchEmail
+	default:
+		return searchReference
+	}
+}
+
+// applySearch sets the query's field for the search box's text, and
+// returns why it cannot when it cannot.
+func applySearch(text, ref string, pq *paygate.PaymentQuery) []string {
+	if utf8.RuneCountInString(text) > maxFilterText {
+		return []string{"A search has at most 255 characters."}
+	}
+	switch searchKind(text) {
+	case searchPaymentID:
+		pq.PaymentID = strings.ToLower(text)
+	case searchLast4:
+		pq.CardLast4 = text
+	case searchEmail:
+		pq.CustomerEmail = text
+	case searchReference:
+		if ref != "" && ref != text {
+			return []string{"The search is a merchant reference, and the filter names another one: clear one of them."}
+		}
+		pq.MerchantRef = text
+	}
+	return nil
 }
 
 func knownStatus(s string) bool {
@@ -147,7 +207,7 @@ func knownStatus(s string) bool {
 
 // filtered reports whether any filter is set.
 func (f paymentFilter) filtered() bool {
-	return len(f.Statuses) > 0 || f.From != "" || f.To != "" || f.Currency != "" || f.Ref != "" || f.Customer != ""
+	return len(f.Statuses) > 0 || f.From != "" || f.To != "" || f.Currency != "" || f.Ref != "" || f.Customer != "" || f.Search != ""
 }
 
 // values is the filter as a query string, for the pagination links.
@@ -156,7 +216,7 @@ func (f paymentFilter) values() url.Values {
 	for _, s := range f.Statuses {
 		v.Add("status", s)
 	}
-	for k, s := range map[string]string{"from": f.From, "to": f.To, "currency": f.Currency, "ref": f.Ref, "customer": f.Customer} {
+	for k, s := range map[string]string{"from": f.From, "to": f.To, "currency": f.Currency, "ref": f.Ref, "customer": f.Customer, "q": f.Search} {
 		if s != "" {
 			v.Set(k, s)
 		}
@@ -212,16 +272,27 @@ func modePath(v *viewer, rest string) string {
 	return "/dashboard/" + string(v.Mode) + rest
 }
 
-// paymentsPage serves GET /payments: the list with its filters.
-func (d *Dashboard) paymentsPage(w http.ResponseWriter, r *http.Request, v *viewer, _ []string) {
-	f, pq, errs := readPaymentFilter(r.URL.Query(), v.Loc)
-	data := paymentsData{Filter: f, Errors: errs, Filtered: f.filtered()}
+// newPaymentsData is the list page's data before its rows: the filter as
+// submitted, its status checkboxes and its messages.
+func newPaymentsData(f paymentFilter, errs []string) paymentsData {
+	data := paymentsData{Filter: f, Errors: errs, Filtered: f.filtered(), SearchKind: searchKind(f.Search)}
 	for _, s := range paymentStatuses {
 		o := statusOption{Value: string(s)}
 		for _, c := range f.Statuses {
 			o.Checked = o.Checked || c == string(s)
 		}
 		data.Options = append(data.Options, o)
+	}
+	return data
+}
+
+// paymentsPage serves GET /payments: the list with its filters.
+func (d *Dashboard) paymentsPage(w http.ResponseWriter, r *http.Request, v *viewer, _ []string) {
+	f, pq, errs := readPaymentFilter(r.URL.Query(), v.Loc)
+	data := newPaymentsData(f, errs)
+	data.ExportURL = modePath(v, "/payments.csv")
+	if q := f.values().Encode(); q != "" {
+		data.ExportURL += "?" + q
 	}
 	if len(errs) > 0 {
 		d.render(w, r, v, http.StatusBadRequest, "payments", data)
@@ -235,6 +306,16 @@ func (d *Dashboard) paymentsPage(w http.ResponseWriter, r *http.Request, v *view
 	}
 	data.Payments, data.Older, data.Newest = pageLinks(modePath(v, "/payments"), f.values(), r.URL.Query().Get("after"), rows,
 		func(p paygate.Payment) (time.Time, string) { return p.CreatedAt, p.ID })
+	data.Customers = map[string]paygate.Customer{}
+	customers := newCustomerCache(d.store, v.User.MerchantID, v.Mode)
+	for _, p := range data.Payments {
+		c, err := customers.get(r.Context(), p.CustomerID)
+		if err != nil {
+			d.fail(w, r, v, err)
+			return
+		}
+		data.Customers[p.CustomerID] = c
+	}
 	d.render(w, r, v, http.StatusOK, "payments", data)
 }
 
@@ -260,6 +341,12 @@ type paymentData struct {
 	// Error is why the last refund attempt was refused; Notice says what
 	// the last action did.
 	Error, Notice string
+	// CanSettle reports whether the payment can be captured or voided
+	// (it is authorized); SettleKey is the capture form's idempotency key
+	// and CaptureAmount its amount, everything authorized. ActionError is
+	// why the last capture or void was refused.
+	CanSettle                             bool
+	SettleKey, CaptureAmount, ActionError string
 }
 
 // timelineEntry is one step of a payment's history.
@@ -295,6 +382,14 @@ func (d *Dashboard) paymentPage(w http.ResponseWriter, r *http.Request, v *viewe
 	if err != nil {
 		d.fail(w, r, v, err)
 		return
+	}
+	switch done := r.URL.Query().Get("done"); {
+	case done == "capture" && data.P.Status == paygate.PaymentCaptured:
+		data.Notice = "Payment captured: " + formatMinor(data.P.AmountCaptured, data.P.Amount.Currency) + "."
+	case done == "void" && data.P.Status == paygate.PaymentVoided:
+		data.Notice = "Payment voided."
+	case (done == "capture" || done == "void") && data.P.Status == paygate.PaymentAuthorized:
+		data.ActionError = "The provider did not " + done + " the payment; it is still authorized. Try again in a moment."
 	}
 	if rid := r.URL.Query().Get("refunded"); rid != "" {
 		for _, rf := range data.Refunds {
@@ -354,6 +449,12 @@ func (d *Dashboard) loadPayment(ctx context.Context, v *viewer, paymentID string
 		data.CanRefund = data.Remaining > 0
 	}
 	data.Form = refundForm{Amount: money.Format(data.Remaining, p.Amount.Currency), Key: id.New()}
+	if p.Status == paygate.PaymentAuthorized {
+		data.CanSettle, data.SettleKey = true, id.New()
+		// As an amount is entered: at most two decimals (decisions.md
+		// section 3), which a three-decimal currency's input has too.
+		data.CaptureAmount = money.Format(p.Amount.Amount, p.Amount.Currency)
+	}
 	return data, nil
 }
 

@@ -45,7 +45,9 @@ func TestRouting(t *testing.T) {
 		{"GET", "/healthz/", false, 404, "", none},
 		{"GET", "//healthz", false, 404, "", none},
 		{"GET", "/nothing", false, 404, "", none},
-		{"GET", "/", false, 404, "", none},
+		{"GET", "/", false, 302, "", "/"},
+		{"HEAD", "/", false, 302, "", "/"},
+		{"POST", "/", false, 404, "", "/"},
 		{"GET", "/v1/payments/" + id, true, 404, "", pay},
 		{"GET", "/v1/payments/" + id, false, 401, "", pay},
 		{"GET", "/v1/payments/" + upper, true, 404, "", pay},
@@ -93,7 +95,11 @@ func TestRouting(t *testing.T) {
 		}
 		before := len(requestLines(t, &logs))
 		w := s.do(c.method, c.path, key, "", nil)
-		if w.Code != c.status || w.Header().Get("Allow") != c.allow || w.Header().Get("Location") != "" {
+		wantLocation := ""
+		if c.status == http.StatusFound {
+			wantLocation = "/dashboard/" // GET / leads to the dashboard
+		}
+		if w.Code != c.status || w.Header().Get("Allow") != c.allow || w.Header().Get("Location") != wantLocation {
 			t.Errorf("%s %s: %d Allow %q Location %q, want %d Allow %q", c.method, c.path, w.Code,
 				w.Header().Get("Allow"), w.Header().Get("Location"), c.status, c.allow)
 		}

@@ -251,6 +251,16 @@ func (s *Server) newMux() *httpx.Mux {
 	if s.cfg.Dashboard != nil {
 		named("/dashboard", "/dashboard/*", s.cfg.Dashboard.ServeHTTP)
 		named("/dashboard/", "/dashboard/*", s.cfg.Dashboard.ServeHTTP)
+		// A browser opening the server's root is led to the dashboard
+		// (issue 22); other methods there, and every other unknown path,
+		// stay the JSON 404.
+		named("/{$}", "/", func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodGet && r.Method != http.MethodHead {
+				s.writeError(w, r, paygate.Errorf(paygate.CodeNotFound, "", "no such path"))
+				return
+			}
+			http.Redirect(w, r, "/dashboard/", http.StatusFound)
+		})
 	}
 	return mux
 }

@@ -204,6 +204,8 @@ const (
 	AuditWebhookResent      = "webhook.resent"
 	AuditRefundIssued       = "refund.issued"
 	AuditStoredCardDeleted  = "stored_card.deleted"
+	AuditPaymentCaptured    = "payment.captured"
+	AuditPaymentVoided      = "payment.voided"
 )
 
 // AuditActorCLI is the Email of an audit entry made through the command
@@ -249,8 +251,15 @@ type PaymentQuery struct {
 	MerchantRef                string
 	CustomerID                 string
 	CustomerExternalID         string
-	After                      *PageCursor
-	Limit                      int
+	// PaymentID selects the one payment of that id (lower case); CardLast4
+	// the payments of cards ending in those four digits; CustomerEmail the
+	// payments of the customers with that email, compared case-insensitively
+	// (the dashboard's search box).
+	PaymentID     string
+	CardLast4     string
+	CustomerEmail string
+	After         *PageCursor
+	Limit         int
 }
 
 // CustomerQuery selects customers for the dashboard.
@@ -283,6 +292,10 @@ type PaymentStat struct {
 	Count, Succeeded, Failed, Declined, Pending int64
 	// Volume is the sum of AmountCaptured of the captured payments.
 	Volume int64
+	// Refunded is the sum of AmountRefunded of the same payments (counted
+	// in the period the payment was created, whenever it was refunded):
+	// Volume minus Refunded is the net volume.
+	Refunded int64
 }
 
 // Page sizes of ListPayments and SearchCustomers.

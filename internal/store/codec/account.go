@@ -122,7 +122,7 @@ func ScanAuditEntry(row Scanner) (paygate.AuditEntry, error) {
 func ScanPaymentStat(row Scanner) (paygate.PaymentStat, error) {
 	var st paygate.PaymentStat
 	err := row.Scan(At(&st.Start), &st.Currency, &st.Count, &st.Succeeded, &st.Failed, &st.Declined, &st.Pending,
-		&st.Volume)
+		&st.Volume, &st.Refunded)
 	if err != nil {
 		return paygate.PaymentStat{}, err
 	}

@@ -19,10 +19,16 @@ const (
 	ListByCustomer
 	ListByCurrency
 	ListByStatus
+	// ListByID reads the one payment of an id (its primary key);
+	// ListByLast4 the payments of a card's last four digits. They were
+	// added after the others, so they come last in number, not in choice.
+	ListByID
+	ListByLast4
 )
 
 // PaymentList returns the filter whose index a list of q reads: the first of
-// reference, customer, currency and status that q filters by, or ListAll.
+// payment id, reference, customer (by id, external id or email), card last
+// four, currency and status that q filters by, or ListAll.
 // The order is by how few rows a value usually has (a reference names a
 // payment or a few, a customer a few hundred at most, a currency or a status
 // any share of them), so the choice does not depend on statistics: SQLite
@@ -32,10 +38,14 @@ const (
 // conditions on that index's range.
 func PaymentList(q paygate.PaymentQuery) ListKey {
 	switch {
+	case q.PaymentID != "":
+		return ListByID
 	case q.MerchantRef != "":
 		return ListByReference
-	case q.CustomerID != "" || q.CustomerExternalID != "":
+	case q.CustomerID != "" || q.CustomerExternalID != "" || q.CustomerEmail != "":
 		return ListByCustomer
+	case q.CardLast4 != "":
+		return ListByLast4
 	case q.Currency != "":
 		return ListByCurrency
 	case len(q.Statuses) > 0:

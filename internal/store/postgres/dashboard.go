@@ -214,12 +214,15 @@ const (
 	paymentsByCurrency = "payments_currency_idx"
 	paymentsByStatus   = "payments_list_status_idx"
 	paymentsList       = "payments_list_idx"
+	paymentsByLast4    = "payments_card_last4_idx" // migration 00021
+	paymentsByID       = "payments_pkey"
 )
 
 // paymentListIndexes are the indexes of plan.PaymentList.
 var paymentListIndexes = map[plan.ListKey]string{
 	plan.ListAll: paymentsList, plan.ListByReference: paymentsByRef, plan.ListByCustomer: paymentsByCustomer,
 	plan.ListByCurrency: paymentsByCurrency, plan.ListByStatus: paymentsByStatus,
+	plan.ListByLast4: paymentsByLast4, plan.ListByID: paymentsByID,
 }
 
 // paymentListIndex returns the index ListPayments reads for q.
@@ -280,6 +283,19 @@ func paymentListQuery(q paygate.PaymentQuery) (string, []any) {
 	}
 	if q.Currency != "" {
 		filter(`currency = `+b.arg(q.Currency), index == paymentsByCurrency)
+	}
+	if q.PaymentID != "" {
+		filter(`id = `+b.arg(q.PaymentID), index == paymentsByID)
+	}
+	if q.CardLast4 != "" {
+		filter(`card_last4 = `+b.arg(q.CardLast4), index == paymentsByLast4)
+	}
+	if q.CustomerEmail != "" {
+		// The customers of the email by customers_email_idx, their
+		// payments by payments_customer_idx; $1 and $2 are the merchant
+		// and the mode.
+		filter(`customer_id IN (SELECT id FROM customers WHERE merchant_id = $1 AND mode = $2 AND email IS NOT NULL AND lower(email) = lower(`+
+			b.arg(q.CustomerEmail)+`))`, index == paymentsByCustomer)
 	}
 	order := ` ORDER BY created_at DESC, id DESC LIMIT ` + b.arg(paygate.PageLimit(q.Limit))
 	const from = `SELECT ` + paymentColumns + ` FROM payments WHERE `
@@ -373,7 +389,8 @@ const paymentStatsQuery = `
 		count(*) FILTER (WHERE status = 'failed'),
 		count(*) FILTER (WHERE status = 'failed' AND error_code = $2),
 		count(*) FILTER (WHERE status IN ('created', 'pending_3ds', 'pending_consent', 'authorized')),
-		COALESCE(sum(amount_captured) FILTER (WHERE status = 'captured'), 0)::bigint
+		COALESCE(sum(amount_captured) FILTER (WHERE status = 'captured'), 0)::bigint,
+		COALESCE(sum(amount_refunded) FILTER (WHERE status = 'captured'), 0)::bigint
 	FROM payments
 	WHERE merchant_id = $3 AND mode = $4 AND created_at >= $5 AND created_at < $6
 	GROUP BY 1, 2

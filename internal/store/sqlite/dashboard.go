@@ -237,12 +237,17 @@ const (
 	paymentsByCurrency = "payments_currency"
 	paymentsByStatus   = "payments_list_status"
 	paymentsList       = "payments_list"
+	paymentsByLast4    = "payments_card_last4" // migration 00019
 )
 
 // paymentListIndexes are the indexes of plan.PaymentList.
 var paymentListIndexes = map[plan.ListKey]string{
 	plan.ListAll: paymentsList, plan.ListByReference: paymentsByRef, plan.ListByCustomer: paymentsByCustomer,
 	plan.ListByCurrency: paymentsByCurrency, plan.ListByStatus: paymentsByStatus,
+	plan.ListByLast4: paymentsByLast4,
+	// The primary key, which INDEXED BY cannot name: the id's equality
+	// makes it SQLite's choice.
+	plan.ListByID: "",
 }
 
 // paymentListIndex returns the index ListPayments reads for q.
@@ -293,8 +298,25 @@ func paymentListQuery(q paygate.PaymentQuery) (string, []any) {
 		where += ` AND customer_id = (SELECT id FROM customers WHERE merchant_id = ? AND mode = ? AND external_id = ?)`
 		args = append(args, q.MerchantID, string(q.Mode), q.CustomerExternalID)
 	}
+	if q.PaymentID != "" {
+		where += ` AND id = ?`
+		args = append(args, q.PaymentID)
+	}
+	if q.CardLast4 != "" {
+		where += ` AND card_last4 = ?`
+		args = append(args, q.CardLast4)
+	}
+	if q.CustomerEmail != "" {
+		// The customers of the email by customers_email, their payments
+		// by payments_customer (a few ranges, merged by a sort).
+		where += ` AND customer_id IN (SELECT id FROM customers WHERE merchant_id = ? AND mode = ? AND email IS NOT NULL AND lower(email) = lower(?))`
+		args = append(args, q.MerchantID, string(q.Mode), q.CustomerEmail)
+	}
 	const order = ` ORDER BY created_at DESC, id DESC LIMIT ?`
 	from := ` FROM payments INDEXED BY ` + index + ` WHERE `
+	if index == "" {
+		from = ` FROM payments WHERE `
+	}
 
 	if index == paymentsByStatus && len(statuses) > 1 {
 		var (
@@ -431,9 +453,10 @@ const paymentStatsQuery = `
 		sum(status = 'failed'),
 		sum(status = 'failed' AND error_code = ?2),
 		sum(status IN ('created', 'pending_3ds', 'pending_consent', 'authorized')),
-		sum(CASE WHEN status = 'captured' THEN amount_captured ELSE 0 END)
+		sum(CASE WHEN status = 'captured' THEN amount_captured ELSE 0 END),
+		sum(CASE WHEN status = 'captured' THEN amount_refunded ELSE 0 END)
 	FROM (
-		SELECT created_at - (((created_at % ?1) + ?1) % ?1) AS period, currency, status, error_code, amount_captured
+		SELECT created_at - (((created_at % ?1) + ?1) % ?1) AS period, currency, status, error_code, amount_captured, amount_refunded
 		FROM payments INDEXED BY payments_list
 		WHERE merchant_id = ?3 AND mode = ?4 AND created_at >= ?5 AND created_at < ?6
 	)

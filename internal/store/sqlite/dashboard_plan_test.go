@@ -56,6 +56,9 @@ func TestDashboardListPlans(t *testing.T) {
 			dates(q)
 			q.CustomerExternalID, q.Currency = "cust-1", "EUR"
 		}, "payments_customer"},
+		{"Last4", func(q *paygate.PaymentQuery) { q.CardLast4 = "4242" }, "payments_card_last4"},
+		{"Last4AndStatusAndDates", func(q *paygate.PaymentQuery) { dates(q); q.CardLast4, q.Statuses = "4242", failed }, "payments_card_last4"},
+		{"Last4AndCurrency", func(q *paygate.PaymentQuery) { q.CardLast4, q.Currency = "4242", "EUR" }, "payments_card_last4"},
 		{"Everything", func(q *paygate.PaymentQuery) {
 			dates(q)
 			q.Statuses, q.Currency, q.MerchantRef, q.CustomerID, q.CustomerExternalID = several, "EUR", "order-1", "c", "cust-1"

@@ -58,6 +58,7 @@ func Exercise(t *testing.T, newStore func(t *testing.T) paygate.Store) {
 		{"Users", userCases()},
 		{"Stats", statsCases()},
 		{"DeliveryFilter", deliveryFilterCases()},
+		{"PaymentSearch", paymentSearchCases()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
