@@ -114,6 +114,8 @@ func applyUnit(ctx context.Context, tx *sql.Tx, u paygate.Unit) error {
 			err = insertAudit(ctx, tx, op)
 		case paygate.APIKeyUsage:
 			err = touchAPIKeys(ctx, tx, op)
+		case paygate.GuardChange:
+			err = changeGuard(ctx, tx, op)
 		default:
 			err = fmt.Errorf("sqlite: operation %d of the unit: %T is not an operation", i, op)
 		}

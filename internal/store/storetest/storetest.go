@@ -56,6 +56,7 @@ func Exercise(t *testing.T, newStore func(t *testing.T) paygate.Store) {
 		{"Vault", vaultCases()},
 		{"Dashboard", dashboardCases()},
 		{"Stats", statsCases()},
+		{"Guard", guardCases()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
