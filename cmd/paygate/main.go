@@ -87,6 +87,7 @@ func init() {
 		{"webhook test", "send a signed ping event to a merchant's endpoint", cmdWebhookTest},
 		{"providers", "print the routing table and each provider's state; drain|restore --provider ID", cmdProviders},
 		{"vault rewrap", "re-encrypt every stored card under the first --vault-key", cmdVaultRewrap},
+		{"guard", "show or set a merchant's card-testing guard rules: show|set --merchant ID --mode M", cmdGuard},
 		{"user create", "create a dashboard user of a merchant; the password is read from stdin", cmdUserCreate},
 		{"bench", "load test: drive concurrent merchant clients against a gateway and report throughput and latency", cmdBench},
 		{"version", "print the version, the commit and the Go release of this binary", cmdVersion},

@@ -188,6 +188,10 @@ const (
 	AuditStoredCardDeleted  = "stored_card.deleted"
 )
 
+// AuditActorCLI is the Email of an audit entry written by the operator's
+// command line (its UserID is "").
+const AuditActorCLI = "cli"
+
 // AuditQuery selects audit entries.
 type AuditQuery struct {
 	MerchantID string

@@ -95,8 +95,17 @@ func (s *Service) Create(ctx context.Context, req Request, in CreateInput) (Resu
 	creq := s.chargeRequest(p, in, token)
 	// A card to save is stored between the charge and the outcome, for the
 	// customer the insert resolves: that payment is inserted first.
+	// The card-testing guard decides before any provider sees the card
+	// (decisions §20); a blocked attempt is one unit, like a sandbox
+	// payment, and never reaches a provider.
+	att := guardAttempt(p, in)
+	if rule := s.guard.Check(ctx, att); rule != "" {
+		return s.createBlocked(ctx, np, rule, unreserved)
+	}
 	if !in.SaveCard && recordsWithOutcome(route, creq) {
-		return s.createAnswered(ctx, np, creq, token, unreserved)
+		out, err := s.createAnswered(ctx, np, creq, token, unreserved)
+		s.guardOutcome(ctx, att, out, err)
+		return out, err
 	}
 
 	p, err := s.store.CreatePayment(ctx, np)
@@ -112,7 +121,9 @@ func (s *Service) Create(ctx context.Context, req Request, in CreateInput) (Resu
 	if in.SaveCard {
 		p.StoredCardID = s.saveCard(ctx, p, *in.Card, res, perr)
 	}
-	return s.finishCharge(ctx, p, res, provID, perr, token)
+	out, err := s.finishCharge(ctx, p, res, provID, perr, token)
+	s.guardOutcome(ctx, att, out, err)
+	return out, err
 }
 
 // OutcomeRecorder is the optional capability of a provider that keeps its
