@@ -98,8 +98,10 @@ func (s *Service) Create(ctx context.Context, req Request, in CreateInput) (Resu
 	// The card-testing guard decides before any provider sees the card
 	// (decisions §20); a blocked attempt is one unit, like a sandbox
 	// payment, and never reaches a provider.
+	// Detached from the client, as the provider call is: an attempt whose
+	// client hung up is judged and counted all the same.
 	att := guardAttempt(p, in)
-	if rule := s.guard.Check(ctx, att); rule != "" {
+	if rule := s.guard.Check(context.WithoutCancel(ctx), att); rule != "" {
 		return s.createBlocked(ctx, np, rule, unreserved)
 	}
 	if !in.SaveCard && recordsWithOutcome(route, creq) {

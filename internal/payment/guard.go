@@ -40,7 +40,8 @@ func (s *Service) guardOutcome(ctx context.Context, a paygate.GuardAttempt, out 
 	if err != nil || out.Kind != PaymentDeclined || out.Payment == nil || out.Payment.DeclineCode == paygate.DeclineBlocked {
 		return
 	}
-	s.guard.Declined(ctx, a)
+	// A client that hung up after its charge must not escape the count.
+	s.guard.Declined(context.WithoutCancel(ctx), a)
 }
 
 // blockedMessage is the message of a blocked payment: it says no more than
