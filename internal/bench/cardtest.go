@@ -49,17 +49,25 @@ type CardTest struct {
 	Legitimate        int64   `json:"legitimate"`
 	LegitimateBlocked int64   `json:"legitimateBlocked"`
 	BlockedShare      float64 `json:"legitimateBlockedShare"`
+	// WarmupAttempts and WarmupReached are the attacker's attempts during
+	// the warmup, and those that reached a provider: a rule lets its
+	// threshold of declines through before it blocks, and with a warmup
+	// of a few seconds that happens there.
+	WarmupAttempts int64 `json:"warmupAttempts"`
+	WarmupReached  int64 `json:"warmupReached"`
 }
 
 // cardTestCounts are the counters of a run.
 type cardTestCounts struct {
 	attempts, reached, blocked, legit, legitBlocked atomic.Int64
+	warmupAttempts, warmupReached                   atomic.Int64
 }
 
 func (c *cardTestCounts) result() *CardTest {
 	out := &CardTest{
 		AttackerAttempts: c.attempts.Load(), AttackerReached: c.reached.Load(), AttackerBlocked: c.blocked.Load(),
 		Legitimate: c.legit.Load(), LegitimateBlocked: c.legitBlocked.Load(),
+		WarmupAttempts: c.warmupAttempts.Load(), WarmupReached: c.warmupReached.Load(),
 	}
 	if out.AttackerAttempts > 0 {
 		out.ReachedShare = float64(out.AttackerReached) / float64(out.AttackerAttempts)
@@ -89,7 +97,14 @@ func (r *runner) attack(ctx context.Context, w *worker, start time.Time, measure
 	o := r.do(ctx, w, http.MethodPost, "/v1/payments", r.cfg.SecretKey, string(w.ref), w.body)
 	o.Expected = o.Name == "CARD_DECLINED"
 	record(KindPayment, start, o)
-	if !measured || ctx.Err() != nil || o.Err != nil {
+	if ctx.Err() != nil || o.Err != nil {
+		return
+	}
+	if !measured {
+		r.cardTest.warmupAttempts.Add(1)
+		if declineCode(w.resp.Bytes()) != "blocked" {
+			r.cardTest.warmupReached.Add(1)
+		}
 		return
 	}
 	r.cardTest.attempts.Add(1)

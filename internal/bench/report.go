@@ -316,6 +316,7 @@ func (rep *Report) WriteText(w io.Writer) error {
 		p("Card testing:\t%d attacker attempts, %d reached a provider (%.2f%%), %d blocked",
 			ct.AttackerAttempts, ct.AttackerReached, 100*ct.ReachedShare, ct.AttackerBlocked)
 		p("Legitimate:\t%d payments, %d blocked by the guard (%.2f%%)", ct.Legitimate, ct.LegitimateBlocked, 100*ct.BlockedShare)
+		p("Warmup:\t%d attacker attempts, %d reached a provider", ct.WarmupAttempts, ct.WarmupReached)
 	}
 	te := fmt.Sprintf("%d", rep.TransportErrors)
 	if rep.TransportError != "" {
