@@ -93,17 +93,17 @@ func (s *Service) Create(ctx context.Context, req Request, in CreateInput) (Resu
 	// send them back; it is stored only when the answer is pending_3ds.
 	token := newCallbackToken()
 	creq := s.chargeRequest(p, in, token)
-	// A card to save is stored between the charge and the outcome, for the
-	// customer the insert resolves: that payment is inserted first.
 	// The card-testing guard decides before any provider sees the card
 	// (decisions §20); a blocked attempt is one unit, like a sandbox
-	// payment, and never reaches a provider.
-	// Detached from the client, as the provider call is: an attempt whose
-	// client hung up is judged and counted all the same.
+	// payment, and never reaches a provider. The check is detached from
+	// the client, as the provider call is: an attempt whose client hung up
+	// is judged and counted all the same.
 	att := guardAttempt(p, in)
 	if rule := s.guard.Check(context.WithoutCancel(ctx), att); rule != "" {
 		return s.createBlocked(ctx, np, rule, unreserved)
 	}
+	// A card to save is stored between the charge and the outcome, for the
+	// customer the insert resolves: that payment is inserted first.
 	if !in.SaveCard && recordsWithOutcome(route, creq) {
 		out, err := s.createAnswered(ctx, np, creq, token, unreserved)
 		s.guardOutcome(ctx, att, out, err)
