@@ -17,7 +17,11 @@ import (
 // request's idempotency answer in one transaction. When every provider of
 // the route records the charge with its outcome (OutcomeRecorder: the
 // test-mode sandboxes answering at once), the charge comes first and the
-// payment is written once, with its outcome (createAnswered).
+// payment is written once, with its outcome (createAnswered). Before any
+// provider call the card-testing guard (Config.Guard) may block the
+// attempt: it is then written once, failed with CARD_DECLINED and
+// declineCode blocked (createBlocked); a provider's CARD_DECLINED is
+// counted by the guard after its outcome committed.
 //
 // The returned Result is what was stored, rendered, under the idempotency
 // key. An error means nothing was stored for the key (the caller
