@@ -328,3 +328,40 @@ func TestCardTestingGuardAcrossNodes(t *testing.T) {
 		}
 	})
 }
+
+// TestGuardRoundTripsOnPostgres counts what the guard costs the database:
+// one query of the settings per card payment, besides the payment's own
+// unit (a captured sandbox payment: two round trips with the guard
+// against one without, TestPaymentRoundTripsOnPostgres), and a blocked
+// attempt is the settings query and one unit.
+func TestGuardRoundTripsOnPostgres(t *testing.T) {
+	t.Parallel()
+	p := testenv.CountRoundTrips(t, testenv.PostgresSchema(t))
+	st, err := postgres.Open(t.Context(), p.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	n := newGuardNode(t, st, guard.NewMemory(), paygate.SystemClock{}, "")
+	enableGuard(t, st, n.merchantOf(t))
+
+	if a := n.pay(t, "198.51.100.9", sandbox.CardVisa, "warm"); a.code != http.StatusCreated {
+		t.Fatalf("warm: %+v", a)
+	}
+	for i := range 3 {
+		wantDeclined(t, n.pay(t, "198.51.100.9", sandbox.CardDeclined, "warm"), "warm decline "+strconv.Itoa(i))
+	}
+	p.Start()
+	if a := n.pay(t, "198.51.100.10", sandbox.CardVisa, "counted"); a.code != http.StatusCreated {
+		t.Fatalf("payment: %+v", a)
+	}
+	if got := p.Stop(); got != 2 {
+		t.Errorf("a captured payment with the guard on: %d round trips, want 2", got)
+	}
+	p.Start()
+	a := n.pay(t, "198.51.100.9", sandbox.CardDeclined, "warm")
+	if got := p.Stop(); got != 2 {
+		t.Errorf("a blocked attempt: %d round trips, want 2", got)
+	}
+	wantBlocked(t, n, a, "counted block")
+}
