@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
+	"github.com/paygate/paygate/internal/bench"
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/store"
 )
@@ -86,4 +90,47 @@ func TestGuardShowSet(t *testing.T) {
 		cliRun(t, nil, "guard", "show", "--merchant", "01a215b6-773d-75b3-a43c-73b9c41060ed", "--mode", "live",
 			"--database-url", db).mustFail(t, exitFailure, "merchant not found")
 	})
+}
+
+// TestBenchCardTest runs `paygate bench --mix approve=9,cardtest=1` end to
+// end on SQLite: the attacker's declines reach the sandbox no more often
+// than the rules allow, and no legitimate payment is blocked.
+func TestBenchCardTest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server and loads it for a few seconds")
+	}
+	t.Setenv(benchChildEnv, "1")
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"bench", "--duration", "3s", "--warmup", "500ms", "--concurrency", "4", "--json",
+		"--mix", "approve=9,cardtest=1"}, func(string) string { return "" }, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var rep bench.Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("%v: %s", err, stdout.String())
+	}
+	ct := rep.CardTest
+	if ct == nil {
+		t.Fatalf("no cardTest in %s", stdout.String())
+	}
+	if len(rep.Errors) != 0 || rep.TransportErrors != 0 {
+		t.Errorf("errors %v, transport errors %d", rep.Errors, rep.TransportErrors)
+	}
+	attempts, reached := ct.AttackerAttempts+ct.WarmupAttempts, ct.AttackerReached+ct.WarmupReached
+	if attempts == 0 || ct.Legitimate == 0 {
+		t.Fatalf("no attack or no legitimate payment: %+v", ct)
+	}
+	// Four declining cards, five declines each (the card rule), and at
+	// most one more per concurrent client that checked before a decline
+	// was counted.
+	if reached > 4*5+4 {
+		t.Errorf("%d of %d attacker attempts reached the sandbox, want at most 24", reached, attempts)
+	}
+	if attempts > 24 && ct.AttackerBlocked+ct.WarmupAttempts-ct.WarmupReached == 0 {
+		t.Errorf("nothing blocked: %+v", ct)
+	}
+	if ct.LegitimateBlocked != 0 {
+		t.Errorf("%d legitimate payments blocked", ct.LegitimateBlocked)
+	}
 }
