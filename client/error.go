@@ -28,6 +28,9 @@ const (
 	DeclineInsufficientFunds = "insufficient_funds"
 	DeclineExpiredCard       = "expired_card"
 	DeclineIncorrectCVC      = "incorrect_cvc"
+	// DeclineBlocked: the gateway's card-testing guard refused the attempt
+	// before any provider saw it.
+	DeclineBlocked = "blocked"
 )
 
 // Error is an error answer of the gateway.

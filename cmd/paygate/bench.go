@@ -49,8 +49,11 @@ With --url it loads a running gateway on a loopback address with the test secret
 Operations of --mix (integer weights): approve (a captured card), decline (a declining
 card: CARD_DECLINED counts as expected), refund (a captured payment, then a partial
 refund), replay (a create sent again with its key and body), get (GET
-/v1/payments/{id}), unauthorized (a bad key: 401 counts as expected). replay and get
-read a pool of --pool payments created before the run, outside the measurement.
+/v1/payments/{id}), unauthorized (a bad key: 401 counts as expected), cardtest (an
+attacker trying declining cards from a few addresses; with it every payment comes from an
+address of its own through X-Forwarded-For, the child trusts bench as a proxy, and the
+card-testing guard's rules are on: see --guard). replay and get read a pool of --pool
+payments created before the run, outside the measurement.
 Examples: --mix replay=1, --mix get=1, --mix unauthorized=1.
 
 --rate R runs an open loop: R operations per second start on schedule, and latency
@@ -130,6 +133,9 @@ type benchFlags struct {
 	metrics bool
 	// traces has the child server export traces (bench_traces.go).
 	traces bool
+	// guard switches the card-testing guard's rules on for the bench's
+	// merchant (bench_guard.go).
+	guard bool
 }
 
 func parseBenchFlags(args []string, c *cli) (benchFlags, error) {
@@ -160,11 +166,15 @@ func parseBenchFlags(args []string, c *cli) (benchFlags, error) {
 	fs.StringVar(&f.serverHeapProfile, "server-heapprofile", "", "write the child server's heap profile at the end of the measurement to this `FILE`")
 	fs.BoolVar(&f.metrics, "metrics", false, "run the child with its Prometheus metrics on and scrape them every second")
 	fs.BoolVar(&f.traces, "traces", false, "have the child server export OpenTelemetry traces to a receiver in the tool")
+	guard := fs.Bool("guard", false, "switch the card-testing guard's rules on (the live defaults) in the mode bench pays in (default: on when --mix has cardtest)")
 	if err := fs.parse(args, c.env, c.stdout); err != nil {
 		return f, err
 	}
-	mixGiven := false
-	fs.Visit(func(fl *flag.Flag) { mixGiven = mixGiven || fl.Name == "mix" })
+	mixGiven, guardGiven := false, false
+	fs.Visit(func(fl *flag.Flag) {
+		mixGiven = mixGiven || fl.Name == "mix"
+		guardGiven = guardGiven || fl.Name == "guard"
+	})
 	switch f.provider {
 	case "sandbox":
 	case benchProviderStripeMock:
@@ -178,6 +188,7 @@ func parseBenchFlags(args []string, c *cli) (benchFlags, error) {
 	if f.mix, err = bench.ParseMix(mix); err != nil {
 		return f, usageErrorf("--mix: %v", err)
 	}
+	f.guard = *guard || !guardGiven && f.mix[bench.OpCardTest] > 0
 	if f.provider == benchProviderStripeMock {
 		if err := checkStripeMockMix(f.mix); err != nil {
 			return f, err
@@ -457,7 +468,10 @@ func benchOwnServer(ctx context.Context, c *cli, f benchFlags, cfg bench.Config,
 		}
 		var err error
 		m, err = createMerchant(ctx, st, "paygate bench "+now().Format(time.RFC3339))
-		return err
+		if err != nil || !f.guard {
+			return err
+		}
+		return enableBenchGuard(ctx, st, m.MerchantID, benchMode(f))
 	})
 	if err != nil {
 		return nil, err
@@ -494,6 +508,7 @@ func benchOwnServer(ctx context.Context, c *cli, f benchFlags, cfg bench.Config,
 		}
 		serveArgs = append(serveArgs, "--metrics-addr", metricsAddr)
 	}
+	serveArgs = append(serveArgs, guardServeArgs(f)...)
 	serveArgs = append(serveArgs, f.serverArgs...)
 	env, err := serverEnv(os.Environ(), rep.Target == "postgres")
 	if err != nil {

@@ -88,6 +88,7 @@ func init() {
 		{"webhook test", "send a signed ping event to a merchant's endpoint", cmdWebhookTest},
 		{"providers", "print the routing table and each provider's state; drain|restore --provider ID", cmdProviders},
 		{"vault rewrap", "re-encrypt every stored card under the first --vault-key", cmdVaultRewrap},
+		{"guard", "show or set a merchant's card-testing guard rules: show|set --merchant ID --mode M", cmdGuard},
 		{"user create", "create a dashboard user of a merchant; the password is read from stdin", cmdUserCreate},
 		{"user list", "list a merchant's dashboard users", cmdUserList},
 		{"user set-role", "give a dashboard user another role (owner|admin|developer|analyst)", cmdUserSetRole},

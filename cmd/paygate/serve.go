@@ -170,6 +170,13 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		Metrics: mx,
 	})
 	waker.Attach(dispatcher)
+	// The card-testing guard (decisions §20): counters shared through
+	// Redis when --redis-url is set, in process otherwise (guard.go).
+	cardGuard, closeGuard, err := openGuard(cfg.RedisURL, st, clock, log, mx)
+	if err != nil {
+		return err
+	}
+	defer closeGuard()
 	payments := payment.New(payment.Config{
 		Store:   st,
 		Router:  router,
@@ -179,6 +186,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		Vault:   vlt,
 		ThreeDS: payment.ThreeDSConfig{BaseURL: cfg.BaseURL, ChallengeTTL: cfg.ThreeDSChallengeTTL},
 		Metrics: mx,
+		Guard:   cardGuard,
 	})
 
 	refunds := payments.NewRefundWorker(time.Second, 30*time.Second)

@@ -74,6 +74,9 @@ type Result struct {
 	// ErrorSample is the text of the first failure that is not an HTTP
 	// answer (a baseline transaction's error).
 	ErrorSample string
+	// CardTest is what the card-testing guard did to the attacker and to
+	// the legitimate payments; nil unless the mix has cardtest.
+	CardTest *CardTest
 }
 
 // pooled is a payment created before the run for replay and get.
@@ -93,6 +96,9 @@ type runner struct {
 	pool   []pooled
 	rec    *Recorder
 	pace   *pacer
+	// cardTest counts the attacker's and legitimate payments' fates when
+	// the mix has cardtest (cardtest.go).
+	cardTest *cardTestCounts
 }
 
 // NewClient returns the HTTP client of a run of concurrency clients: keep
@@ -142,6 +148,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		badKey: "smtgw_sk_test_" + hex.EncodeToString(rb[:]) + "notAKeyOfAnyMerchant000000",
 	}
 	defer r.client.CloseIdleConnections()
+	if cfg.Mix[OpCardTest] > 0 {
+		r.cardTest = &cardTestCounts{}
+	}
 	if cfg.Mix.needsPool() {
 		if err := r.fillPool(ctx); err != nil {
 			return nil, err
@@ -170,6 +179,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 	res := &Result{Rec: r.rec, Interrupted: ctx.Err() != nil}
 	r.pace.result(res)
+	if r.cardTest != nil {
+		res.CardTest = r.cardTest.result()
+	}
 	return res, nil
 }
 
@@ -181,6 +193,9 @@ type worker struct {
 	ref  []byte
 	resp bytes.Buffer
 	seq  int64
+	// xff is the X-Forwarded-For of the next request, "" for none: the
+	// client address a cardtest mix gives each payment.
+	xff string
 }
 
 // client0 is one client's loop: take the next operation, wait for its
@@ -207,13 +222,19 @@ func (r *runner) operation(ctx context.Context, w *worker, start time.Time, meas
 			r.rec.Record(k, sent, time.Since(sent), o)
 		}
 	}
+	w.xff = ""
 	switch op {
+	case OpCardTest:
+		r.attack(ctx, w, start, measured, record)
 	case OpApprove, OpDecline, OpRefund:
 		tpls := r.tpl.approve
 		if op == OpDecline {
 			tpls = r.tpl.decline
 		}
 		tpl := &tpls[w.rng.IntN(len(tpls))]
+		if r.cardTest != nil {
+			w.xff = legitimateAddr(w.rng)
+		}
 		w.seq++
 		w.ref = appendRef(w.ref[:0], r.runID, w.id, w.seq)
 		w.body = tpl.appendBody(w.body[:0], w.rng.IntN(customerPool), w.ref)
@@ -221,6 +242,9 @@ func (r *runner) operation(ctx context.Context, w *worker, start time.Time, meas
 		o := r.do(ctx, w, http.MethodPost, "/v1/payments", r.cfg.SecretKey, key, w.body)
 		o.Expected = op == OpDecline && o.Name == "CARD_DECLINED"
 		record(KindPayment, start, o)
+		if r.cardTest != nil && measured && ctx.Err() == nil {
+			r.cardTest.legitimate(op, w.resp.Bytes())
+		}
 		if op != OpRefund || o.Err != nil || o.Status != http.StatusCreated {
 			return
 		}
@@ -261,6 +285,9 @@ func (r *runner) do(ctx context.Context, w *worker, method, path, apiKey, idemKe
 	if body != nil {
 		req.Header["Content-Type"] = []string{"application/json"}
 		req.Header["Idempotency-Key"] = []string{idemKey}
+	}
+	if w.xff != "" {
+		req.Header["X-Forwarded-For"] = []string{w.xff}
 	}
 	resp, err := r.client.Do(req)
 	if err != nil {

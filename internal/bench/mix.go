@@ -17,10 +17,11 @@ const (
 	OpReplay                 // send a create again with a used key and body
 	OpGet                    // GET /v1/payments/{id}
 	OpUnauthorized           // a request with a bad key (401 expected)
+	OpCardTest               // an attacker testing declining cards from a few addresses (cardtest.go)
 	numOps
 )
 
-var opNames = [numOps]string{"approve", "decline", "refund", "replay", "get", "unauthorized"}
+var opNames = [numOps]string{"approve", "decline", "refund", "replay", "get", "unauthorized", "cardtest"}
 
 // String returns the operation's name in a --mix.
 func (o Op) String() string { return opNames[o] }

@@ -79,6 +79,8 @@ type Report struct {
 	Traces *TraceStats `json:"traces"`
 	// Timeline has one entry per second of the measurement.
 	Timeline []Second `json:"timeline"`
+	// CardTest is null unless the mix has cardtest (cardtest.go).
+	CardTest *CardTest `json:"cardTest"`
 }
 
 // Latency summarizes a histogram, in milliseconds.
@@ -224,6 +226,7 @@ func (rep *Report) Fill(res *Result) {
 		}
 	}
 	rep.Errors, rep.Expected = rec.Errors()
+	rep.CardTest = res.CardTest
 	rep.TransportErrors, rep.TransportError = rec.TransportErrors()
 	rep.Timeline = []Second{}
 	for _, s := range rec.Timeline() {
@@ -309,6 +312,12 @@ func (rep *Report) WriteText(w io.Writer) error {
 	}
 	p("Errors:\t%s", countsText(rep.Errors))
 	p("Expected errors:\t%s", countsText(rep.Expected))
+	if ct := rep.CardTest; ct != nil {
+		p("Card testing:\t%d attacker attempts, %d reached a provider (%.2f%%), %d blocked",
+			ct.AttackerAttempts, ct.AttackerReached, 100*ct.ReachedShare, ct.AttackerBlocked)
+		p("Legitimate:\t%d payments, %d blocked by the guard (%.2f%%)", ct.Legitimate, ct.LegitimateBlocked, 100*ct.BlockedShare)
+		p("Warmup:\t%d attacker attempts, %d reached a provider", ct.WarmupAttempts, ct.WarmupReached)
+	}
 	te := fmt.Sprintf("%d", rep.TransportErrors)
 	if rep.TransportError != "" {
 		te += " (first: " + rep.TransportError + ")"

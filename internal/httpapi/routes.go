@@ -209,6 +209,7 @@ func (s *Server) createPayment(w http.ResponseWriter, r *http.Request, key payga
 		if e != nil {
 			return nil, e
 		}
+		in.ClientAddr = clientIP(r) // the card-testing guard's address
 		return func(ctx context.Context, req payment.Request) (payment.Result, error) {
 			return s.cfg.Payments.Create(ctx, req, in)
 		}, nil

@@ -72,6 +72,7 @@ type Metrics struct {
 	rateLimited      *prometheus.CounterVec
 	recovered        *prometheus.CounterVec
 	cardTesting      *prometheus.CounterVec
+	guardErrors      prometheus.Counter
 
 	log *slog.Logger
 }
@@ -130,9 +131,13 @@ func New(log *slog.Logger) *Metrics {
 		Name: "paygate_card_testing_blocked_total",
 		Help: "Payment attempts blocked by the card-testing guard, by rule.",
 	}, []string{"rule"})
+	m.guardErrors = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "paygate_card_testing_guard_errors_total",
+		Help: "Checks and records of the card-testing guard that failed (Redis or the database unavailable) and let the payment through unguarded.",
+	})
 	m.reg.MustRegister(
 		m.httpRequests, m.httpDuration, m.payments, m.refunds, m.providerDuration, m.circuit,
-		m.deliveries, m.replays, m.rateLimited, m.recovered, m.cardTesting,
+		m.deliveries, m.replays, m.rateLimited, m.recovered, m.cardTesting, m.guardErrors,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -243,6 +248,15 @@ func (m *Metrics) CardTestingBlocked(rule string) {
 		rule = "other"
 	}
 	m.cardTesting.WithLabelValues(rule).Inc()
+}
+
+// GuardError counts a check or record of the card-testing guard that
+// failed open.
+func (m *Metrics) GuardError() {
+	if m == nil {
+		return
+	}
+	m.guardErrors.Inc()
 }
 
 // paymentKey names one child of paygate_payments_total.

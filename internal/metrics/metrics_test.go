@@ -111,6 +111,7 @@ func TestEverySeriesOfSection16(t *testing.T) {
 		`paygate_card_testing_blocked_total{rule="card"}`,
 		`paygate_card_testing_blocked_total{rule="customer"}`,
 		`paygate_card_testing_blocked_total{rule="ip_cards"}`,
+		`paygate_card_testing_guard_errors_total`,
 	} {
 		want(t, got, s, 0)
 	}

@@ -21,6 +21,7 @@ type Store interface {
 	RoutingStore
 	VaultStore
 	DashboardStore
+	GuardStore
 
 	// Ping checks that the database answers (readiness).
 	Ping(ctx context.Context) error

@@ -99,6 +99,8 @@ type Unit struct {
 //     (claimed, no longer created, or in its lease), with NOT_FOUND when it
 //     does not exist for its merchant and mode.
 //
+// GuardChange (guard.go) stores one rule of the card-testing guard.
+//
 // Accounts and dashboard operations, documented beside their types:
 // Merchant, APIKey, APIKeyRotation and APIKeyRevocation (merchant.go);
 // User, Session, SessionTouch, SessionRevocation, PasswordChange,
@@ -152,7 +154,8 @@ func (u *Unit) AddCompletion(done *IdempotencyCompletion) {
 // Validate checks what the operations require of the unit itself: each
 // ThreeDSChallenge follows a transition of its payment to pending_3ds (or
 // its insert in pending_3ds), each NewRefund has a positive amount
-// (INVALID_REQUEST param amount), each StoredCard is active or pending, and
+// (INVALID_REQUEST param amount), each GuardChange has valid settings
+// (GuardRuleSettings.Validate), each StoredCard is active or pending, and
 // each NewPayment has a status and a reservation for its own key
 // (CheckReservation). An engine refuses an invalid unit before it writes
 // anything.
@@ -168,6 +171,11 @@ func (u Unit) Validate() error {
 		}
 		if c, ok := op.(StoredCard); ok && c.State != StoredCardActive && c.State != StoredCardPending {
 			return fmt.Errorf("operation %d of the unit: a stored card is saved active or pending, not %q", i, c.State)
+		}
+		if g, ok := op.(GuardChange); ok {
+			if err := g.Settings.Validate(); err != nil {
+				return err
+			}
 		}
 		if r, ok := op.(NewRefund); ok && r.Refund.Amount.Amount <= 0 {
 			return Errorf(CodeInvalidRequest, "amount", "The refund amount must be greater than zero.")

@@ -17,7 +17,11 @@ import (
 // request's idempotency answer in one transaction. When every provider of
 // the route records the charge with its outcome (OutcomeRecorder: the
 // test-mode sandboxes answering at once), the charge comes first and the
-// payment is written once, with its outcome (createAnswered).
+// payment is written once, with its outcome (createAnswered). Before any
+// provider call the card-testing guard (Config.Guard) may block the
+// attempt: it is then written once, failed with CARD_DECLINED and
+// declineCode blocked (createBlocked); a provider's CARD_DECLINED is
+// counted by the guard after its outcome committed.
 //
 // The returned Result is what was stored, rendered, under the idempotency
 // key. An error means nothing was stored for the key (the caller
@@ -93,10 +97,21 @@ func (s *Service) Create(ctx context.Context, req Request, in CreateInput) (Resu
 	// send them back; it is stored only when the answer is pending_3ds.
 	token := newCallbackToken()
 	creq := s.chargeRequest(p, in, token)
+	// The card-testing guard decides before any provider sees the card
+	// (decisions §20); a blocked attempt is one unit, like a sandbox
+	// payment, and never reaches a provider. The check is detached from
+	// the client, as the provider call is: an attempt whose client hung up
+	// is judged and counted all the same.
+	att := guardAttempt(p, in)
+	if rule := s.guard.Check(context.WithoutCancel(ctx), att); rule != "" {
+		return s.createBlocked(ctx, np, rule, unreserved)
+	}
 	// A card to save is stored between the charge and the outcome, for the
 	// customer the insert resolves: that payment is inserted first.
 	if !in.SaveCard && recordsWithOutcome(route, creq) {
-		return s.createAnswered(ctx, np, creq, token, unreserved)
+		out, err := s.createAnswered(ctx, np, creq, token, unreserved)
+		s.guardOutcome(ctx, att, out, err)
+		return out, err
 	}
 
 	p, err := s.store.CreatePayment(ctx, np)
@@ -112,7 +127,9 @@ func (s *Service) Create(ctx context.Context, req Request, in CreateInput) (Resu
 	if in.SaveCard {
 		p.StoredCardID = s.saveCard(ctx, p, *in.Card, res, perr)
 	}
-	return s.finishCharge(ctx, p, res, provID, perr, token)
+	out, err := s.finishCharge(ctx, p, res, provID, perr, token)
+	s.guardOutcome(ctx, att, out, err)
+	return out, err
 }
 
 // OutcomeRecorder is the optional capability of a provider that keeps its

@@ -46,6 +46,9 @@ type CreateInput struct {
 	DeviceFingerprint  string
 	Metadata           []byte // compact JSON object; nil when none
 	SaveCard           bool
+	// ClientAddr is the request's client address (decisions §15), which
+	// the card-testing guard counts declines by.
+	ClientAddr string
 }
 
 // RefundInput is a validated refund request.

@@ -23,6 +23,9 @@ type Metrics interface {
 	// reported by the router, which makes them): its operation, duration,
 	// whether the answer was a refusal, and its error.
 	ProviderCall(provider, operation string, d time.Duration, declined bool, err error)
+	// CardTestingBlocked reports a payment the card-testing guard blocked,
+	// by the rule that blocked it.
+	CardTestingBlocked(rule string)
 }
 
 // noMetrics records nothing: a service without metrics.
@@ -33,6 +36,7 @@ func (noMetrics) RefundStatus(paygate.Mode, paygate.RefundStatus)           {}
 func (noMetrics) Replayed()                                                 {}
 func (noMetrics) Recovered(paygate.PaymentStatus)                           {}
 func (noMetrics) ProviderCall(string, string, time.Duration, bool, error)   {}
+func (noMetrics) CardTestingBlocked(string)                                 {}
 
 // settleOperation is the provider operation that moves a payment to
 // status to: capture or void.

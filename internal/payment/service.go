@@ -30,6 +30,8 @@ type Service struct {
 	// threeDS configures 3-D Secure challenges (threeds.go).
 	threeDS ThreeDSConfig
 	metrics Metrics
+	// guard is the card-testing guard (guard.go).
+	guard Guard
 }
 
 // Config holds what a Service needs.
@@ -51,6 +53,9 @@ type Config struct {
 	ThreeDS ThreeDSConfig
 	// Metrics receives what the use cases did; nil records nothing.
 	Metrics Metrics
+	// Guard is the card-testing guard (decisions §20); nil guards
+	// nothing.
+	Guard Guard
 }
 
 // New returns a Service. It panics if a required dependency is missing,
@@ -71,6 +76,9 @@ func New(cfg Config) *Service {
 	if cfg.Metrics == nil {
 		cfg.Metrics = noMetrics{}
 	}
+	if cfg.Guard == nil {
+		cfg.Guard = noGuard{}
+	}
 	return &Service{
 		store: cfg.Store, router: cfg.Router, clock: cfg.Clock, encoder: cfg.Encoder,
 		log: cfg.Logger, providerTimeout: cfg.ProviderTimeout,
@@ -79,6 +87,7 @@ func New(cfg Config) *Service {
 		requestKeys: cfg.Vault.RequestKeys(),
 		threeDS:     cfg.ThreeDS.withDefaults(),
 		metrics:     cfg.Metrics,
+		guard:       cfg.Guard,
 	}
 }
 

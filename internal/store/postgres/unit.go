@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/store/codec"
 )
 
 // A unit in one round trip. Commit queues one statement per operation (or
@@ -258,6 +259,9 @@ func (s *Store) commit(ctx context.Context, u paygate.Unit) error {
 			i++
 		case paygate.AuditEntry:
 			b.Queue(insertAuditInUnit, auditArgs(op)...).QueryRow(refuses(byKind("merchant")))
+			i++
+		case paygate.GuardChange:
+			b.Queue(changeGuardInUnit, codec.GuardArgs(op, op.At)...).QueryRow(refuses(byKind("merchant")))
 			i++
 		case paygate.APIKeyUsage:
 			if len(op.Used) > 0 {

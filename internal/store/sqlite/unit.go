@@ -114,6 +114,8 @@ func applyUnit(ctx context.Context, tx *sql.Tx, u paygate.Unit) error {
 			err = insertAudit(ctx, tx, op)
 		case paygate.APIKeyUsage:
 			err = touchAPIKeys(ctx, tx, op)
+		case paygate.GuardChange:
+			err = changeGuard(ctx, tx, op)
 		default:
 			var handled bool
 			if handled, err = applyTeamOp(ctx, tx, op); !handled {

@@ -59,6 +59,7 @@ func Exercise(t *testing.T, newStore func(t *testing.T) paygate.Store) {
 		{"Stats", statsCases()},
 		{"DeliveryFilter", deliveryFilterCases()},
 		{"PaymentSearch", paymentSearchCases()},
+		{"Guard", guardCases()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
