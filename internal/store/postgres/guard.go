@@ -11,7 +11,15 @@ import (
 
 // GuardSettings returns the card-testing guard's settings of (merchant,
 // mode): the stored rules and the defaults of the others, in one query.
+//
+// What was read is kept (guardCache) while a listener hears every change,
+// so that a payment usually reads nothing.
 func (s *Store) GuardSettings(ctx context.Context, merchantID string, mode paygate.Mode) (paygate.GuardSettings, error) {
+	k := guardKey{merchantID, mode}
+	cached, ok, gen := s.guard.get(k)
+	if ok {
+		return cached, nil
+	}
 	rows, err := s.pool.Query(ctx, `SELECT `+codec.GuardColumns+` FROM guard_rules WHERE merchant_id = $1 AND mode = $2`,
 		merchantID, string(mode))
 	if err != nil {
@@ -21,8 +29,14 @@ func (s *Store) GuardSettings(ctx context.Context, merchantID string, mode payga
 	if err != nil {
 		return paygate.GuardSettings{}, translate(err)
 	}
-	return codec.GuardSettings(merchantID, mode, stored), nil
+	set := codec.GuardSettings(merchantID, mode, stored)
+	s.guard.put(k, gen, set)
+	return set, nil
 }
+
+// notifyGuardChange tells every node's guardCache that the guard's
+// settings changed, at the commit of the unit that changes them.
+const notifyGuardChange = `SELECT pg_notify('` + guardChannel + `', '')`
 
 // changeGuardInUnit stores one rule's settings (GuardChange), failing the
 // unit (PG404) when the merchant does not exist.

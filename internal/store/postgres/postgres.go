@@ -52,6 +52,7 @@ const defaultMaxConns = 8
 type Store struct {
 	pool     *pgxpool.Pool
 	onEvents func() // Options.OnEvents
+	guard    *guardCache
 }
 
 // Options are the settings of a store that the wiring chooses.
@@ -139,7 +140,7 @@ func OpenWith(ctx context.Context, url string, o Options) (*Store, error) {
 		pool.Close()
 		return nil, errors.New("postgres: synchronous_commit is off; paygate needs durable commits (set it to on)")
 	}
-	return &Store{pool: pool, onEvents: o.OnEvents}, nil
+	return &Store{pool: pool, onEvents: o.OnEvents, guard: newGuardCache(cfg.ConnConfig.Copy())}, nil
 }
 
 // migrate applies the embedded migrations with goose over a short-lived
@@ -200,6 +201,7 @@ func (s *Store) Ping(ctx context.Context) error {
 // Close releases the connections. It waits for connections in use to be
 // returned.
 func (s *Store) Close() error {
+	s.guard.close()
 	s.pool.Close()
 	return nil
 }

@@ -262,6 +262,7 @@ func (s *Store) commit(ctx context.Context, u paygate.Unit) error {
 			i++
 		case paygate.GuardChange:
 			b.Queue(changeGuardInUnit, codec.GuardArgs(op, op.At)...).QueryRow(refuses(byKind("merchant")))
+			b.Queue(notifyGuardChange)
 			i++
 		case paygate.APIKeyUsage:
 			if len(op.Used) > 0 {

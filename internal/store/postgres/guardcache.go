@@ -1,0 +1,145 @@
+package postgres
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/paygate/paygate/internal/paygate"
+)
+
+// guardChannel is the channel on which a unit that changes the guard's
+// settings notifies every node (pg_notify, delivered at its commit).
+const guardChannel = "paygate_guard_rules"
+
+// guardCache keeps the card-testing guard's settings this store has read,
+// so that a payment does not pay a round trip for them (decisions §22: a
+// sandbox payment is one round trip). An entry is trusted only while a
+// connection of its own LISTENs on guardChannel: every change notifies at
+// its commit, and a notification empties the cache, so a change reaches
+// every node within the notification's delivery (milliseconds), which is
+// decisions §20's "on the next payment, on every node" in practice. While
+// the listener is down (not started yet, a lost connection), nothing is
+// cached and each read goes to the database.
+//
+// The listener starts on the first read, so that a store that never
+// guards a payment never holds the extra connection.
+type guardCache struct {
+	cfg *pgx.ConnConfig // the listener's connection
+
+	mu        sync.Mutex
+	started   bool
+	listening bool
+	// gen changes whenever what is cached may have gone stale (a
+	// notification, the listener starting or stopping): a read that began
+	// under another generation is not cached.
+	gen    uint64
+	m      map[guardKey]paygate.GuardSettings
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+type guardKey struct {
+	merchantID string
+	mode       paygate.Mode
+}
+
+func newGuardCache(cfg *pgx.ConnConfig) *guardCache {
+	return &guardCache{cfg: cfg, m: map[guardKey]paygate.GuardSettings{}}
+}
+
+// get returns the cached settings of k, or the generation under which a
+// read from the database may be cached (put).
+func (c *guardCache) get(k guardKey) (paygate.GuardSettings, bool, uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.started {
+		c.start()
+	}
+	if s, ok := c.m[k]; ok && c.listening {
+		return s, true, c.gen
+	}
+	return paygate.GuardSettings{}, false, c.gen
+}
+
+// put caches s, read from the database under generation gen, unless the
+// listener is down or something changed since the read began.
+func (c *guardCache) put(k guardKey, gen uint64, s paygate.GuardSettings) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.listening && c.gen == gen {
+		c.m[k] = s
+	}
+}
+
+// forget empties the cache and starts a new generation; listening says
+// whether the listener hears changes from now on.
+func (c *guardCache) forget(listening bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.listening = listening
+	c.gen++
+	clear(c.m)
+}
+
+// start runs the listener (c.mu held).
+func (c *guardCache) start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	c.started, c.cancel, c.done = true, cancel, make(chan struct{})
+	go c.run(ctx)
+}
+
+// close stops the listener and waits for it.
+func (c *guardCache) close() {
+	c.mu.Lock()
+	started, cancel, done := c.started, c.cancel, c.done
+	c.mu.Unlock()
+	if started {
+		cancel()
+		<-done
+	}
+}
+
+// run listens until ctx ends, connecting again a second after a failure.
+func (c *guardCache) run(ctx context.Context) {
+	defer close(c.done)
+	for {
+		err := c.listen(ctx)
+		c.forget(false)
+		if ctx.Err() != nil {
+			return
+		}
+		slog.Warn("postgres: the guard's settings listener stopped; settings are read for every payment until it is back",
+			"error", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// listen opens the listener's connection, LISTENs, and empties the cache
+// at each notification until the connection fails or ctx ends.
+func (c *guardCache) listen(ctx context.Context) error {
+	conn, err := pgx.ConnectConfig(ctx, c.cfg)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, "LISTEN "+guardChannel); err != nil {
+		return err
+	}
+	// From here on every change is heard: what is read from now on may be
+	// cached, what was read before may not.
+	c.forget(true)
+	for {
+		if _, err := conn.WaitForNotification(ctx); err != nil {
+			return err
+		}
+		c.forget(true)
+	}
+}

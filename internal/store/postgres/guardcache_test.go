@@ -1,0 +1,69 @@
+package postgres
+
+import (
+	"testing"
+	"time"
+
+	"github.com/paygate/paygate/internal/paygate"
+)
+
+// TestGuardSettingsCache: once its listener is up, a store answers the
+// guard's settings from memory (a change written behind its back, without
+// the notification a unit sends, is not seen), and a change committed
+// through a unit on another store (another node) empties every cache, so
+// that it is read on the node's next payment.
+func TestGuardSettingsCache(t *testing.T) {
+	t.Parallel()
+	a, u := openTest(t)
+	b, err := Open(t.Context(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	f := seedMerchant(t, a)
+	m := f.merchant.ID
+	read := func() paygate.GuardRuleSettings {
+		t.Helper()
+		set, err := a.GuardSettings(t.Context(), m, paygate.ModeLive)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return set.Rules[0] // card_ip
+	}
+
+	def := read() // starts the listener
+	waitFor(t, "the listener to start", func() bool {
+		a.guard.mu.Lock()
+		defer a.guard.mu.Unlock()
+		return a.guard.listening
+	})
+	read() // cached now
+	if _, err := a.pool.Exec(t.Context(), `INSERT INTO guard_rules (merchant_id, mode, rule, enabled, threshold, window_ms, block_ms, updated_at)
+		VALUES ($1, 'live', 'card_ip', false, 99, 60000, 60000, now())`, m); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(); got != def {
+		t.Fatalf("a change without its notification was read (%+v): the settings are not cached", got)
+	}
+
+	change := def
+	change.Threshold = 7
+	if err := b.Commit(t.Context(), paygate.Unit{Ops: []paygate.Op{paygate.GuardChange{
+		MerchantID: m, Mode: paygate.ModeLive, Settings: change, At: epoch}}}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the other node's change to be read", func() bool { return read().Threshold == 7 })
+}
+
+// waitFor polls cond until it holds, failing the test after a generous
+// time (not a timing assertion: a notification arrives in milliseconds).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 30s for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
