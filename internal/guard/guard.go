@@ -106,7 +106,7 @@ func New(cfg Config) *Guard {
 // rule that blocks it, or "" when none does. A failure to read the
 // settings or the counters allows the attempt (fail open).
 func (g *Guard) Check(ctx context.Context, a paygate.GuardAttempt) paygate.GuardRule {
-	set, err := g.settings.GuardSettings(ctx, a.MerchantID, a.Mode)
+	set, err := g.readSettings(ctx, a)
 	if err != nil {
 		g.failed(ctx, "read the guard's settings", err)
 		return ""
@@ -131,7 +131,7 @@ func (g *Guard) Check(ctx context.Context, a paygate.GuardAttempt) paygate.Guard
 // it for a decline). A failure is logged and counted, and the decline is
 // lost.
 func (g *Guard) Declined(ctx context.Context, a paygate.GuardAttempt) {
-	set, err := g.settings.GuardSettings(ctx, a.MerchantID, a.Mode)
+	set, err := g.readSettings(ctx, a)
 	if err != nil {
 		g.failed(ctx, "read the guard's settings", err)
 		return
@@ -143,6 +143,19 @@ func (g *Guard) Declined(ctx context.Context, a paygate.GuardAttempt) {
 	if err := g.counter.Record(ctx, g.clock.Now(), keys); err != nil {
 		g.failed(ctx, "record a decline", err)
 	}
+}
+
+// settingsTimeout bounds the read of the settings: the callers' contexts
+// outlive the client (a decline must be counted even when the client hung
+// up), and a store that does not answer must not hold a payment.
+const settingsTimeout = time.Second
+
+// readSettings reads the settings of the attempt's merchant and mode
+// within settingsTimeout.
+func (g *Guard) readSettings(ctx context.Context, a paygate.GuardAttempt) (paygate.GuardSettings, error) {
+	ctx, cancel := context.WithTimeout(ctx, settingsTimeout)
+	defer cancel()
+	return g.settings.GuardSettings(ctx, a.MerchantID, a.Mode)
 }
 
 // failed counts a failure and logs it, at most once a minute.

@@ -29,8 +29,21 @@ func (noGuard) Declined(context.Context, paygate.GuardAttempt)                {}
 func guardAttempt(p paygate.Payment, in CreateInput) paygate.GuardAttempt {
 	return paygate.GuardAttempt{
 		MerchantID: p.MerchantID, Mode: p.Mode, ID: p.ID,
-		Card: p.Card.Fingerprint, Customer: in.CustomerExternalID, Addr: in.ClientAddr,
+		Card: p.Card.Fingerprint, Customer: in.CustomerExternalID, Addr: guardAddr(in),
 	}
+}
+
+// guardAddr is the address the guard counts an attempt by: the shopper's,
+// billing.ipAddress, when the merchant's backend sends it (a payment comes
+// from that backend, whose own address every payment of the merchant
+// shares: counted by it, ip_cards would block a whole shop after five
+// declined cards); otherwise the request's client address, which is also
+// billing.ipAddress's default (decisions §8, §15, §20).
+func guardAddr(in CreateInput) string {
+	if in.Billing != nil && in.Billing.IPAddress != "" {
+		return in.Billing.IPAddress
+	}
+	return in.ClientAddr
 }
 
 // guardOutcome counts a payment's decline, after its outcome committed:

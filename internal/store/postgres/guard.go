@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -20,6 +21,7 @@ func (s *Store) GuardSettings(ctx context.Context, merchantID string, mode payga
 	if ok {
 		return cached, nil
 	}
+	readAt := time.Now()
 	rows, err := s.pool.Query(ctx, `SELECT `+codec.GuardColumns+` FROM guard_rules WHERE merchant_id = $1 AND mode = $2`,
 		merchantID, string(mode))
 	if err != nil {
@@ -30,7 +32,7 @@ func (s *Store) GuardSettings(ctx context.Context, merchantID string, mode payga
 		return paygate.GuardSettings{}, translate(err)
 	}
 	set := codec.GuardSettings(merchantID, mode, stored)
-	s.guard.put(k, gen, set)
+	s.guard.put(k, gen, readAt, set)
 	return set, nil
 }
 

@@ -26,9 +26,13 @@ const guardChannel = "paygate_guard_rules"
 // cached and each read goes to the database.
 //
 // The listener starts on the first read, so that a store that never
-// guards a payment never holds the extra connection.
+// guards a payment never holds the extra connection. An entry is also
+// forgotten guardCacheMaxAge after its read: a backstop for a listener
+// that cannot hear (a connection broken without a word, a pooler such as
+// PgBouncer in transaction mode, a change written by hand in SQL).
 type guardCache struct {
-	cfg *pgx.ConnConfig // the listener's connection
+	cfg    *pgx.ConnConfig // the listener's connection
+	maxAge time.Duration   // guardCacheMaxAge; tests set it longer
 
 	mu        sync.Mutex
 	started   bool
@@ -37,9 +41,17 @@ type guardCache struct {
 	// notification, the listener starting or stopping): a read that began
 	// under another generation is not cached.
 	gen    uint64
-	m      map[guardKey]paygate.GuardSettings
+	m      map[guardKey]guardEntry
 	cancel context.CancelFunc
 	done   chan struct{}
+}
+
+// guardCacheMaxAge is how long an entry is trusted at most.
+const guardCacheMaxAge = 5 * time.Second
+
+type guardEntry struct {
+	set    paygate.GuardSettings
+	readAt time.Time
 }
 
 type guardKey struct {
@@ -48,7 +60,7 @@ type guardKey struct {
 }
 
 func newGuardCache(cfg *pgx.ConnConfig) *guardCache {
-	return &guardCache{cfg: cfg, m: map[guardKey]paygate.GuardSettings{}}
+	return &guardCache{cfg: cfg, maxAge: guardCacheMaxAge, m: map[guardKey]guardEntry{}}
 }
 
 // get returns the cached settings of k, or the generation under which a
@@ -59,19 +71,20 @@ func (c *guardCache) get(k guardKey) (paygate.GuardSettings, bool, uint64) {
 	if !c.started {
 		c.start()
 	}
-	if s, ok := c.m[k]; ok && c.listening {
-		return s, true, c.gen
+	if e, ok := c.m[k]; ok && c.listening && time.Since(e.readAt) < c.maxAge {
+		return e.set, true, c.gen
 	}
 	return paygate.GuardSettings{}, false, c.gen
 }
 
-// put caches s, read from the database under generation gen, unless the
-// listener is down or something changed since the read began.
-func (c *guardCache) put(k guardKey, gen uint64, s paygate.GuardSettings) {
+// put caches s, read from the database under generation gen from readAt
+// on, unless the listener is down or something changed since the read
+// began.
+func (c *guardCache) put(k guardKey, gen uint64, readAt time.Time, s paygate.GuardSettings) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.listening && c.gen == gen {
-		c.m[k] = s
+		c.m[k] = guardEntry{set: s, readAt: readAt}
 	}
 }
 
@@ -81,6 +94,15 @@ func (c *guardCache) forget(listening bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.listening = listening
+	c.gen++
+	clear(c.m)
+}
+
+// invalidate empties the cache and starts a new generation, the listener
+// as it is.
+func (c *guardCache) invalidate() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.gen++
 	clear(c.m)
 }

@@ -20,6 +20,11 @@ func TestGuardSettingsCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Close() })
+	// No entry ages out during the test, however slow the machine: the
+	// backstop has a test of its own.
+	a.guard.mu.Lock()
+	a.guard.maxAge = time.Hour
+	a.guard.mu.Unlock()
 	f := seedMerchant(t, a)
 	m := f.merchant.ID
 	read := func() paygate.GuardRuleSettings {
@@ -65,5 +70,45 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("waited 30s for %s", what)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestGuardSettingsCacheMaxAge: an entry older than its maximum age is
+// read again, even when no change was notified (a listener that cannot
+// hear, a change written by hand).
+func TestGuardSettingsCacheMaxAge(t *testing.T) {
+	t.Parallel()
+	a, _ := openTest(t)
+	a.guard.mu.Lock()
+	a.guard.maxAge = time.Hour
+	a.guard.mu.Unlock()
+	m := seedMerchant(t, a).merchant.ID
+	read := func() int {
+		t.Helper()
+		set, err := a.GuardSettings(t.Context(), m, paygate.ModeLive)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return set.Rules[0].Threshold
+	}
+	read()
+	waitFor(t, "the listener to start", func() bool {
+		a.guard.mu.Lock()
+		defer a.guard.mu.Unlock()
+		return a.guard.listening
+	})
+	def := read() // cached
+	if _, err := a.pool.Exec(t.Context(), `INSERT INTO guard_rules (merchant_id, mode, rule, enabled, threshold, window_ms, block_ms, updated_at)
+		VALUES ($1, 'live', 'card_ip', true, 42, 60000, 60000, now())`, m); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(); got != def {
+		t.Fatalf("threshold %d before the entry aged: the settings are not cached", got)
+	}
+	a.guard.mu.Lock()
+	a.guard.maxAge = 0
+	a.guard.mu.Unlock()
+	if got := read(); got != 42 {
+		t.Fatalf("threshold %d after the entry aged, want 42", got)
 	}
 }

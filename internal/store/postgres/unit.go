@@ -88,6 +88,7 @@ var errRecordVanished = errors.New("postgres: the idempotency record vanished be
 // commit is one attempt of Commit.
 func (s *Store) commit(ctx context.Context, u paygate.Unit) error {
 	b := &pgx.Batch{}
+	guardChanged := false
 	if u.OnlyLedgerEntries() {
 		// A sandbox's entry of a charge not answered at once: the
 		// payment's outcome commits synchronously after it (skipFlushWait).
@@ -263,6 +264,7 @@ func (s *Store) commit(ctx context.Context, u paygate.Unit) error {
 		case paygate.GuardChange:
 			b.Queue(changeGuardInUnit, codec.GuardArgs(op, op.At)...).QueryRow(refuses(byKind("merchant")))
 			b.Queue(notifyGuardChange)
+			guardChanged = true
 			i++
 		case paygate.APIKeyUsage:
 			if len(op.Used) > 0 {
@@ -277,6 +279,12 @@ func (s *Store) commit(ctx context.Context, u paygate.Unit) error {
 		}
 	}
 	err := s.pool.SendBatch(ctx, b).Close()
+	if guardChanged {
+		// This node reads the change on its next payment without waiting
+		// for its own notification (whatever err says: a broken
+		// connection may have committed).
+		s.guard.invalidate()
+	}
 	if err == nil {
 		if u.HasEvents() && s.onEvents != nil {
 			s.onEvents()
