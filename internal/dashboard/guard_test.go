@@ -168,3 +168,19 @@ func TestGuardByRole(t *testing.T) {
 		t.Errorf("admin POST guard: %d\n%s", p.code, p.body)
 	}
 }
+
+// TestGuardAuditLabelled: the audit log words the guard's change and lets
+// one filter by it.
+func TestGuardAuditLabelled(t *testing.T) {
+	t.Parallel()
+	_, b := signedInSite(t)
+	p := b.post(root+"/test/guard", root+"/test/guard", url.Values{
+		"rule": {"card_ip"}, "enabled": {"on"}, "threshold": {"2"}, "window": {"1h"}, "block": {"1h"}})
+	if p.code != http.StatusSeeOther {
+		t.Fatalf("POST guard: %d", p.code)
+	}
+	page := b.get(root + "/test/audit?action=" + paygate.AuditGuardChanged)
+	if page.code != http.StatusOK || !strings.Contains(page.body, "Guard rule changed") || strings.Contains(page.body, "there is no action") {
+		t.Errorf("audit log filtered by %s: %d\n%s", paygate.AuditGuardChanged, page.code, page.body)
+	}
+}
