@@ -370,6 +370,7 @@ func TestDashboardScreenshots(t *testing.T) {
 
 	visit("guard", "/dashboard/live/guard", "#save-card_ip")
 	shot("dashboard-guard")
+	dashboardScreenshot(t, ctx, "dashboard-guard-phone")
 	visit("team", "/dashboard/test/team", "#invite-email")
 	browserDo(t, ctx, g, "invite an analyst",
 		chromedp.SendKeys(chromedp.CSS("#invite-email"), "analyst-"+run+"@shop.example"),
