@@ -22,5 +22,7 @@ func (d *Dashboard) adminRoutes() []route {
 		{method: http.MethodGet, pattern: "/webhook/deliveries/{id}", need: needRead, h: d.deliveryPage},
 		{method: http.MethodPost, pattern: "/webhook/deliveries/{id}/resend", need: needDeveloper, h: d.resendDelivery},
 		{method: http.MethodGet, pattern: "/audit", need: needRead, h: d.auditPage},
+		{method: http.MethodGet, pattern: "/guard", need: needAdmin, h: d.guardPage},
+		{method: http.MethodPost, pattern: "/guard", need: needAdmin, h: d.setGuard},
 	}
 }
