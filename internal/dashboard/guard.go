@@ -18,10 +18,10 @@ import (
 
 // guardRuleInfo says in words what each rule counts.
 var guardRuleInfo = map[paygate.GuardRule]string{
-	paygate.GuardCardIP:   "Declines of one card from one client address.",
+	paygate.GuardCardIP:   "Declines of one card from one address (the shopper's billing.ipAddress, or the client address).",
 	paygate.GuardCard:     "Declines of one card, whoever pays with it.",
 	paygate.GuardCustomer: "Declines of one customerId.",
-	paygate.GuardIPCards:  "Distinct declined cards from one client address.",
+	paygate.GuardIPCards:  "Distinct declined cards from one address (the shopper's billing.ipAddress, or the client address).",
 }
 
 // guardRow is one rule's form on the page: its values as shown (or as
