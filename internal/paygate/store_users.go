@@ -137,7 +137,9 @@ type SignInFailure struct {
 }
 
 // SignInSuccess records a completed sign-in: the count of failed sign-ins
-// becomes 0 and LastSignInAt becomes At.
+// becomes 0 and LastSignInAt becomes At. It fails the unit with
+// ErrStateConflict when the user is locked at At (LockedUntil after At),
+// so that a sign-in that raced a lockout starts no session.
 type SignInSuccess struct {
 	MerchantID string
 	UserID     string
@@ -159,17 +161,20 @@ type MFAChange struct {
 
 // TOTPStepUse records that a TOTP code of Step (Unix time / 30 s) was
 // accepted. It fails the unit with ErrStateConflict when the user has
-// used a code of this step or a later one, so a code works once.
+// used a code of this step or a later one, so a code works once, and when
+// the user is locked at At (a code checked in parallel with the failures
+// that locked the account is not accepted).
 type TOTPStepUse struct {
 	MerchantID string
 	UserID     string
 	Step       int64
+	At         time.Time
 }
 
 // RecoveryCodeUse consumes one recovery code of the user (by its SHA-256).
 // It fails the unit with ErrStateConflict when the code was used already
-// (also when two requests race for it: one wins), and with NOT_FOUND when
-// the user has no such code.
+// (also when two requests race for it: one wins) or when the user is
+// locked at At, and with NOT_FOUND when the user has no such code.
 type RecoveryCodeUse struct {
 	MerchantID string
 	UserID     string
