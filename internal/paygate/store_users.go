@@ -149,7 +149,7 @@ type SignInSuccess struct {
 // MFAChange enables TOTP for a user (Secret set: the secret as the vault
 // sealed it, never plain) or disables it (Secret nil). Enabling sets
 // MFAEnabledAt to At, resets MFALastStep to 0 and replaces the user's
-// recovery codes by RecoveryCodeHashes (SHA-256 of each code); disabling
+// recovery codes by RecoveryCodeHashes (a keyed hash of each code); disabling
 // clears the secret and deletes the recovery codes.
 type MFAChange struct {
 	MerchantID         string
@@ -169,6 +169,18 @@ type TOTPStepUse struct {
 	UserID     string
 	Step       int64
 	At         time.Time
+}
+
+// MFASecretRewrap replaces a user's sealed TOTP secret From by To, the same
+// secret sealed under another vault key (paygate vault rewrap); nothing
+// else of the user's MFA changes. It fails the unit with ErrStateConflict
+// when the stored secret is no longer From (the user enrolled again or MFA
+// was turned off since it was read), and with NOT_FOUND when the user does
+// not exist for the merchant.
+type MFASecretRewrap struct {
+	MerchantID string
+	UserID     string
+	From, To   []byte
 }
 
 // RecoveryCodeUse consumes one recovery code of the user (by its SHA-256).
@@ -236,6 +248,7 @@ func (SignInFailure) unitOp()        {}
 func (SignInSuccess) unitOp()        {}
 func (MFAChange) unitOp()            {}
 func (TOTPStepUse) unitOp()          {}
+func (MFASecretRewrap) unitOp()      {}
 func (RecoveryCodeUse) unitOp()      {}
 func (InvitationAcceptance) unitOp() {}
 func (InvitationRevocation) unitOp() {}

@@ -158,6 +158,11 @@ const (
 			AND (locked_until IS NULL OR locked_until <= @at)
 		RETURNING 1
 	)` + refusedUnlessUser
+	mfaSecretRewrapInUnit = `WITH w AS (
+		UPDATE users SET mfa_secret = @to
+		WHERE id = @user_id AND merchant_id = @merchant_id AND mfa_secret = @from
+		RETURNING 1
+	)` + refusedUnlessUser
 	recoveryCodeInUnit = `WITH w AS (
 		UPDATE recovery_codes SET used_at = @at
 		WHERE user_id = @user_id AND code_hash = @code_hash AND used_at IS NULL
@@ -241,6 +246,11 @@ func queueTeamOp(b *pgx.Batch, op paygate.Op, refuses func(func(*pgconn.PgError)
 		a := user(op.MerchantID, op.UserID, op.At)
 		a["step"] = op.Step
 		return queue(totpStepInUnit, a, "user")
+	case paygate.MFASecretRewrap:
+		a := user(op.MerchantID, op.UserID, nil)
+		delete(a, "at")
+		a["from"], a["to"] = op.From, op.To
+		return queue(mfaSecretRewrapInUnit, a, "user")
 	case paygate.RecoveryCodeUse:
 		a := user(op.MerchantID, op.UserID, op.At)
 		a["code_hash"] = op.CodeHash

@@ -108,6 +108,10 @@ func applyTeamOp(ctx context.Context, tx *sql.Tx, op paygate.Op) (handled bool, 
 			WHERE id = ?2 AND merchant_id = ?3 AND mfa_last_step < ?1 AND `+notLockedAt4,
 			op.Step, op.UserID, op.MerchantID, micros(op.At))
 		return true, refusedUnless(ctx, tx, res, err, "user", `SELECT 1 FROM users WHERE id = ? AND merchant_id = ?`, op.UserID, op.MerchantID)
+	case paygate.MFASecretRewrap:
+		res, err := tx.ExecContext(ctx, `UPDATE users SET mfa_secret = ?
+			WHERE id = ? AND merchant_id = ? AND mfa_secret = ?`, op.To, op.UserID, op.MerchantID, op.From)
+		return true, refusedUnless(ctx, tx, res, err, "user", `SELECT 1 FROM users WHERE id = ? AND merchant_id = ?`, op.UserID, op.MerchantID)
 	case paygate.RecoveryCodeUse:
 		res, err := tx.ExecContext(ctx, `UPDATE recovery_codes SET used_at = ?1
 			WHERE user_id = ?2 AND code_hash = ?3 AND used_at IS NULL

@@ -196,6 +196,30 @@ func userCases() []testCase {
 			must(t, commit(ctx(t), s, paygate.RecoveryCodeUse{MerchantID: f.merchant.ID, UserID: u.ID, CodeHash: h[:], At: after}))
 			must(t, commit(ctx(t), s, paygate.SignInSuccess{MerchantID: f.merchant.ID, UserID: u.ID, At: after}))
 		}},
+		{"MFASecretRewrap", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			u := userValue(f, "ada@example.com", base)
+			must(t, commit(ctx(t), s, u))
+			h := sha256.Sum256([]byte("code"))
+			old := randomBytes(48)
+			must(t, commit(ctx(t), s, paygate.MFAChange{MerchantID: f.merchant.ID, UserID: u.ID, Secret: old,
+				RecoveryCodeHashes: [][]byte{h[:]}, At: at(time.Minute)}))
+			must(t, commit(ctx(t), s, paygate.TOTPStepUse{MerchantID: f.merchant.ID, UserID: u.ID, Step: 7, At: at(time.Minute)}))
+			before := oneUser(t, s, u.ID)
+			moved := randomBytes(48)
+			must(t, commit(ctx(t), s, paygate.MFASecretRewrap{MerchantID: f.merchant.ID, UserID: u.ID, From: old, To: moved}))
+			want := before
+			want.MFASecret = moved
+			equal(t, "rewrapped user", want, oneUser(t, s, u.ID))
+			// The recovery code is still there.
+			must(t, commit(ctx(t), s, paygate.RecoveryCodeUse{MerchantID: f.merchant.ID, UserID: u.ID, CodeHash: h[:], At: at(time.Hour)}))
+			// A secret that changed since it was read is not replaced.
+			wantIs(t, commit(ctx(t), s, paygate.MFASecretRewrap{MerchantID: f.merchant.ID, UserID: u.ID, From: old, To: randomBytes(48)}),
+				paygate.ErrStateConflict)
+			other := newMerchant(t, s, base)
+			wantNotFound(t, commit(ctx(t), s, paygate.MFASecretRewrap{MerchantID: other.merchant.ID, UserID: u.ID, From: moved, To: old}))
+			equal(t, "secret after refusals", moved, oneUser(t, s, u.ID).MFASecret)
+		}},
 		{"MFA", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			u := userValue(f, "ada@example.com", base)
