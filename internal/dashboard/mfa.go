@@ -442,6 +442,10 @@ func (d *Dashboard) confirmEnrolment(r *http.Request, u paygate.User, actor payg
 		paygate.TOTPStepUse{MerchantID: u.MerchantID, UserID: u.ID, Step: step, At: now},
 		actor,
 	}})
+	if errors.Is(err, paygate.ErrStateConflict) {
+		// The account got locked meanwhile (the step itself is new: MFAChange reset it).
+		return nil, "The account is locked: sign in again when the lock ends, or ask an owner of your team to unlock it.", nil
+	}
 	if err != nil {
 		return nil, "", err
 	}

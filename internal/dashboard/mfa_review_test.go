@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -210,5 +211,32 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestEnrolmentRefusedWhenLockedInParallel(t *testing.T) {
+	t.Parallel()
+	var l *lockAfterRead
+	s := newSite(t, func(c *Config) {
+		c.RequireMFA = true
+		l = &lockAfterRead{Store: c.Store, now: c.Clock.Now}
+		c.Store = l
+	})
+	b := s.browser()
+	p := b.signIn(s.a.email, password)
+	page := b.get(p.location)
+	secret := regexp.MustCompile(`id="totp-secret">([A-Z2-7]+)<`).FindStringSubmatch(page.body)
+	if page.code != http.StatusOK || secret == nil {
+		t.Fatalf("enrolment: %d", page.code)
+	}
+	code, _ := totp.GenerateCode(secret[1], s.clock.Now())
+	l.armed.Store(true)
+	p = b.do(http.MethodPost, "/dashboard/login/enrol", url.Values{"csrf": {csrfOf(t, page)},
+		"sealed": {formValue(t, page.body, "sealed")}, "code": {code}})
+	if p.code != http.StatusUnprocessableEntity || b.cookies[sessionCookie] != "" || !strings.Contains(p.body, "locked") {
+		t.Errorf("enrolment while the account got locked: %d, session %q", p.code, b.cookies[sessionCookie])
+	}
+	if s.user(s.mustUserID(s.a.email)).MFAEnabled() {
+		t.Error("MFA was enabled by a refused enrolment")
 	}
 }
