@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -74,4 +76,46 @@ func TestVaultRewrapMovesTOTPSecrets(t *testing.T) {
 			t.Errorf("TOTP key ids in use: %v %v", ids, err)
 		}
 	})
+}
+
+// The startup check of the keys in use counts TOTP secrets: one sealed
+// under a key that is not configured is warned about, one under an older
+// configured key gets the hint to rewrap.
+func TestLogVaultCountsTOTPSecrets(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := sqliteURL(t)
+	m := newMerchant(t, db, "TOTP keys")
+	oldKey, newKey := newVaultKey(t), newVaultKey(t)
+	st, err := store.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	now := paygate.SystemClock{}.Now()
+	u := paygate.User{ID: id.New(), MerchantID: m.MerchantID, Email: "k-" + id.New() + "@example.com",
+		PasswordHash: "x", Role: paygate.RoleOwner, CreatedAt: now, UpdatedAt: now}
+	sealed, err := openTestVault(t, oldKey).SealSecret(dashboard.TOTPSecretContext(u), []byte("JBSWY3DPEHPK3PXP"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{u,
+		paygate.MFAChange{MerchantID: u.MerchantID, UserID: u.ID, Secret: sealed, RecoveryCodeHashes: [][]byte{make([]byte, 32)}, At: now}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		keys []string
+		want string
+	}{
+		{[]string{newKey}, "TOTP secrets are sealed under master keys that are not configured"},
+		{[]string{newKey, oldKey}, "TOTP secrets are sealed under an older master key"},
+	} {
+		var buf bytes.Buffer
+		if err := logVault(ctx, slog.New(slog.NewTextHandler(&buf, nil)), st, openTestVault(t, c.keys...), vaultKeySource{}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(buf.String(), c.want) || !strings.Contains(buf.String(), "users=1") {
+			t.Errorf("keys %d: log %s", len(c.keys), buf.String())
+		}
+	}
 }
