@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/paygate/paygate/internal/dashboard"
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/store"
@@ -215,6 +216,27 @@ func logVault(ctx context.Context, log *slog.Logger, st paygate.Store, v *vault.
 		log.Warn("webhook signing secrets are sealed under master keys that are not configured; deliveries to those endpoints fail until the keys are given again",
 			"key_ids", strings.Join(unknown, ","), "secrets", lost)
 	}
+	totps, err := dashboard.TOTPSecretKeyIDs(ctx, st)
+	if err != nil {
+		return fmt.Errorf("count TOTP secrets: %w", err)
+	}
+	unknown, lost, older = unknown[:0], 0, 0
+	for id, n := range totps {
+		switch {
+		case !slices.Contains(v.KeyIDs(), id):
+			unknown, lost = append(unknown, id), lost+n
+		case id != v.PrimaryKeyID():
+			older += n
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		log.Warn("dashboard users' TOTP secrets are sealed under master keys that are not configured; those users cannot sign in until the keys are given again (or an owner turns their MFA off)",
+			"key_ids", strings.Join(unknown, ","), "users", lost)
+	}
+	if older > 0 {
+		log.Info("dashboard users' TOTP secrets are sealed under an older master key; run 'paygate vault rewrap' before dropping it", "users", older)
+	}
 	return nil
 }
 
@@ -281,7 +303,8 @@ func cmdVaultRewrap(ctx context.Context, c *cli, args []string) error {
 	fs.BoolVar(&asJSON, "json", false, "print the result as one line of JSON")
 	fs.envFlags = append(fs.envFlags, "vault-key")
 	fs.notes = "Re-encrypts every stored card under the first key: a fresh data key, wrapped by the first key,\n" +
-		"and the card's fingerprint under it; then every webhook signing secret. Safe while serve runs;\n" +
+		"and the card's fingerprint under it; then every webhook signing secret and every dashboard\n" +
+		"user's TOTP secret. Safe while serve runs;\n" +
 		"stops at the first card or secret it cannot open."
 	if err := fs.parse(args, c.env, c.stdout); err != nil {
 		return err
@@ -293,7 +316,7 @@ func cmdVaultRewrap(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	var res payment.RewrapResult
-	var endpoints int
+	var endpoints, totpUsers int
 	err := withStore(ctx, dbURL, func(ctx context.Context, st paygate.Store) error {
 		v, err := commandVault(ctx, st, dbURL, keys, false, false)
 		if err != nil {
@@ -307,6 +330,11 @@ func cmdVaultRewrap(ctx context.Context, c *cli, args []string) error {
 		if endpoints, err = webhook.RewrapSecrets(ctx, st, v); err != nil {
 			return fmt.Errorf("rewrap: %w (%d webhook endpoints were moved before)", err, endpoints)
 		}
+		// So are the dashboard users' TOTP secrets: left behind, they
+		// would lock MFA users out once the old key is dropped.
+		if totpUsers, err = dashboard.RewrapTOTPSecrets(ctx, st, v); err != nil {
+			return fmt.Errorf("rewrap: %w (%d users' TOTP secrets were moved before)", err, totpUsers)
+		}
 		return nil
 	})
 	if err != nil {
@@ -314,13 +342,16 @@ func cmdVaultRewrap(ctx context.Context, c *cli, args []string) error {
 	}
 	// No merchant's change: logged, not audited (see installLog).
 	logInstallChange(ctx, "vault.rewrapped", slog.String("keyId", res.KeyID), slog.Int("cards", res.Rewrapped),
-		slog.Int("webhookEndpoints", endpoints), slog.String("database", redactURL(dbURL)))
+		slog.Int("webhookEndpoints", endpoints), slog.Int("totpUsers", totpUsers), slog.String("database", redactURL(dbURL)))
 	if asJSON {
 		return writeJSON(c.stdout, vaultRewrapped{KeyID: res.KeyID, Rewrapped: res.Rewrapped})
 	}
 	_, err = fmt.Fprintf(c.stdout, "Rewrapped %d stored cards; every stored card is now sealed under key %s.\n", res.Rewrapped, res.KeyID)
 	if err == nil && endpoints > 0 {
 		_, err = fmt.Fprintf(c.stdout, "Rewrapped the signing secrets of %d webhook endpoints under key %s.\n", endpoints, res.KeyID)
+	}
+	if err == nil && totpUsers > 0 {
+		_, err = fmt.Fprintf(c.stdout, "Rewrapped the TOTP secrets of %d dashboard users under key %s.\n", totpUsers, res.KeyID)
 	}
 	return err
 }

@@ -70,6 +70,20 @@ var auditLabels = map[string]string{
 	paygate.AuditRefundIssued:       "Refund issued",
 	paygate.AuditStoredCardDeleted:  "Stored card deleted",
 	paygate.AuditMerchantCreated:    "Merchant created",
+	paygate.AuditPaymentCaptured:    "Payment captured",
+	paygate.AuditPaymentVoided:      "Payment voided",
+	paygate.AuditGuardChanged:       "Card-testing guard changed",
+	paygate.AuditUserCreated:        "User created",
+	paygate.AuditUserRoleChanged:    "Role changed",
+	paygate.AuditUserPasswordReset:  "Password reset",
+	paygate.AuditUserDisabled:       "User disabled",
+	paygate.AuditUserUnlocked:       "Account unlocked",
+	paygate.AuditUserLocked:         "Account locked",
+	paygate.AuditUserInvited:        "User invited",
+	paygate.AuditUserRemoved:        "User removed",
+	paygate.AuditUserMFAEnabled:     "Two-step sign-in turned on",
+	paygate.AuditUserMFADisabled:    "Two-step sign-in turned off",
+	paygate.AuditInvitationRevoked:  "Invitation revoked",
 }
 
 // auditLabel words an action; an unknown one is shown as stored.

@@ -425,7 +425,7 @@ func (d *Dashboard) fail(w http.ResponseWriter, r *http.Request, v *viewer, err 
 			return
 		}
 	}
-	attrs := []any{"method", r.Method, "path", r.URL.Path, "error", err}
+	attrs := []any{"method", r.Method, "path", logPath(r.URL.Path), "error", err}
 	if v != nil {
 		attrs = append(attrs, "merchant", v.User.MerchantID, "user", v.User.ID)
 	}

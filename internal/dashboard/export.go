@@ -93,7 +93,7 @@ func (d *Dashboard) exportPayments(w http.ResponseWriter, r *http.Request, v *vi
 // abortExport logs why an export stopped after its first byte and aborts
 // the response (the connection is cut instead of the body ending cleanly).
 func (d *Dashboard) abortExport(r *http.Request, v *viewer, err error) {
-	d.log.Error("dashboard: payments export failed", "path", r.URL.Path, "merchant", v.User.MerchantID, "error", err)
+	d.log.Error("dashboard: payments export failed", "path", logPath(r.URL.Path), "merchant", v.User.MerchantID, "error", err)
 	panic(http.ErrAbortHandler)
 }
 
@@ -216,6 +216,13 @@ func (d *Dashboard) serveExport(w http.ResponseWriter, r *http.Request) {
 	d.withSession(w, r, mode, func(v *viewer) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			d.methodNotAllowed(w, r, v, "GET, HEAD")
+			return
+		}
+		// Outside the route table, so its access is checked here: the
+		// export is a read (every role may), as declared for the route
+		// under /dashboard/{mode}/.
+		if !needRead.allows(v.User.Role, v.Mode) {
+			d.denied(w, r, v)
 			return
 		}
 		d.exportPayments(w, r, v, nil)

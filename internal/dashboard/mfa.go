@@ -30,9 +30,10 @@ import (
 //
 // The second step: after the right password a user with MFA gets no
 // session but a pending cookie, valid pendingTTL, that allows only the
-// code form. It is an HMAC keyed with the user's password hash (a secret
-// only the database holds, so any node checks it, and a password change
-// voids it) over the user id, its purpose and its end. A wrong code counts
+// code form. It is an HMAC keyed with a key derived from the vault's master
+// keys (a server secret every node holds and the database does not) over
+// the user id, its purpose, its end, the password hash and the MFA state
+// (so a password change or an MFA change voids it). A wrong code counts
 // as a failed sign-in (lockout); an accepted code's step is stored and the
 // same step refused again; a recovery code is consumed once, atomically.
 //
@@ -41,7 +42,8 @@ import (
 // when the first code is confirmed.
 //
 // The TOTP secret is stored sealed by the vault (purpose "totp:<user id>",
-// so a sealed secret cannot be moved to another user) and never in clear.
+// so a sealed secret cannot be moved to another user) and never in clear;
+// `paygate vault rewrap` moves it to the current vault key.
 // Between the enrolment page and its confirmation the new secret travels
 // sealed in the form, and only its confirmation stores it.
 
@@ -65,10 +67,22 @@ func totpContext(u paygate.User) vault.SecretContext {
 	return vault.SecretContext{Purpose: "totp:" + u.ID, MerchantID: u.MerchantID, Mode: paygate.ModeLive}
 }
 
-// pendingMAC is the MAC of a pending cookie's fields.
-func pendingMAC(u paygate.User, purpose string, until int64) string {
-	m := hmac.New(sha256.New, []byte("paygate mfa pending\x00"+u.PasswordHash))
-	fmt.Fprintf(m, "%s\x00%s\x00%d", u.ID, purpose, until)
+// pendingLabel names the key of pending cookies' MACs, derived from the
+// vault's master keys (vault.DerivedKeys): a server secret every node
+// holds and the database does not.
+const pendingLabel = "paygate/dashboard/v1/mfa-pending"
+
+// pendingMAC is the MAC of a pending cookie's fields under key. Besides the
+// fields it covers the user's password hash and MFA state, so that a
+// password change, an enrolment or an owner's reset of MFA voids it.
+func pendingMAC(key []byte, u paygate.User, purpose string, until int64) string {
+	m := hmac.New(sha256.New, key)
+	var enabled int64
+	if u.MFAEnabledAt != nil {
+		enabled = u.MFAEnabledAt.UnixMicro()
+	}
+	secret := sha256.Sum256(u.MFASecret)
+	fmt.Fprintf(m, "%s\x00%s\x00%d\x00%s\x00%d\x00%x", u.ID, purpose, until, u.PasswordHash, enabled, secret)
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
@@ -79,8 +93,13 @@ func (d *Dashboard) startSecondStep(w http.ResponseWriter, r *http.Request, u pa
 	if !u.MFAEnabled() {
 		purpose = pendingEnrol
 	}
+	keys, err := d.cfg.Vault.DerivedKeys(pendingLabel)
+	if err != nil {
+		d.fail(w, r, nil, fmt.Errorf("MFA needs the vault key (--vault-key): %w", err))
+		return
+	}
 	until := d.now().Add(pendingTTL).Unix()
-	d.setCookie(w, mfaCookie, strings.Join([]string{u.ID, purpose, strconv.FormatInt(until, 10), pendingMAC(u, purpose, until)}, "."), int(pendingTTL/time.Second))
+	d.setCookie(w, mfaCookie, strings.Join([]string{u.ID, purpose, strconv.FormatInt(until, 10), pendingMAC(keys[0], u, purpose, until)}, "."), int(pendingTTL/time.Second))
 	to := root + "/login/mfa"
 	if purpose == pendingEnrol {
 		to = root + "/login/enrol"
@@ -92,7 +111,10 @@ func (d *Dashboard) startSecondStep(w http.ResponseWriter, r *http.Request, u pa
 }
 
 // pendingUser returns the user of the request's pending cookie of the
-// purpose, or false when there is none valid.
+// purpose, or false when there is none valid: expired, forged, for a user
+// disabled or whose password or MFA changed since, a verify cookie of a
+// user without MFA now (an owner reset it) or an enrol cookie of a user
+// who has MFA now. The caller then leads to the sign-in page again.
 func (d *Dashboard) pendingUser(r *http.Request, purpose string) (paygate.User, bool) {
 	c, err := r.Cookie(mfaCookie)
 	if err != nil || len(c.Value) > 200 {
@@ -106,15 +128,24 @@ func (d *Dashboard) pendingUser(r *http.Request, purpose string) (paygate.User, 
 	if err != nil || d.now().Unix() >= until {
 		return paygate.User{}, false
 	}
+	keys, err := d.cfg.Vault.DerivedKeys(pendingLabel)
+	if err != nil {
+		return paygate.User{}, false
+	}
 	users, err := d.store.Users(r.Context(), paygate.UserQuery{ID: parts[0]})
 	if err != nil || len(users) != 1 || users[0].Disabled() {
 		return paygate.User{}, false
 	}
 	u := users[0]
-	if !hmac.Equal([]byte(pendingMAC(u, purpose, until)), []byte(parts[3])) {
+	if u.MFAEnabled() != (purpose == pendingVerify) {
 		return paygate.User{}, false
 	}
-	return u, true
+	for _, k := range keys {
+		if hmac.Equal([]byte(pendingMAC(k, u, purpose, until)), []byte(parts[3])) {
+			return u, true
+		}
+	}
+	return paygate.User{}, false
 }
 
 // mfaData is the code page, the enrolment page and the recovery codes page.
@@ -146,15 +177,25 @@ func (d *Dashboard) serveMFA(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		next = safeNext(r.PostFormValue("next"))
+		if !d.mfaThrottled(w, r, u, next) {
+			return
+		}
 		now := d.now()
 		if u.LockedAt(now) {
 			d.setCookie(w, mfaCookie, "", -1)
 			d.lockedPage(w, r, loginData{Email: u.Email}, *u.LockedUntil)
 			return
 		}
-		detail, err := d.checkSecondFactor(r.Context(), u, r.PostFormValue("code"), now)
+		detail, locked, err := d.checkSecondFactor(r.Context(), u, r.PostFormValue("code"), now)
 		if err != nil {
 			d.fail(w, r, nil, err)
+			return
+		}
+		if locked != nil {
+			// Locked by failures that ran in parallel with this code: the
+			// store refused the code (the lock is checked in its statement).
+			d.setCookie(w, mfaCookie, "", -1)
+			d.lockedPage(w, r, loginData{Email: u.Email}, *locked)
 			return
 		}
 		if detail != "" {
@@ -204,41 +245,91 @@ func (d *Dashboard) mfaPage(w http.ResponseWriter, r *http.Request, status int, 
 
 // checkSecondFactor checks a TOTP code or a recovery code of u and
 // consumes it. It returns "" when it is accepted, or why it is not (for
-// the audit log); an error when the check itself broke.
-func (d *Dashboard) checkSecondFactor(ctx context.Context, u paygate.User, code string, now time.Time) (string, error) {
+// the audit log); the end of the lock when the store refused the code
+// because the account is locked now; an error when the check itself broke.
+func (d *Dashboard) checkSecondFactor(ctx context.Context, u paygate.User, code string, now time.Time) (string, *time.Time, error) {
 	code = strings.ReplaceAll(strings.TrimSpace(code), " ", "")
 	if len(code) == 6 && strings.Trim(code, "0123456789") == "" {
 		secret, err := d.cfg.Vault.OpenSecret(totpContext(u), u.MFASecret)
 		if err != nil {
-			return "", fmt.Errorf("open TOTP secret: %w", err)
+			return "", nil, fmt.Errorf("open TOTP secret: %w", err)
 		}
 		step, ok := matchTOTP(string(secret), code, now)
 		if !ok {
-			return "wrong TOTP code", nil
+			return "wrong TOTP code", nil, nil
 		}
-		err = d.store.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.TOTPStepUse{MerchantID: u.MerchantID, UserID: u.ID, Step: step}}})
+		err = d.store.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.TOTPStepUse{MerchantID: u.MerchantID, UserID: u.ID, Step: step, At: now}}})
 		switch {
 		case errors.Is(err, paygate.ErrStateConflict):
-			return "TOTP code used already", nil
+			if locked := d.lockedUntil(ctx, u, now); locked != nil {
+				return "", locked, nil
+			}
+			return "TOTP code used already", nil, nil
 		case err != nil:
-			return "", err
+			return "", nil, err
 		}
-		return "", nil
+		return "", nil, nil
 	}
 	if code == "" {
-		return "no code", nil
+		return "no code", nil, nil
 	}
-	err := d.store.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.RecoveryCodeUse{MerchantID: u.MerchantID,
-		UserID: u.ID, CodeHash: recoveryHash(code), At: now}}})
+	use := func(hash []byte) error {
+		return d.store.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.RecoveryCodeUse{MerchantID: u.MerchantID,
+			UserID: u.ID, CodeHash: hash, At: now}}})
+	}
+	err := use(recoveryHash(u.ID, code))
+	if paygate.IsNotFound(err) {
+		err = use(legacyRecoveryHash(code))
+	}
 	switch {
 	case errors.Is(err, paygate.ErrStateConflict):
-		return "recovery code used already", nil
+		if locked := d.lockedUntil(ctx, u, now); locked != nil {
+			return "", locked, nil
+		}
+		return "recovery code used already", nil, nil
 	case paygate.IsNotFound(err):
-		return "wrong recovery code", nil
+		return "wrong recovery code", nil, nil
 	case err != nil:
-		return "", err
+		return "", nil, err
 	}
-	return "", nil
+	return "", nil, nil
+}
+
+// lockedUntil reads u again and returns the end of its lock when it is
+// locked at now (nil when it is not, or cannot be read).
+func (d *Dashboard) lockedUntil(ctx context.Context, u paygate.User, now time.Time) *time.Time {
+	users, err := d.store.Users(ctx, paygate.UserQuery{MerchantID: u.MerchantID, ID: u.ID})
+	if err != nil || len(users) != 1 || !users[0].LockedAt(now) {
+		return nil
+	}
+	return users[0].LockedUntil
+}
+
+// mfaThrottled throttles the code step as the password step is: per
+// client address and per user, every attempt counting. It answers 429 and
+// returns false when the budget is spent.
+func (d *Dashboard) mfaThrottled(w http.ResponseWriter, r *http.Request, u paygate.User, next string) bool {
+	for _, k := range []struct {
+		key   string
+		limit int
+	}{
+		{"dashboard-mfa-addr:" + throttleSource(clientAddr(r)), loginPerAddr},
+		{"dashboard-mfa-user:" + u.ID, loginPerAccount},
+	} {
+		dec, err := d.cfg.Limiter.Allow(r.Context(), k.key, k.limit)
+		if err != nil {
+			d.fail(w, r, nil, fmt.Errorf("sign-in throttle: %w", err))
+			return false
+		}
+		if !dec.Allowed {
+			secs := max(int((dec.RetryAfter+time.Second-1)/time.Second), 1)
+			w.Header().Set("Retry-After", fmt.Sprint(secs))
+			d.mfaPage(w, r, http.StatusTooManyRequests, "mfa", mfaData{Next: next,
+				Error: fmt.Sprintf("Too many sign-in attempts. Wait %d seconds and try again.", secs)})
+			return false
+		}
+	}
+	return true
 }
 
 // matchTOTP returns the time step whose code is code: the current step or
@@ -256,17 +347,32 @@ func matchTOTP(secret, code string, now time.Time) (int64, bool) {
 
 var totpOpts = totp.ValidateOpts{Period: totpPeriod, Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1}
 
-// recoveryHash is the stored form of a recovery code: the SHA-256 of the
-// code in lower case without dashes or spaces.
-func recoveryHash(code string) []byte {
-	c := strings.ToLower(strings.NewReplacer("-", "", " ", "").Replace(code))
-	h := sha256.Sum256([]byte(c))
+// recoveryHash is the stored form of a recovery code of the user userID:
+// an HMAC-SHA-256 keyed with a fixed label and the user's id (a salt per
+// user, so that one table of precomputed hashes serves no two users) over
+// the code in lower case without dashes or spaces. It is not keyed with a
+// vault key on purpose: recovery codes live for years, and dropping a
+// rotated-out vault key would void them all.
+func recoveryHash(userID, code string) []byte {
+	m := hmac.New(sha256.New, []byte("paygate/dashboard/v1/recovery-code\x00"+userID))
+	m.Write([]byte(normalRecoveryCode(code)))
+	return m.Sum(nil)
+}
+
+// legacyRecoveryHash is the unsalted SHA-256 recovery codes were stored
+// as before recoveryHash: codes enrolled then still work, once each.
+func legacyRecoveryHash(code string) []byte {
+	h := sha256.Sum256([]byte(normalRecoveryCode(code)))
 	return h[:]
 }
 
+func normalRecoveryCode(code string) string {
+	return strings.ToLower(strings.NewReplacer("-", "", " ", "").Replace(code))
+}
+
 // newRecoveryCodes returns ten fresh codes ("xxxxx-xxxxx", 50 bits each)
-// and their hashes.
-func newRecoveryCodes() ([]string, [][]byte, error) {
+// of the user userID and their hashes.
+func newRecoveryCodes(userID string) ([]string, [][]byte, error) {
 	codes := make([]string, recoveryCodes)
 	hashes := make([][]byte, recoveryCodes)
 	enc := base32.StdEncoding.WithPadding(base32.NoPadding)
@@ -277,7 +383,7 @@ func newRecoveryCodes() ([]string, [][]byte, error) {
 		}
 		s := strings.ToLower(enc.EncodeToString(b))[:10]
 		codes[i] = s[:5] + "-" + s[5:]
-		hashes[i] = recoveryHash(codes[i])
+		hashes[i] = recoveryHash(userID, codes[i])
 	}
 	return codes, hashes, nil
 }
@@ -326,16 +432,20 @@ func (d *Dashboard) confirmEnrolment(r *http.Request, u paygate.User, actor payg
 	if !ok {
 		return nil, "The code is wrong. Check the time of your device and enter the current code.", nil
 	}
-	codes, hashes, err := newRecoveryCodes()
+	codes, hashes, err := newRecoveryCodes(u.ID)
 	if err != nil {
 		return nil, "", err
 	}
 	actor.ID, actor.Action, actor.Target, actor.CreatedAt = newID(), paygate.AuditUserMFAEnabled, u.ID, now
 	err = d.store.Commit(r.Context(), paygate.Unit{Ops: []paygate.Op{
 		paygate.MFAChange{MerchantID: u.MerchantID, UserID: u.ID, Secret: sealed, RecoveryCodeHashes: hashes, At: now},
-		paygate.TOTPStepUse{MerchantID: u.MerchantID, UserID: u.ID, Step: step},
+		paygate.TOTPStepUse{MerchantID: u.MerchantID, UserID: u.ID, Step: step, At: now},
 		actor,
 	}})
+	if errors.Is(err, paygate.ErrStateConflict) {
+		// The account got locked meanwhile (the step itself is new: MFAChange reset it).
+		return nil, "The account is locked: sign in again when the lock ends, or ask an owner of your team to unlock it.", nil
+	}
 	if err != nil {
 		return nil, "", err
 	}
@@ -415,6 +525,13 @@ func (d *Dashboard) accountMFA(w http.ResponseWriter, r *http.Request, v *viewer
 		data.Action, data.CSRF = action, v.CSRF
 		d.render(w, r, v, http.StatusOK, "mfa_enrol", data)
 	case http.MethodPost:
+		if v.User.MFAEnabled() {
+			// Replacing the factor would need proof of the current one:
+			// a stolen session must not swap in the thief's device.
+			d.render(w, r, v, http.StatusForbidden, "error", errorData{Title: "MFA is on already",
+				Message: "Two-step sign-in is on for this account already. To use another device, ask an owner of your team to turn it off, then enrol again."})
+			return
+		}
 		actor := paygate.AuditEntry{MerchantID: v.User.MerchantID, UserID: v.User.ID, Email: v.User.Email, RemoteAddr: clientAddr(r)}
 		codes, msg, err := d.confirmEnrolment(r, v.User, actor)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/netip"
@@ -417,6 +418,15 @@ func (d *Dashboard) startSessionWith(w http.ResponseWriter, r *http.Request, u p
 		Action: paygate.AuditSignIn, RemoteAddr: addr, CreatedAt: now}
 	err = d.store.Commit(ctx, paygate.Unit{Ops: []paygate.Op{s,
 		paygate.SignInSuccess{MerchantID: u.MerchantID, UserID: u.ID, At: now}, signedIn}})
+	if errors.Is(err, paygate.ErrStateConflict) {
+		// Locked since its lock was read, by failures in parallel: the
+		// store refused the sign-in, and no session was created.
+		if until := d.lockedUntil(ctx, u, now); until != nil {
+			d.setCookie(w, mfaCookie, "", -1)
+			d.lockedPage(w, r, loginData{Email: u.Email}, *until)
+			return
+		}
+	}
 	if err != nil {
 		d.fail(w, r, nil, fmt.Errorf("create session: %w", err))
 		return

@@ -66,8 +66,10 @@ func (d *Dashboard) auditEntry(r *http.Request, v *viewer, action, target, detai
 // in one unit with its audit entry.
 func (d *Dashboard) resendFailed(w http.ResponseWriter, r *http.Request, v *viewer, _ []string) {
 	ctx := r.Context()
+	// One more than a run queues: more failed deliveries than that leave
+	// work for another run (said so), and the read stays bounded.
 	failed, err := d.store.Deliveries(ctx, paygate.DeliveryQuery{
-		MerchantID: v.User.MerchantID, Mode: v.Mode, Status: paygate.DeliveryFailed,
+		MerchantID: v.User.MerchantID, Mode: v.Mode, Status: paygate.DeliveryFailed, Limit: maxBulkResend + 1,
 	})
 	if err != nil {
 		d.fail(w, r, v, err)
@@ -100,6 +102,9 @@ func (d *Dashboard) resendFailed(w http.ResponseWriter, r *http.Request, v *view
 		}
 		u.Add(paygate.EventResend{MerchantID: v.User.MerchantID, Mode: v.Mode, EventID: dl.EventID, DeliveryID: id.New(), At: now})
 	}
+	if len(failed) > maxBulkResend {
+		more = true
+	}
 	n := len(u.Ops)
 	if n > 0 {
 		u.Add(d.auditEntry(r, v, paygate.AuditWebhookResent, "failed deliveries", fmt.Sprintf("%d failed events queued again", n), now))
@@ -130,6 +135,7 @@ func (d *Dashboard) backfillWebhook(w http.ResponseWriter, r *http.Request, v *v
 			return
 		}
 		data.Since = r.PostFormValue("since")
+		data.From = r.PostFormValue("from")
 		data.Error = msg
 		d.render(w, r, v, status, "webhook", data)
 	}
@@ -148,25 +154,60 @@ func (d *Dashboard) backfillWebhook(w http.ResponseWriter, r *http.Request, v *v
 			": give an earlier day. Events since then were already sent to it.")
 		return
 	}
-	events, err := d.store.Events(ctx, paygate.EventQuery{
-		MerchantID: v.User.MerchantID, Mode: v.Mode, CreatedFrom: day, CreatedBefore: ep.CreatedAt,
-	})
-	if err != nil {
-		d.fail(w, r, v, err)
-		return
+	from := day
+	// A run cut at maxBulkResend goes on from where it stopped: the form
+	// carries the exact time of the first event not sent (?from=).
+	if after, err := time.Parse(time.RFC3339Nano, r.PostFormValue("from")); err == nil && after.After(from) {
+		from = after
 	}
 	now := d.now()
 	u := paygate.Unit{}
+	var sentAt []time.Time // of u.Ops, in order
 	var next *time.Time
-	for _, e := range events {
-		if e.Type == paygate.EventPing || !ep.Subscribed(e.Type) {
-			continue
+	seen := map[string]bool{}
+	// Bounded reads, a page at a time (events not subscribed to are
+	// skipped, so one page may not fill a run).
+read:
+	for {
+		events, err := d.store.Events(ctx, paygate.EventQuery{
+			MerchantID: v.User.MerchantID, Mode: v.Mode, CreatedFrom: from, CreatedBefore: ep.CreatedAt, Limit: maxBulkResend + 1,
+		})
+		if err != nil {
+			d.fail(w, r, v, err)
+			return
 		}
-		if len(u.Ops) == maxBulkResend {
-			next = &e.CreatedAt
+		progressed := false
+		for _, e := range events {
+			if seen[e.ID] {
+				continue
+			}
+			seen[e.ID], progressed = true, true
+			if e.Type == paygate.EventPing || !ep.Subscribed(e.Type) {
+				continue
+			}
+			if len(u.Ops) == maxBulkResend {
+				next = &e.CreatedAt
+				break read
+			}
+			u.Add(paygate.EventResend{MerchantID: v.User.MerchantID, Mode: v.Mode, EventID: e.ID, DeliveryID: id.New(), At: now})
+			sentAt = append(sentAt, e.CreatedAt)
+		}
+		if len(events) <= maxBulkResend || !progressed {
 			break
 		}
-		u.Add(paygate.EventResend{MerchantID: v.User.MerchantID, Mode: v.Mode, EventID: e.ID, DeliveryID: id.New(), At: now})
+		from = events[len(events)-1].CreatedAt
+	}
+	if next != nil {
+		// The next run starts at the first event not sent, inclusive: the
+		// events of that same instant wait for it too, so that the next
+		// run begins strictly after the last event sent.
+		keep := len(sentAt)
+		for keep > 0 && sentAt[keep-1].Equal(*next) {
+			keep--
+		}
+		if keep > 0 {
+			u.Ops = u.Ops[:keep]
+		}
 	}
 	n := len(u.Ops)
 	if n > 0 {
@@ -180,14 +221,23 @@ func (d *Dashboard) backfillWebhook(w http.ResponseWriter, r *http.Request, v *v
 	}
 	q := url.Values{"done": {"backfilled"}, "n": {strconv.Itoa(n)}}
 	if next != nil {
-		q.Set("next", formatTime(*next, v.Loc))
+		q.Set("next", next.UTC().Format(time.RFC3339Nano))
 	}
 	http.Redirect(w, r, modePath(v, "/webhook")+"?"+q.Encode(), http.StatusSeeOther)
 }
 
+// backfillNext is where a backfill cut at maxBulkResend goes on, from the
+// redirect's query (?next=, the exact time of the first event not sent);
+// false when there is none.
+func backfillNext(q url.Values) (time.Time, bool) {
+	t, err := time.Parse(time.RFC3339Nano, q.Get("next"))
+	return t, err == nil
+}
+
 // bulkNotice is the message after a resend of the failed deliveries or a
-// backfill, from the redirect's query; "" for other pages.
-func bulkNotice(q url.Values) string {
+// backfill, from the redirect's query; "" for other pages. loc is the
+// viewer's zone.
+func bulkNotice(q url.Values, loc *time.Location) string {
 	n, err := strconv.Atoi(q.Get("n"))
 	if err != nil || n < 0 {
 		return ""
@@ -213,8 +263,8 @@ func bulkNotice(q url.Values) string {
 			return "No event of the subscribed types was created in that period."
 		}
 		msg := plural(n, "event created before the endpoint existed was", "events created before the endpoint existed were") + " queued to it."
-		if next := q.Get("next"); next != "" {
-			msg += fmt.Sprintf(" At most %d are queued at once; the next was created at %s: send again from that day.", maxBulkResend, next)
+		if next, ok := backfillNext(q); ok {
+			msg += fmt.Sprintf(" At most %d are queued at once; the next was created at %s: send again to go on from it.", maxBulkResend, formatTime(next, loc))
 		}
 		return msg
 	}

@@ -43,7 +43,9 @@ type webhookData struct {
 	Filter               deliveryFilter
 	Statuses, EventTypes []string
 	Since                string
-	Error, Notice        string
+	// From is where a backfill cut short goes on (RFC 3339, exact), "" for a new one.
+	From          string
+	Error, Notice string
 }
 
 // webhookNotices are the messages after a redirect (?done=…).
@@ -98,7 +100,10 @@ func (d *Dashboard) webhookPage(w http.ResponseWriter, r *http.Request, v *viewe
 	}
 	data.Notice = webhookNotices[r.URL.Query().Get("done")]
 	if data.Notice == "" {
-		data.Notice = bulkNotice(r.URL.Query())
+		data.Notice = bulkNotice(r.URL.Query(), v.Loc)
+	}
+	if next, ok := backfillNext(r.URL.Query()); ok && r.URL.Query().Get("done") == "backfilled" {
+		data.From, data.Since = next.UTC().Format(time.RFC3339Nano), next.In(v.Loc).Format(time.DateOnly)
 	}
 	d.render(w, r, v, http.StatusOK, "webhook", data)
 }

@@ -137,7 +137,9 @@ type SignInFailure struct {
 }
 
 // SignInSuccess records a completed sign-in: the count of failed sign-ins
-// becomes 0 and LastSignInAt becomes At.
+// becomes 0 and LastSignInAt becomes At. It fails the unit with
+// ErrStateConflict when the user is locked at At (LockedUntil after At),
+// so that a sign-in that raced a lockout starts no session.
 type SignInSuccess struct {
 	MerchantID string
 	UserID     string
@@ -147,7 +149,7 @@ type SignInSuccess struct {
 // MFAChange enables TOTP for a user (Secret set: the secret as the vault
 // sealed it, never plain) or disables it (Secret nil). Enabling sets
 // MFAEnabledAt to At, resets MFALastStep to 0 and replaces the user's
-// recovery codes by RecoveryCodeHashes (SHA-256 of each code); disabling
+// recovery codes by RecoveryCodeHashes (a keyed hash of each code); disabling
 // clears the secret and deletes the recovery codes.
 type MFAChange struct {
 	MerchantID         string
@@ -159,17 +161,32 @@ type MFAChange struct {
 
 // TOTPStepUse records that a TOTP code of Step (Unix time / 30 s) was
 // accepted. It fails the unit with ErrStateConflict when the user has
-// used a code of this step or a later one, so a code works once.
+// used a code of this step or a later one, so a code works once, and when
+// the user is locked at At (a code checked in parallel with the failures
+// that locked the account is not accepted).
 type TOTPStepUse struct {
 	MerchantID string
 	UserID     string
 	Step       int64
+	At         time.Time
+}
+
+// MFASecretRewrap replaces a user's sealed TOTP secret From by To, the same
+// secret sealed under another vault key (paygate vault rewrap); nothing
+// else of the user's MFA changes. It fails the unit with ErrStateConflict
+// when the stored secret is no longer From (the user enrolled again or MFA
+// was turned off since it was read), and with NOT_FOUND when the user does
+// not exist for the merchant.
+type MFASecretRewrap struct {
+	MerchantID string
+	UserID     string
+	From, To   []byte
 }
 
 // RecoveryCodeUse consumes one recovery code of the user (by its SHA-256).
 // It fails the unit with ErrStateConflict when the code was used already
-// (also when two requests race for it: one wins), and with NOT_FOUND when
-// the user has no such code.
+// (also when two requests race for it: one wins) or when the user is
+// locked at At, and with NOT_FOUND when the user has no such code.
 type RecoveryCodeUse struct {
 	MerchantID string
 	UserID     string
@@ -231,6 +248,7 @@ func (SignInFailure) unitOp()        {}
 func (SignInSuccess) unitOp()        {}
 func (MFAChange) unitOp()            {}
 func (TOTPStepUse) unitOp()          {}
+func (MFASecretRewrap) unitOp()      {}
 func (RecoveryCodeUse) unitOp()      {}
 func (InvitationAcceptance) unitOp() {}
 func (InvitationRevocation) unitOp() {}

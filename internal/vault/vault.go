@@ -76,6 +76,7 @@ type masterKey struct {
 type Vault struct {
 	keys    []masterKey // keys[0] seals
 	secrets []secretKey // the same keys, for SealSecret (secret.go)
+	masters [][]byte    // the same keys, for DerivedKeys (derive.go)
 }
 
 // New returns a vault over the master keys, each KeySize bytes; the first
@@ -104,6 +105,7 @@ func New(keys ...[]byte) (*Vault, error) {
 			return nil, err
 		}
 		v.secrets = append(v.secrets, sk)
+		v.masters = append(v.masters, append([]byte(nil), k...))
 	}
 	return v, nil
 }

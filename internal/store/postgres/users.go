@@ -139,7 +139,7 @@ const (
 	)` + refusedUnlessUser
 	signInSuccessInUnit = `WITH w AS (
 		UPDATE users SET failed_sign_ins = 0, last_sign_in_at = @at
-		WHERE id = @user_id AND merchant_id = @merchant_id
+		WHERE id = @user_id AND merchant_id = @merchant_id AND (locked_until IS NULL OR locked_until <= @at)
 		RETURNING 1
 	)` + refusedUnlessUser
 	mfaChangeInUnit = `WITH w AS (
@@ -155,12 +155,19 @@ const (
 	totpStepInUnit = `WITH w AS (
 		UPDATE users SET mfa_last_step = @step
 		WHERE id = @user_id AND merchant_id = @merchant_id AND mfa_last_step < @step
+			AND (locked_until IS NULL OR locked_until <= @at)
+		RETURNING 1
+	)` + refusedUnlessUser
+	mfaSecretRewrapInUnit = `WITH w AS (
+		UPDATE users SET mfa_secret = @to
+		WHERE id = @user_id AND merchant_id = @merchant_id AND mfa_secret = @from
 		RETURNING 1
 	)` + refusedUnlessUser
 	recoveryCodeInUnit = `WITH w AS (
 		UPDATE recovery_codes SET used_at = @at
 		WHERE user_id = @user_id AND code_hash = @code_hash AND used_at IS NULL
-			AND EXISTS (SELECT 1 FROM users WHERE id = @user_id AND merchant_id = @merchant_id)
+			AND EXISTS (SELECT 1 FROM users WHERE id = @user_id AND merchant_id = @merchant_id
+				AND (locked_until IS NULL OR locked_until <= @at))
 		RETURNING 1
 	)
 	SELECT CASE WHEN EXISTS (SELECT 1 FROM w) THEN true
@@ -236,10 +243,14 @@ func queueTeamOp(b *pgx.Batch, op paygate.Op, refuses func(func(*pgconn.PgError)
 		a["hashes"] = hashes
 		return queue(mfaChangeInUnit, a, "user")
 	case paygate.TOTPStepUse:
-		a := user(op.MerchantID, op.UserID, nil)
-		delete(a, "at")
+		a := user(op.MerchantID, op.UserID, op.At)
 		a["step"] = op.Step
 		return queue(totpStepInUnit, a, "user")
+	case paygate.MFASecretRewrap:
+		a := user(op.MerchantID, op.UserID, nil)
+		delete(a, "at")
+		a["from"], a["to"] = op.From, op.To
+		return queue(mfaSecretRewrapInUnit, a, "user")
 	case paygate.RecoveryCodeUse:
 		a := user(op.MerchantID, op.UserID, op.At)
 		a["code_hash"] = op.CodeHash

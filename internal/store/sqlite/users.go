@@ -98,19 +98,25 @@ func applyTeamOp(ctx context.Context, tx *sql.Tx, op paygate.Op) (handled bool, 
 			WHERE id = ?3 AND merchant_id = ?4`,
 			op.LockAfter, micros(op.LockUntil), op.UserID, op.MerchantID)
 	case paygate.SignInSuccess:
-		return true, userUpdate(ctx, tx,
-			`UPDATE users SET failed_sign_ins = 0, last_sign_in_at = ? WHERE id = ? AND merchant_id = ?`,
-			micros(op.At), op.UserID, op.MerchantID)
+		res, err := tx.ExecContext(ctx, `UPDATE users SET failed_sign_ins = 0, last_sign_in_at = ?1
+			WHERE id = ?2 AND merchant_id = ?3 AND `+notLocked, micros(op.At), op.UserID, op.MerchantID)
+		return true, refusedUnless(ctx, tx, res, err, "user", `SELECT 1 FROM users WHERE id = ? AND merchant_id = ?`, op.UserID, op.MerchantID)
 	case paygate.MFAChange:
 		return true, changeMFA(ctx, tx, op)
 	case paygate.TOTPStepUse:
 		res, err := tx.ExecContext(ctx, `UPDATE users SET mfa_last_step = ?1
-			WHERE id = ?2 AND merchant_id = ?3 AND mfa_last_step < ?1`, op.Step, op.UserID, op.MerchantID)
+			WHERE id = ?2 AND merchant_id = ?3 AND mfa_last_step < ?1 AND `+notLockedAt4,
+			op.Step, op.UserID, op.MerchantID, micros(op.At))
+		return true, refusedUnless(ctx, tx, res, err, "user", `SELECT 1 FROM users WHERE id = ? AND merchant_id = ?`, op.UserID, op.MerchantID)
+	case paygate.MFASecretRewrap:
+		res, err := tx.ExecContext(ctx, `UPDATE users SET mfa_secret = ?
+			WHERE id = ? AND merchant_id = ? AND mfa_secret = ?`, op.To, op.UserID, op.MerchantID, op.From)
 		return true, refusedUnless(ctx, tx, res, err, "user", `SELECT 1 FROM users WHERE id = ? AND merchant_id = ?`, op.UserID, op.MerchantID)
 	case paygate.RecoveryCodeUse:
-		res, err := tx.ExecContext(ctx, `UPDATE recovery_codes SET used_at = ?
-			WHERE user_id = ? AND code_hash = ? AND used_at IS NULL
-				AND EXISTS (SELECT 1 FROM users WHERE id = recovery_codes.user_id AND merchant_id = ?)`,
+		res, err := tx.ExecContext(ctx, `UPDATE recovery_codes SET used_at = ?1
+			WHERE user_id = ?2 AND code_hash = ?3 AND used_at IS NULL
+				AND EXISTS (SELECT 1 FROM users WHERE id = recovery_codes.user_id AND merchant_id = ?4
+					AND (locked_until IS NULL OR locked_until <= ?1))`,
 			micros(op.At), op.UserID, op.CodeHash, op.MerchantID)
 		return true, refusedUnless(ctx, tx, res, err, "recovery code", `SELECT 1 FROM recovery_codes r
 			JOIN users u ON u.id = r.user_id WHERE r.user_id = ? AND u.merchant_id = ? AND r.code_hash = ?`,
@@ -135,6 +141,13 @@ func applyTeamOp(ctx context.Context, tx *sql.Tx, op paygate.Op) (handled bool, 
 	}
 	return false, nil
 }
+
+// notLocked is the condition, on a users row, that the user is not locked
+// at ?1 (the unit's time); notLockedAt4 the same at ?4.
+const (
+	notLocked    = `(locked_until IS NULL OR locked_until <= ?1)`
+	notLockedAt4 = `(locked_until IS NULL OR locked_until <= ?4)`
+)
 
 // userUpdate runs an update of one merchant's user: NOT_FOUND when it
 // changed no row.

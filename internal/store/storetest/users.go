@@ -157,6 +157,69 @@ func userCases() []testCase {
 				t.Errorf("%d failures at once: not locked (count %d)", paygate.MaxFailedSignIns, got.FailedSignIns)
 			}
 		}},
+		{"LockedRefusesSignIn", func(t *testing.T, s paygate.Store) {
+			// A lock set by failures in parallel with a right code: the
+			// code, a recovery code and the sign-in itself are refused
+			// while the account is locked at the unit's time, whatever the
+			// caller read before (issue 22 review).
+			f := newMerchant(t, s, base)
+			u := userValue(f, "ada@example.com", base)
+			must(t, commit(ctx(t), s, u))
+			h := sha256.Sum256([]byte("code-locked"))
+			must(t, commit(ctx(t), s, paygate.MFAChange{MerchantID: f.merchant.ID, UserID: u.ID, Secret: randomBytes(48),
+				RecoveryCodeHashes: [][]byte{h[:]}, At: at(time.Minute)}))
+			fail := paygate.SignInFailure{MerchantID: f.merchant.ID, UserID: u.ID,
+				LockAfter: 1, LockUntil: at(30 * time.Minute)}
+			must(t, commit(ctx(t), s, fail))
+			during := at(10 * time.Minute)
+			wantIs(t, commit(ctx(t), s, paygate.TOTPStepUse{MerchantID: f.merchant.ID, UserID: u.ID, Step: 100, At: during}),
+				paygate.ErrStateConflict)
+			wantIs(t, commit(ctx(t), s, paygate.RecoveryCodeUse{MerchantID: f.merchant.ID, UserID: u.ID, CodeHash: h[:], At: during}),
+				paygate.ErrStateConflict)
+			wantIs(t, commit(ctx(t), s, paygate.SignInSuccess{MerchantID: f.merchant.ID, UserID: u.ID, At: during}),
+				paygate.ErrStateConflict)
+			// The session of a refused sign-in is not kept: the unit fails whole.
+			sess := paygate.Session{ID: newID(), TokenHash: randomBytes(32), UserID: u.ID, MerchantID: f.merchant.ID,
+				CreatedAt: during, LastSeenAt: during, ExpiresAt: during.Add(time.Hour)}
+			wantIs(t, commit(ctx(t), s, sess, paygate.SignInSuccess{MerchantID: f.merchant.ID, UserID: u.ID, At: during}),
+				paygate.ErrStateConflict)
+			if _, _, err := s.SessionByTokenHash(ctx(t), sess.TokenHash); !paygate.IsNotFound(err) {
+				t.Errorf("session of a sign-in refused as locked: %v, want NOT_FOUND", err)
+			}
+			got := oneUser(t, s, u.ID)
+			if got.MFALastStep != 0 || got.LastSignInAt != nil {
+				t.Errorf("a locked account changed: last step %d, last sign-in %v", got.MFALastStep, got.LastSignInAt)
+			}
+			// When the lock ends (at its end exactly), all three work again.
+			after := at(30 * time.Minute)
+			must(t, commit(ctx(t), s, paygate.TOTPStepUse{MerchantID: f.merchant.ID, UserID: u.ID, Step: 100, At: after}))
+			must(t, commit(ctx(t), s, paygate.RecoveryCodeUse{MerchantID: f.merchant.ID, UserID: u.ID, CodeHash: h[:], At: after}))
+			must(t, commit(ctx(t), s, paygate.SignInSuccess{MerchantID: f.merchant.ID, UserID: u.ID, At: after}))
+		}},
+		{"MFASecretRewrap", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			u := userValue(f, "ada@example.com", base)
+			must(t, commit(ctx(t), s, u))
+			h := sha256.Sum256([]byte("code"))
+			old := randomBytes(48)
+			must(t, commit(ctx(t), s, paygate.MFAChange{MerchantID: f.merchant.ID, UserID: u.ID, Secret: old,
+				RecoveryCodeHashes: [][]byte{h[:]}, At: at(time.Minute)}))
+			must(t, commit(ctx(t), s, paygate.TOTPStepUse{MerchantID: f.merchant.ID, UserID: u.ID, Step: 7, At: at(time.Minute)}))
+			before := oneUser(t, s, u.ID)
+			moved := randomBytes(48)
+			must(t, commit(ctx(t), s, paygate.MFASecretRewrap{MerchantID: f.merchant.ID, UserID: u.ID, From: old, To: moved}))
+			want := before
+			want.MFASecret = moved
+			equal(t, "rewrapped user", want, oneUser(t, s, u.ID))
+			// The recovery code is still there.
+			must(t, commit(ctx(t), s, paygate.RecoveryCodeUse{MerchantID: f.merchant.ID, UserID: u.ID, CodeHash: h[:], At: at(time.Hour)}))
+			// A secret that changed since it was read is not replaced.
+			wantIs(t, commit(ctx(t), s, paygate.MFASecretRewrap{MerchantID: f.merchant.ID, UserID: u.ID, From: old, To: randomBytes(48)}),
+				paygate.ErrStateConflict)
+			other := newMerchant(t, s, base)
+			wantNotFound(t, commit(ctx(t), s, paygate.MFASecretRewrap{MerchantID: other.merchant.ID, UserID: u.ID, From: moved, To: old}))
+			equal(t, "secret after refusals", moved, oneUser(t, s, u.ID).MFASecret)
+		}},
 		{"MFA", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			u := userValue(f, "ada@example.com", base)
@@ -176,7 +239,7 @@ func userCases() []testCase {
 			}
 
 			step := func(n int64) error {
-				return commit(ctx(t), s, paygate.TOTPStepUse{MerchantID: f.merchant.ID, UserID: u.ID, Step: n})
+				return commit(ctx(t), s, paygate.TOTPStepUse{MerchantID: f.merchant.ID, UserID: u.ID, Step: n, At: at(time.Hour)})
 			}
 			must(t, step(100))
 			wantIs(t, step(100), paygate.ErrStateConflict)
