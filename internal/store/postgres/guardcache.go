@@ -66,6 +66,9 @@ func newGuardCache(cfg *pgx.ConnConfig) *guardCache {
 // get returns the cached settings of k, or the generation under which a
 // read from the database may be cached (put).
 func (c *guardCache) get(k guardKey) (paygate.GuardSettings, bool, uint64) {
+	if c == nil { // a Store made without OpenWith (tests): no cache
+		return paygate.GuardSettings{}, false, 0
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.started {
@@ -81,6 +84,9 @@ func (c *guardCache) get(k guardKey) (paygate.GuardSettings, bool, uint64) {
 // on, unless the listener is down or something changed since the read
 // began.
 func (c *guardCache) put(k guardKey, gen uint64, readAt time.Time, s paygate.GuardSettings) {
+	if c == nil {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.listening && c.gen == gen {
@@ -101,6 +107,9 @@ func (c *guardCache) forget(listening bool) {
 // invalidate empties the cache and starts a new generation, the listener
 // as it is.
 func (c *guardCache) invalidate() {
+	if c == nil {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gen++
@@ -116,6 +125,9 @@ func (c *guardCache) start() {
 
 // close stops the listener and waits for it.
 func (c *guardCache) close() {
+	if c == nil {
+		return
+	}
 	c.mu.Lock()
 	started, cancel, done := c.started, c.cancel, c.done
 	c.mu.Unlock()
