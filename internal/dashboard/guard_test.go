@@ -180,7 +180,7 @@ func TestGuardAuditLabelled(t *testing.T) {
 		t.Fatalf("POST guard: %d", p.code)
 	}
 	page := b.get(root + "/test/audit?action=" + paygate.AuditGuardChanged)
-	if page.code != http.StatusOK || !strings.Contains(page.body, "Guard rule changed") || strings.Contains(page.body, "there is no action") {
+	if page.code != http.StatusOK || !strings.Contains(page.body, "Card-testing guard changed") || strings.Contains(page.body, "there is no action") {
 		t.Errorf("audit log filtered by %s: %d\n%s", paygate.AuditGuardChanged, page.code, page.body)
 	}
 }
