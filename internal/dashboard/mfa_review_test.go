@@ -167,8 +167,13 @@ func TestPendingCookieNeedsServerKey(t *testing.T) {
 	if p := b.get("/dashboard/login/mfa"); p.code != http.StatusSeeOther || p.location != "/dashboard/login" {
 		t.Errorf("pending cookie keyed by the password hash only: %d %q", p.code, p.location)
 	}
-	// An enrol cookie is no use once the user has MFA.
-	b.cookies[mfaCookie] = strings.Join([]string{u.ID, pendingEnrol, strconv.FormatInt(until, 10), oldPendingMAC(u, pendingEnrol, until)}, ".")
+	// An enrol cookie is no use once the user has MFA, even one signed
+	// with the server's key (as the node itself would have signed it).
+	keys, err := s.d.cfg.Vault.DerivedKeys(pendingLabel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.cookies[mfaCookie] = strings.Join([]string{u.ID, pendingEnrol, strconv.FormatInt(until, 10), pendingMAC(keys[0], u, pendingEnrol, until)}, ".")
 	if p := b.get("/dashboard/login/enrol"); p.code != http.StatusSeeOther {
 		t.Errorf("enrol cookie of a user with MFA: %d", p.code)
 	}

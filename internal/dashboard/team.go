@@ -168,7 +168,18 @@ func (d *Dashboard) removeUser(w http.ResponseWriter, r *http.Request, v *viewer
 // resetMFA serves POST /team/users/{id}/mfa-reset: a user who lost their
 // device and their recovery codes signs in with the password alone again
 // (or enrols again, with --require-mfa).
+//
+// Never the owner's own: with a stolen session one could otherwise drop
+// the owner's second factor and enrol another device (an owner who lost
+// theirs asks another owner, or the operator).
 func (d *Dashboard) resetMFA(w http.ResponseWriter, r *http.Request, v *viewer, params []string) {
+	if params[0] == v.User.ID {
+		d.render(w, r, v, http.StatusForbidden, "error", errorData{
+			Title:   "Not allowed",
+			Message: "You cannot turn off your own two-step sign-in: ask another owner of your team.",
+		})
+		return
+	}
 	u, ok := d.teamUserOf(w, r, v, params[0])
 	if !ok {
 		return

@@ -402,6 +402,11 @@ func TestMFASignIn(t *testing.T) {
 	other := s.addUser(s.a.id, "owner2@books.example", paygate.RoleOwner)
 	second := s.browser()
 	second.mustSignIn(other.Email)
+	// Never one's own: a stolen owner session must not drop the owner's
+	// second factor to enrol another device.
+	if p := second.postSigned("/dashboard/test/team/users/"+other.ID+"/mfa-reset", nil); p.code != http.StatusForbidden {
+		t.Errorf("an owner's reset of their own MFA: %d, want 403", p.code)
+	}
 	if p := second.postSigned("/dashboard/test/team/users/"+s.mustUserID(s.a.email)+"/mfa-reset", nil); p.code != http.StatusSeeOther {
 		t.Errorf("MFA reset: %d", p.code)
 	}

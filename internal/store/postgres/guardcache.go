@@ -36,6 +36,7 @@ type guardCache struct {
 
 	mu        sync.Mutex
 	started   bool
+	closed    bool // after close, no listener starts again
 	listening bool
 	// gen changes whenever what is cached may have gone stale (a
 	// notification, the listener starting or stopping): a read that began
@@ -71,7 +72,7 @@ func (c *guardCache) get(k guardKey) (paygate.GuardSettings, bool, uint64) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.started {
+	if !c.started && !c.closed {
 		c.start()
 	}
 	if e, ok := c.m[k]; ok && c.listening && time.Since(e.readAt) < c.maxAge {
@@ -129,6 +130,7 @@ func (c *guardCache) close() {
 		return
 	}
 	c.mu.Lock()
+	c.closed = true
 	started, cancel, done := c.started, c.cancel, c.done
 	c.mu.Unlock()
 	if started {
@@ -138,16 +140,27 @@ func (c *guardCache) close() {
 }
 
 // run listens until ctx ends, connecting again a second after a failure.
+// It warns once when the listener goes down and once when it is back, not
+// at every failed attempt.
 func (c *guardCache) run(ctx context.Context) {
 	defer close(c.done)
+	down := false
 	for {
-		err := c.listen(ctx)
+		err := c.listen(ctx, func() {
+			if down {
+				slog.Info("postgres: the guard's settings listener is back; settings are cached again")
+				down = false
+			}
+		})
 		c.forget(false)
 		if ctx.Err() != nil {
 			return
 		}
-		slog.Warn("postgres: the guard's settings listener stopped; settings are read for every payment until it is back",
-			"error", err)
+		if !down {
+			slog.Warn("postgres: the guard's settings listener stopped; settings are read for every payment until it is back",
+				"error", err)
+			down = true
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -158,7 +171,7 @@ func (c *guardCache) run(ctx context.Context) {
 
 // listen opens the listener's connection, LISTENs, and empties the cache
 // at each notification until the connection fails or ctx ends.
-func (c *guardCache) listen(ctx context.Context) error {
+func (c *guardCache) listen(ctx context.Context, up func()) error {
 	conn, err := pgx.ConnectConfig(ctx, c.cfg)
 	if err != nil {
 		return err
@@ -170,6 +183,7 @@ func (c *guardCache) listen(ctx context.Context) error {
 	// From here on every change is heard: what is read from now on may be
 	// cached, what was read before may not.
 	c.forget(true)
+	up()
 	for {
 		if _, err := conn.WaitForNotification(ctx); err != nil {
 			return err

@@ -112,3 +112,22 @@ func TestGuardSettingsCacheMaxAge(t *testing.T) {
 		t.Fatalf("threshold %d after the entry aged, want 42", got)
 	}
 }
+
+// TestGuardCacheClosed: a store closed before it read any settings starts
+// no listener afterwards (a payment still in flight at shutdown).
+func TestGuardCacheClosed(t *testing.T) {
+	t.Parallel()
+	_, u := openTest(t)
+	s, err := Open(t.Context(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Close()
+	_, _, _ = s.guard.get(guardKey{"m", paygate.ModeLive})
+	s.guard.mu.Lock()
+	started := s.guard.started
+	s.guard.mu.Unlock()
+	if started {
+		t.Fatal("a listener started after Close")
+	}
+}
