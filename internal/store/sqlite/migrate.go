@@ -21,12 +21,19 @@ const migrationAttempts = 10
 
 // migrate applies the pending migrations to the file at path with goose.
 //
-// SQLite has no advisory lock goose could take, so two processes opening a
-// fresh file at once may both start the same migration. Each migration runs
-// in one BEGIN IMMEDIATE transaction, so one of them applies it and the other
-// fails (a table already exists) without changing anything; the loser looks
-// again and finds nothing pending.
+// SQLite has no advisory lock goose could take: the opens of one file
+// migrate one after the other under a file lock beside it
+// (lockMigrations). Where there is none, two processes opening a fresh
+// file at once may both start the same migration; each migration runs in
+// one BEGIN IMMEDIATE transaction, so one of them applies it and the other
+// fails (a table already exists) without changing anything, and the loser
+// looks again and finds nothing pending.
 func migrate(ctx context.Context, path string, busy time.Duration) error {
+	release, err := lockMigrations(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer release()
 	migrations, err := fs.Sub(migrationFiles, "migrations")
 	if err != nil {
 		return fmt.Errorf("sqlite: migrations: %w", err)
