@@ -66,10 +66,13 @@ func (d *Dashboard) auditEntry(r *http.Request, v *viewer, action, target, detai
 // in one unit with its audit entry.
 func (d *Dashboard) resendFailed(w http.ResponseWriter, r *http.Request, v *viewer, _ []string) {
 	ctx := r.Context()
-	// One more than a run queues: more failed deliveries than that leave
-	// work for another run (said so), and the read stays bounded.
+	// Only deliveries of events whose every delivery failed: an event
+	// resent since (pending or delivered) is left out by the query, so
+	// each run reaches further back. One more than a run queues: more
+	// leave work for another run (said so), and the read stays bounded.
 	failed, err := d.store.Deliveries(ctx, paygate.DeliveryQuery{
-		MerchantID: v.User.MerchantID, Mode: v.Mode, Status: paygate.DeliveryFailed, Limit: maxBulkResend + 1,
+		MerchantID: v.User.MerchantID, Mode: v.Mode, Status: paygate.DeliveryFailed, EventAllFailed: true,
+		Limit: maxBulkResend + 1,
 	})
 	if err != nil {
 		d.fail(w, r, v, err)
@@ -84,18 +87,6 @@ func (d *Dashboard) resendFailed(w http.ResponseWriter, r *http.Request, v *view
 			continue
 		}
 		seen[dl.EventID] = true
-		// An event with a delivery pending (a resend, say) or delivered
-		// is not sent again: only those whose every delivery failed.
-		all, err := d.store.Deliveries(ctx, paygate.DeliveryQuery{
-			MerchantID: v.User.MerchantID, Mode: v.Mode, EventID: dl.EventID,
-		})
-		if err != nil {
-			d.fail(w, r, v, err)
-			return
-		}
-		if slices.ContainsFunc(all, func(o paygate.Delivery) bool { return o.Status != paygate.DeliveryFailed }) {
-			continue
-		}
 		if len(u.Ops) == maxBulkResend {
 			more = true
 			break

@@ -304,8 +304,12 @@ type DeliveryQuery struct {
 	// its refunds; it needs Mode (without it nothing matches).
 	PaymentID string
 	// ID selects one delivery.
-	ID    string
-	Limit int
+	ID string
+	// EventAllFailed selects the deliveries of events none of whose
+	// deliveries is anything but failed: the events a "resend all failed"
+	// sends again (an event resent since has a delivery pending or done).
+	EventAllFailed bool
+	Limit          int
 }
 
 // DeliveryByID returns the delivery of (merchant, mode) with the id, read

@@ -290,6 +290,10 @@ func deliveryListQuery(q paygate.DeliveryQuery) (string, []any) {
 	if q.Mode != "" && q.PaymentID == "" {
 		where += ` AND mode = ` + b.arg(string(q.Mode))
 	}
+	if q.EventAllFailed {
+		where += ` AND NOT EXISTS (SELECT 1 FROM webhook_deliveries o WHERE o.event_id = webhook_deliveries.event_id AND o.status <> ` +
+			b.arg(string(paygate.DeliveryFailed)) + `)`
+	}
 	order := ` ORDER BY created_at DESC, seq DESC LIMIT ` + b.arg(nullLimit(q.Limit))
 	if q.Mode != "" || q.EventID != "" || q.PaymentID != "" || q.ID != "" {
 		return `SELECT ` + deliveryColumns + ` FROM webhook_deliveries WHERE ` + where + order, b.args

@@ -308,6 +308,10 @@ func deliveryListQuery(q paygate.DeliveryQuery) (string, []any) {
 		where += ` AND event_type = ?`
 		args = append(args, string(q.EventType))
 	}
+	if q.EventAllFailed {
+		where += ` AND NOT EXISTS (SELECT 1 FROM webhook_deliveries o WHERE o.event_id = webhook_deliveries.event_id AND o.status <> ?)`
+		args = append(args, string(paygate.DeliveryFailed))
+	}
 	if q.PaymentID != "" {
 		if q.EventID != "" {
 			where += ` AND event_id = ?`

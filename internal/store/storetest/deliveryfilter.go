@@ -65,6 +65,36 @@ func deliveryFilterCases() []testCase {
 				t.Errorf("refund.failed deliveries: %+v", ds)
 			}
 		}},
+		{"DeliveriesOfEventsAllFailed", func(t *testing.T, s paygate.Store) {
+			// Two events whose deliveries failed; one is resent (its new
+			// delivery pending): only the other's failed delivery is
+			// listed, in both the mode's and the merged branch.
+			f := newMerchant(t, s, base)
+			f.endpoint(t, paygate.ModeTest)
+			ev1 := f.capture(t, f.newPayment(t, paygate.ModeTest, base), base.Add(time.Minute))
+			ev2 := f.capture(t, f.newPayment(t, paygate.ModeTest, base), base.Add(2*time.Minute))
+			T := base.Add(time.Hour)
+			got := claim(t, s, T, 0, 10)
+			if len(got) != 2 {
+				t.Fatalf("claimed %d deliveries, want 2", len(got))
+			}
+			for _, c := range got {
+				must(t, finishDelivery(ctx(t), s, paygate.DeliveryFinish{
+					DeliveryID: c.Delivery.ID, Lease: c.Lease, At: T, Status: paygate.DeliveryFailed, Error: "gave up",
+				}))
+			}
+			_, err := resendMerchantEvent(ctx(t), s, f.merchant.ID, paygate.ModeTest, ev1.ID, newID(), T.Add(time.Minute))
+			must(t, err)
+			for _, mode := range []paygate.Mode{paygate.ModeTest, ""} {
+				ds := wantDeliveries(t, s, paygate.DeliveryQuery{MerchantID: f.merchant.ID, Mode: mode,
+					Status: paygate.DeliveryFailed, EventAllFailed: true}, 1)
+				if ds[0].EventID != ev2.ID || ds[0].Status != paygate.DeliveryFailed {
+					t.Errorf("mode %q: listed %+v, want the failed delivery of %s", mode, ds[0], ev2.ID)
+				}
+			}
+			// Without the filter both failed deliveries are listed.
+			wantDeliveries(t, s, paygate.DeliveryQuery{MerchantID: f.merchant.ID, Mode: paygate.ModeTest, Status: paygate.DeliveryFailed}, 2)
+		}},
 		{"EventsByIDAndTime", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			other := newMerchant(t, s, base)
