@@ -183,18 +183,8 @@ func logVault(ctx context.Context, log *slog.Logger, st paygate.Store, v *vault.
 	if err != nil {
 		return fmt.Errorf("count stored cards: %w", err)
 	}
-	var unknown []string
-	lost, older := 0, 0
-	for id, n := range used {
-		switch {
-		case !slices.Contains(v.KeyIDs(), id):
-			unknown, lost = append(unknown, id), lost+n
-		case id != v.PrimaryKeyID():
-			older += n
-		}
-	}
+	unknown, lost, older := keysInUse(v, used)
 	if len(unknown) > 0 {
-		slices.Sort(unknown)
 		log.Warn("stored cards are sealed under master keys that are not configured; payments with them fail until the keys are given again",
 			"key_ids", strings.Join(unknown, ","), "cards", lost)
 	}
@@ -205,14 +195,7 @@ func logVault(ctx context.Context, log *slog.Logger, st paygate.Store, v *vault.
 	if err != nil {
 		return fmt.Errorf("count webhook secrets: %w", err)
 	}
-	unknown, lost = unknown[:0], 0
-	for id, n := range secrets {
-		if !slices.Contains(v.KeyIDs(), id) {
-			unknown, lost = append(unknown, id), lost+n
-		}
-	}
-	if len(unknown) > 0 {
-		slices.Sort(unknown)
+	if unknown, lost, _ := keysInUse(v, secrets); len(unknown) > 0 {
 		log.Warn("webhook signing secrets are sealed under master keys that are not configured; deliveries to those endpoints fail until the keys are given again",
 			"key_ids", strings.Join(unknown, ","), "secrets", lost)
 	}
@@ -220,17 +203,8 @@ func logVault(ctx context.Context, log *slog.Logger, st paygate.Store, v *vault.
 	if err != nil {
 		return fmt.Errorf("count TOTP secrets: %w", err)
 	}
-	unknown, lost, older = unknown[:0], 0, 0
-	for id, n := range totps {
-		switch {
-		case !slices.Contains(v.KeyIDs(), id):
-			unknown, lost = append(unknown, id), lost+n
-		case id != v.PrimaryKeyID():
-			older += n
-		}
-	}
+	unknown, lost, older = keysInUse(v, totps)
 	if len(unknown) > 0 {
-		slices.Sort(unknown)
 		log.Warn("dashboard users' TOTP secrets are sealed under master keys that are not configured; those users cannot sign in until the keys are given again (or an owner turns their MFA off)",
 			"key_ids", strings.Join(unknown, ","), "users", lost)
 	}
@@ -354,4 +328,21 @@ func cmdVaultRewrap(ctx context.Context, c *cli, args []string) error {
 		_, err = fmt.Fprintf(c.stdout, "Rewrapped the TOTP secrets of %d dashboard users under key %s.\n", totpUsers, res.KeyID)
 	}
 	return err
+}
+
+// keysInUse sorts the count of sealed values by master key id (used) into
+// the ids the vault does not hold (sorted) with the number of values under
+// them (lost), and the number of values under a key it holds that is not
+// its first (older: rewrap moves them).
+func keysInUse(v *vault.Vault, used map[string]int) (unknown []string, lost, older int) {
+	for id, n := range used {
+		switch {
+		case !slices.Contains(v.KeyIDs(), id):
+			unknown, lost = append(unknown, id), lost+n
+		case id != v.PrimaryKeyID():
+			older += n
+		}
+	}
+	slices.Sort(unknown)
+	return unknown, lost, older
 }

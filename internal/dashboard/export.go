@@ -5,7 +5,6 @@ import (
 	"encoding/csv"
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/paygate/paygate/internal/paygate"
@@ -180,22 +179,8 @@ func (c *customerCache) get(ctx context.Context, customerID string) (paygate.Cus
 // currency's decimals and no grouping: 1230 KWD is "1.230", 100 JPY "100",
 // 1050 EUR "10.50". An unknown currency has two decimals.
 func decimalMinor(minor int64, code string) string {
-	digits := currencyDigits(code)
-	neg := minor < 0
-	mag := uint64(minor)
-	if neg {
-		mag = -mag
-	}
-	unit := uint64(1)
-	for range digits {
-		unit *= 10
-	}
-	s := strconv.FormatUint(mag/unit, 10)
-	if digits > 0 {
-		frac := strconv.FormatUint(mag%unit, 10)
-		for len(frac) < digits {
-			frac = "0" + frac
-		}
+	neg, s, frac := splitMinor(minor, code)
+	if frac != "" {
 		s += "." + frac
 	}
 	if neg {

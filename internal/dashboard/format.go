@@ -87,8 +87,22 @@ func currencyDigits(code string) int {
 // "¥100", 1230 KWD "KWD 1.230" (a symbol that is only the code is followed
 // by a no-break space). An unknown currency is written with two decimals.
 func formatMinor(minor int64, code string) string {
+	neg, whole, frac := splitMinor(minor, code)
+	num := groupThousands(whole)
+	if frac != "" {
+		num += "." + frac
+	}
+	return withSymbol(num, code, neg)
+}
+
+// splitMinor splits minor units of a currency into the sign, the whole
+// units and every decimal of the currency ("" for none): 1230 KWD is
+// (false, "1", "230"), -1050 EUR (true, "10", "50"). An unknown currency
+// has two decimals. The magnitude is worked out in uint64, so that of
+// math.MinInt64 fits.
+func splitMinor(minor int64, code string) (neg bool, whole, frac string) {
 	digits := currencyDigits(code)
-	neg := minor < 0
+	neg = minor < 0
 	mag := uint64(minor)
 	if neg {
 		mag = -mag
@@ -97,12 +111,12 @@ func formatMinor(minor int64, code string) string {
 	for range digits {
 		unit *= 10
 	}
-	num := groupThousands(strconv.FormatUint(mag/unit, 10))
+	whole = strconv.FormatUint(mag/unit, 10)
 	if digits > 0 {
-		frac := strconv.FormatUint(mag%unit, 10)
-		num += "." + strings.Repeat("0", digits-len(frac)) + frac
+		f := strconv.FormatUint(mag%unit, 10)
+		frac = strings.Repeat("0", digits-len(f)) + f
 	}
-	return withSymbol(num, code, neg)
+	return neg, whole, frac
 }
 
 // formatSubmitted writes an amount the merchant submitted ("10.5") as

@@ -96,12 +96,10 @@ func (d *Dashboard) serveInvite(w http.ResponseWriter, r *http.Request) {
 
 // invitePage renders the invitation form with a fresh login CSRF value.
 func (d *Dashboard) invitePage(w http.ResponseWriter, r *http.Request, status int, data inviteData) {
-	tok, _, err := newToken()
-	if err != nil {
-		d.fail(w, r, nil, err)
+	tok, ok := d.freshLoginCSRF(w, r)
+	if !ok {
 		return
 	}
-	d.setCookie(w, loginCSRFCookie, tok, 0)
 	data.CSRF = tok
 	data.Email = strings.ToLower(data.Email)
 	d.render(w, r, nil, status, "invite", data)

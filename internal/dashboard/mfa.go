@@ -233,12 +233,10 @@ func (d *Dashboard) loginFormChecked(w http.ResponseWriter, r *http.Request) boo
 
 // mfaPage renders a page of the second step with a fresh login CSRF value.
 func (d *Dashboard) mfaPage(w http.ResponseWriter, r *http.Request, status int, name string, data mfaData) {
-	tok, _, err := newToken()
-	if err != nil {
-		d.fail(w, r, nil, err)
+	tok, ok := d.freshLoginCSRF(w, r)
+	if !ok {
 		return
 	}
-	d.setCookie(w, loginCSRFCookie, tok, 0)
 	data.CSRF = tok
 	d.render(w, r, nil, status, name, data)
 }

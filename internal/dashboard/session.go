@@ -239,15 +239,26 @@ func (d *Dashboard) serveLogin(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// loginPage renders the sign-in form with a fresh login CSRF value (and
-// cookie) each time.
-func (d *Dashboard) loginPage(w http.ResponseWriter, r *http.Request, status int, data loginData) {
+// freshLoginCSRF sets a fresh login CSRF value in its cookie, for the
+// form of a page before sign-in (sign-in, second step, invitation), and
+// returns it; false when it answered an error instead.
+func (d *Dashboard) freshLoginCSRF(w http.ResponseWriter, r *http.Request) (string, bool) {
 	tok, _, err := newToken()
 	if err != nil {
 		d.fail(w, r, nil, err)
-		return
+		return "", false
 	}
 	d.setCookie(w, loginCSRFCookie, tok, 0)
+	return tok, true
+}
+
+// loginPage renders the sign-in form with a fresh login CSRF value (and
+// cookie) each time.
+func (d *Dashboard) loginPage(w http.ResponseWriter, r *http.Request, status int, data loginData) {
+	tok, ok := d.freshLoginCSRF(w, r)
+	if !ok {
+		return
+	}
 	data.CSRF = tok
 	d.render(w, r, nil, status, "login", data)
 }
