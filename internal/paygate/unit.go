@@ -101,6 +101,9 @@ type Unit struct {
 //
 // GuardChange (guard.go) stores one rule of the card-testing guard.
 //
+// Card tokens (token.go): CardToken inserts a token; TokenUse uses one,
+// once, and fails the unit with INVALID_REQUEST param token otherwise.
+//
 // Accounts and dashboard operations, documented beside their types:
 // Merchant, APIKey, APIKeyRotation and APIKeyRevocation (merchant.go);
 // User, Session, SessionTouch, SessionRevocation, PasswordChange,

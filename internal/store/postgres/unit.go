@@ -230,6 +230,13 @@ func (s *Store) commit(ctx context.Context, u paygate.Unit) error {
 		case paygate.RecoveryClaim:
 			b.Queue(claimRecoveryInUnit, recoveryClaimArgs(op)).QueryRow(refuses(byKind("payment")))
 			i++
+		// card token operations
+		case paygate.CardToken:
+			b.Queue(insertCardToken, cardTokenArgs(op))
+			i++
+		case paygate.TokenUse:
+			b.Queue(useCardTokenInUnit, tokenUseArgs(op)).QueryRow(refuses(byKind("card token")))
+			i++
 		// accounts and dashboard operations
 		case paygate.Merchant:
 			b.Queue(insertMerchant, op.ID, op.Name, op.CreatedAt)

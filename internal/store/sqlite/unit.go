@@ -91,6 +91,11 @@ func applyUnit(ctx context.Context, tx *sql.Tx, u paygate.Unit) error {
 			err = rewrapStoredCard(ctx, tx, op)
 		case paygate.RecoveryClaim:
 			err = claimRecovery(ctx, tx, op)
+		// card token operations
+		case paygate.CardToken:
+			err = insertCardToken(ctx, tx, op)
+		case paygate.TokenUse:
+			err = useCardToken(ctx, tx, op)
 		// accounts and dashboard operations
 		case paygate.Merchant:
 			err = insertMerchant(ctx, tx, op)
