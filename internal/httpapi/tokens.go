@@ -15,7 +15,7 @@ import (
 //
 // The card fields' frame is served by the gateway's own origin, so its
 // fetch is same-origin: no answer here carries Access-Control-Allow-Origin,
-// and a preflight (OPTIONS) from another origin is answered without
+// and a preflight (OPTIONS) from another origin is answered 405 without
 // allowing anything, which a browser takes as a refusal. The public key is
 // the only key this endpoint takes (a secret key is 401: it never belongs
 // in a browser), and no other endpoint takes it (auth.Authenticate).
@@ -64,23 +64,17 @@ func tokenResponse(t paygate.CardToken) tokenRecord {
 // test: the operations taken with the public key.
 func tokenRoutes() []string { return []string{"POST " + tokensPath} }
 
-// serveTokens answers every method of /v1/tokens: POST tokenizes, OPTIONS
-// is a preflight answered without allowing any origin, anything else 405.
+// serveTokens answers every method of /v1/tokens: POST tokenizes, and
+// anything else is 405 with Allow: POST, OPTIONS included: a preflight is
+// answered without any Access-Control-Allow-* header, which a browser takes
+// as a refusal of the other origin.
 func (s *Server) serveTokens(w http.ResponseWriter, r *http.Request) {
-	switch r.Method {
-	case http.MethodPost:
+	if r.Method == http.MethodPost {
 		s.createToken(w, r)
-	case http.MethodOptions:
-		// No Access-Control-Allow-* header: the frame's fetch is
-		// same-origin and needs no preflight; any other origin is
-		// refused by the browser.
-		w.Header().Set("Allow", "OPTIONS, POST")
-		w.Header().Set("Cache-Control", "no-store")
-		w.WriteHeader(http.StatusNoContent)
-	default:
-		w.Header().Set("Allow", "OPTIONS, POST")
-		s.writeError(w, r, paygate.Errorf(paygate.CodeMethodNotAllowed, "", "method %s is not allowed here", r.Method))
+		return
 	}
+	w.Header().Set("Allow", http.MethodPost)
+	s.writeError(w, r, paygate.Errorf(paygate.CodeMethodNotAllowed, "", "method %s is not allowed here", r.Method))
 }
 
 // createToken authenticates the public key, charges the token rate limits
