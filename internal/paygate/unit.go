@@ -219,6 +219,22 @@ func (u Unit) OnlyLedgerEntries() bool {
 	return len(u.Ops) > 0
 }
 
+// OnlyCardTokens reports whether the unit inserts card tokens (CardToken)
+// and nothing else. Such a unit may commit without waiting for its flush:
+// nothing of money rests on a token until a payment uses it, and that
+// payment's unit (TokenUse) commits durably after it, which flushes the
+// token's insert first. A crash before then loses the token: its payment
+// is refused (INVALID_REQUEST param token), nothing is charged, and the
+// customer enters the card again.
+func (u Unit) OnlyCardTokens() bool {
+	for _, op := range u.Ops {
+		if _, ok := op.(CardToken); !ok {
+			return false
+		}
+	}
+	return len(u.Ops) > 0
+}
+
 // HasEvents reports whether the unit appends events: after it commits, the
 // store's OnEvents hook is called.
 func (u Unit) HasEvents() bool {

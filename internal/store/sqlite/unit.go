@@ -21,9 +21,11 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 		return fmt.Errorf("sqlite: %w", err)
 	}
 	run := s.inTx
-	if u.OnlyLedgerEntries() {
+	if u.OnlyLedgerEntries() || u.OnlyCardTokens() {
 		// A sandbox's entry of a charge not answered at once: the
-		// payment's outcome commits durably after it (lazyTx).
+		// payment's outcome commits durably after it (lazyTx). Likewise a
+		// card token: the payment that uses it commits durably
+		// (Unit.OnlyCardTokens).
 		run = s.lazyTx
 	}
 	err := run(ctx, func(tx *sql.Tx) error { return applyUnit(ctx, tx, u) })
