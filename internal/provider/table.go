@@ -41,9 +41,9 @@ type modeTable struct {
 	fallback []paygate.Provider
 	// scored holds the success_rate routes' settings, by currency or
 	// defaultRouteKey (decisions §21).
-	scored   map[string]score.Settings
-	byID     map[string]paygate.Provider
-	all      []paygate.Provider // distinct, sorted by id
+	scored map[string]score.Settings
+	byID   map[string]paygate.Provider
+	all    []paygate.Provider // distinct, sorted by id
 }
 
 // NewTable builds a table from the routes of each mode; a mode left out has
