@@ -49,9 +49,9 @@ type Provider struct {
 	// approvalOverride is the operator's rate (SetApprovalOverride), nil
 	// when none: the one thing that changes after the provider is built.
 	approvalOverride atomic.Pointer[float64]
-	ledger          Ledger
-	withOutcome     bool // WithOutcomeLedger: entries commit with the outcome
-	clock           paygate.Clock
+	ledger           Ledger
+	withOutcome      bool // WithOutcomeLedger: entries commit with the outcome
+	clock            paygate.Clock
 }
 
 // Option configures a Provider.
