@@ -16,8 +16,10 @@ import (
 type memStates struct {
 	mu      sync.Mutex
 	drained map[string]bool
-	fail    bool
-	reports map[string][]paygate.BreakerReport
+	// approvals are the approval rate overrides by provider id.
+	approvals map[string]float64
+	fail      bool
+	reports   map[string][]paygate.BreakerReport
 }
 
 func (m *memStates) ProviderStates(context.Context) ([]paygate.ProviderState, error) {
@@ -29,6 +31,9 @@ func (m *memStates) ProviderStates(context.Context) ([]paygate.ProviderState, er
 	var out []paygate.ProviderState
 	for id, d := range m.drained {
 		out = append(out, paygate.ProviderState{ProviderID: id, Drained: d})
+	}
+	for id, rate := range m.approvals {
+		out = append(out, paygate.ProviderState{ProviderID: id, ApprovalRate: &rate})
 	}
 	return out, nil
 }
