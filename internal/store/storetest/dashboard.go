@@ -649,7 +649,7 @@ func dashboardCases() []testCase {
 				{when: h.Add(7 * time.Minute), status: paygate.PaymentPending3DS, provider: "sandbox-a"},
 				{when: h.Add(8 * time.Minute), status: paygate.PaymentFailed, code: string(paygate.CodeProviderError)},
 				{when: h.Add(55 * time.Minute), status: paygate.PaymentCaptured, captured: 100, provider: "sandbox-b"},
-				{when: to, status: paygate.PaymentCaptured, captured: 100, provider: "sandbox-a"},                        // at to
+				{when: to, status: paygate.PaymentCaptured, captured: 100, provider: "sandbox-a"},                          // at to
 				{when: from.Add(-time.Microsecond), status: paygate.PaymentCaptured, captured: 100, provider: "sandbox-a"}, // before from
 			} {
 				p.currency, p.amount = "EUR", 100
