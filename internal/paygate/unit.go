@@ -81,6 +81,8 @@ type Unit struct {
 //     override in its state. It never fails the unit.
 //   - BreakerReplacement replaces every breaker report of a node (none:
 //     forgets the node). It never fails the unit.
+//   - RoutingScoreReplacement replaces every routing score of a node (none:
+//     forgets the node). It never fails the unit.
 //   - ThreeDSConsumption consumes a 3-D Secure challenge of its payment. It
 //     fails the unit with ErrStateConflict when the challenge is consumed
 //     (or, OnlyExpired, not expired or claimed at At), with NOT_FOUND when

@@ -47,3 +47,18 @@ func ScanSandboxCharge(row Scanner) (paygate.SandboxCharge, error) {
 	}
 	return c, nil
 }
+
+// RoutingScoreColumns are the columns of a routing_scores row that
+// ScanRoutingScore reads, in its order.
+const RoutingScoreColumns = `node, mode, provider_id, currency, brand, attempts, approved, score, share, updated_at`
+
+// ScanRoutingScore reads a row of RoutingScoreColumns.
+func ScanRoutingScore(row Scanner) (paygate.RoutingScore, error) {
+	var r paygate.RoutingScore
+	err := row.Scan(&r.Node, &r.Mode, &r.ProviderID, &r.Currency, &r.Brand,
+		&r.Attempts, &r.Approved, &r.Score, &r.Share, At(&r.UpdatedAt))
+	if err != nil {
+		return paygate.RoutingScore{}, err
+	}
+	return r, nil
+}

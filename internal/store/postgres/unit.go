@@ -205,6 +205,9 @@ func (s *Store) commit(ctx context.Context, u paygate.Unit) error {
 		case paygate.BreakerReplacement:
 			queueBreakerReplacement(b, op)
 			i++
+		case paygate.RoutingScoreReplacement:
+			queueRoutingScoreReplacement(b, op)
+			i++
 		case paygate.ThreeDSConsumption:
 			b.Queue(consumeChallengeInUnit, consumeChallengeArgs(op)).QueryRow(refuses(byKind("challenge")))
 			i++

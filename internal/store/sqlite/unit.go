@@ -75,6 +75,8 @@ func applyUnit(ctx context.Context, tx *sql.Tx, u paygate.Unit) error {
 			err = setApproval(ctx, tx, op)
 		case paygate.BreakerReplacement:
 			err = replaceBreakers(ctx, tx, op)
+		case paygate.RoutingScoreReplacement:
+			err = replaceRoutingScores(ctx, tx, op)
 		case paygate.ThreeDSConsumption:
 			err = consumeChallenge(ctx, tx, op)
 		case paygate.ThreeDSRelease:
