@@ -115,6 +115,9 @@ type providerOutput struct {
 	Drained   bool            `json:"drained"`
 	ChangedAt *string         `json:"changedAt"` // the last drain or restore
 	Breakers  []breakerOutput `json:"breakers"`
+	// ApprovalRate is a sandbox's approval rate override (set-approval),
+	// left out when none.
+	ApprovalRate *float64 `json:"approvalRate,omitempty"`
 }
 
 type breakerOutput struct {
@@ -131,7 +134,8 @@ type providerStateOutput struct {
 }
 
 const providersSynopsis = "[--json] [--config FILE] [--database-url URL]\n" +
-	"       paygate providers drain|restore --provider ID [--json] [--config FILE] [--database-url URL]"
+	"       paygate providers drain|restore --provider ID [--json] [--config FILE] [--database-url URL]\n" +
+	"       paygate providers set-approval " + approvalSynopsis
 
 const providersNotes = "Without --config (or PAYGATE_CONFIG) the built-in table is shown: give the file serve uses.\n" +
 	"A drain or restore is in force on every serve node within a second."
@@ -139,6 +143,9 @@ const providersNotes = "Without --config (or PAYGATE_CONFIG) the built-in table 
 func cmdProviders(ctx context.Context, c *cli, args []string) error {
 	if len(args) > 0 && (args[0] == "drain" || args[0] == "restore") {
 		return cmdProviderDrain(ctx, c, args[0], args[1:])
+	}
+	if len(args) > 0 && args[0] == "set-approval" {
+		return cmdProviderSetApproval(ctx, c, args[1:]) // providers_approval.go
 	}
 	fs := newFlagSet("providers", providersSynopsis)
 	fs.notes = providersNotes
@@ -301,6 +308,7 @@ func describeProviders(routing *provider.Config, router *provider.Router, states
 			if st, ok := stateOf[s.ID]; ok {
 				po.Drained = st.Drained
 				po.ChangedAt = formatTimePtr(&st.UpdatedAt)
+				po.ApprovalRate = st.ApprovalRate
 			}
 			worst := paygate.BreakerClosed
 			for _, r := range reports {
@@ -387,6 +395,9 @@ func printProviders(w io.Writer, out providersOutput) error {
 				cur = strings.Join(p.Currencies, ",")
 			}
 			fmt.Fprintf(&b, "    %-16s %-8s %-10s timeout %-5s %s\n", p.ID, p.Kind, p.State, p.Timeout, cur)
+			if p.ApprovalRate != nil {
+				fmt.Fprintf(&b, "      approval rate overridden: %s (set-approval)\n", formatRate(*p.ApprovalRate))
+			}
 			for _, br := range p.Breakers {
 				if br.State != string(paygate.BreakerClosed) {
 					fmt.Fprintf(&b, "      breaker %s on %s since %s\n", br.State, br.Node, br.Since)

@@ -78,7 +78,7 @@ providers:
     timeout: 3s
     credentials:
       apiKey: EU_KEY
-    sandbox: {latency: 150ms, failureRate: 0.25}
+    sandbox: {latency: 150ms, failureRate: 0.25, approvalRate: 0.8}
     breaker: {failures: 3, openFor: 2s, probes: 2}
   - id: world
     kind: sandbox
@@ -95,6 +95,8 @@ routes:
 		eu := cfg.Providers[0]
 		knobs := &sandbox.Settings{}
 		knobs.Sandbox.Latency, knobs.Sandbox.FailureRate = sandbox.Latency(150*time.Millisecond), 0.25
+		approval := connector.Rate(0.8)
+		knobs.Sandbox.ApprovalRate = &approval
 		want := ProviderConfig{
 			Entry: connector.Entry{ID: "eu", Kind: KindSandbox, Mode: paygate.ModeTest, Currencies: []string{"EUR", "GBP"}, Timeout: 3 * time.Second,
 				Credentials: map[string]Secret{"apiKey": "s3cret"}, Settings: knobs},
@@ -164,6 +166,7 @@ routes:
 		{"ErrLatency", head + "    sandbox:\n      latency: -1s\n", 6, "latency must be"},
 		{"ErrFailureRate", head + "    sandbox:\n      failureRate: 1.5\n", 6, "failureRate must be"},
 		{"ErrFailureRateText", head + "    sandbox:\n      failureRate: often\n", 6, "failureRate must be"},
+		{"ErrApprovalRate", head + "    sandbox:\n      approvalRate: -0.1\n", 6, "approvalRate must be"},
 		{"ErrSandboxKey", head + "    sandbox:\n      jitter: 1s\n", 6, `unknown key "jitter"`},
 		{"ErrBreakerFailures", head + "    breaker:\n      failures: 0\n", 6, "failures must be from 1"},
 		{"ErrBreakerOpenFor", head + "    breaker:\n      openFor: 0s\n", 6, "openFor must be more than 0"},
@@ -453,7 +456,7 @@ func TestConfigMessages(t *testing.T) {
 		{"CredentialsBeforeID", "providers:\n  - kind: sandbox\n    credentials: {apiKey: NOT_SET}\n", "3: credential \"apiKey\": environment variable NOT_SET is not set"},
 		{"ValueBeforeUnknownKind", "providers:\n  - id: eu\n    kind: braintree\n    sandbox: {latency: 2m}\n", "4: latency must be from 0 to 1m0s"},
 		{"OtherKindsValueFirst", st + "    sandbox: {latency: 2m}\n", "6: latency must be from 0 to 1m0s"},
-		{"OtherKindsKeyFirst", st + "    sandbox: {jitter: 1s}\n", `6: unknown key "jitter" in sandbox settings (known: failureRate, latency)`},
+		{"OtherKindsKeyFirst", st + "    sandbox: {jitter: 1s}\n", `6: unknown key "jitter" in sandbox settings (known: approvalRate, failureRate, latency)`},
 		{"SettingBeforeMode", "providers:\n  - id: eu\n    kind: sandbox\n    mode: prod\n    merchant_account: M\n    base_url: https://x.example\n",
 			`6: provider "eu": base_url applies to kinds stripe and adyen only`},
 		{"ModeBeforeSettingsBlock", "providers:\n  - id: st\n    kind: stripe\n    mode: prod\n    credentials: {secret_key: STRIPE_KEY}\n    sandbox: {}\n",

@@ -36,8 +36,9 @@ type StateStore interface {
 }
 
 // Watcher keeps a Router in step with the database: it polls the
-// operator's drain states (so that `paygate providers drain` run anywhere
-// takes effect on this node within StatePoll) and reports this node's
+// operator's drain states and sandbox approval overrides (so that
+// `paygate providers drain` or `set-approval` run anywhere takes effect on
+// this node within StatePoll) and reports this node's
 // circuit breakers when they change and every ReportEvery, for `paygate
 // providers` to show.
 type Watcher struct {
@@ -51,6 +52,10 @@ type Watcher struct {
 	// scored is set once this node wrote routing scores, so that later
 	// writes replace them even when it has none left.
 	scored bool
+
+	// approvals are the approval rate overrides in force (applyApprovals),
+	// touched by poll only, which never runs twice at once.
+	approvals map[string]float64
 }
 
 // WatcherConfig configures a Watcher; zero fields take the defaults.
@@ -162,7 +167,8 @@ func (w *Watcher) loop(ctx context.Context) {
 	}
 }
 
-// poll applies the stored drain states to the router.
+// poll applies the stored drain states and approval overrides to the
+// router.
 func (w *Watcher) poll(ctx context.Context) error {
 	states, err := w.store.ProviderStates(ctx)
 	if err != nil {
@@ -173,6 +179,18 @@ func (w *Watcher) poll(ctx context.Context) error {
 		drained[s.ProviderID] = s.Drained
 	}
 	w.router.SetDrained(drained)
+	applied := applyApprovals(w.router, states)
+	for id, rate := range applied {
+		if old, had := w.approvals[id]; !had || old != rate {
+			w.cfg.Logger.Warn("sandbox approval rate overridden", "provider", id, "approval_rate", rate)
+		}
+	}
+	for id := range w.approvals {
+		if _, still := applied[id]; !still {
+			w.cfg.Logger.Info("sandbox approval rate override cleared: the configured rate is back", "provider", id)
+		}
+	}
+	w.approvals = applied
 	return nil
 }
 

@@ -17,9 +17,11 @@ import (
 type memStates struct {
 	mu      sync.Mutex
 	drained map[string]bool
-	fail    bool
-	reports map[string][]paygate.BreakerReport
-	scores  map[string]paygate.RoutingScoreReplacement
+	// approvals are the approval rate overrides by provider id.
+	approvals map[string]float64
+	fail      bool
+	reports   map[string][]paygate.BreakerReport
+	scores    map[string]paygate.RoutingScoreReplacement
 }
 
 func (m *memStates) ProviderStates(context.Context) ([]paygate.ProviderState, error) {
@@ -31,6 +33,9 @@ func (m *memStates) ProviderStates(context.Context) ([]paygate.ProviderState, er
 	var out []paygate.ProviderState
 	for id, d := range m.drained {
 		out = append(out, paygate.ProviderState{ProviderID: id, Drained: d})
+	}
+	for id, rate := range m.approvals {
+		out = append(out, paygate.ProviderState{ProviderID: id, ApprovalRate: &rate})
 	}
 	return out, nil
 }

@@ -35,6 +35,16 @@ const drainProvider = `
 		drained = EXCLUDED.drained,
 		updated_at = CASE WHEN p.drained = EXCLUDED.drained THEN p.updated_at ELSE EXCLUDED.updated_at END`
 
+// setApproval sets or clears a sandbox provider's approval rate override
+// (SandboxApproval); a provider without a state gets one, not drained,
+// stamped At.
+const setApproval = `
+	INSERT INTO provider_states AS p (provider_id, drained, updated_at, approval_rate, approval_at)
+	VALUES ($1, false, $3, $2, CASE WHEN $2::double precision IS NULL THEN NULL ELSE $3::timestamptz END)
+	ON CONFLICT (provider_id) DO UPDATE SET
+		approval_rate = EXCLUDED.approval_rate,
+		approval_at = EXCLUDED.approval_at`
+
 // queueBreakerReplacement queues the replacement of the node's reports
 // (BreakerReplacement): a delete and an insert of the new ones, in the
 // unit's transaction.

@@ -199,6 +199,9 @@ func (s *Store) commit(ctx context.Context, u paygate.Unit) error {
 		case paygate.ProviderDrain:
 			b.Queue(drainProvider, op.ProviderID, op.Drained, op.At)
 			i++
+		case paygate.SandboxApproval:
+			b.Queue(setApproval, op.ProviderID, op.Rate, op.At)
+			i++
 		case paygate.BreakerReplacement:
 			queueBreakerReplacement(b, op)
 			i++

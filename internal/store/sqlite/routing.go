@@ -42,6 +42,24 @@ func drainProvider(ctx context.Context, tx *sql.Tx, d paygate.ProviderDrain) err
 	return err
 }
 
+// setApproval sets or clears a sandbox provider's approval rate override
+// (SandboxApproval); a provider without a state gets one, not drained,
+// stamped At.
+func setApproval(ctx context.Context, tx *sql.Tx, a paygate.SandboxApproval) error {
+	var at any
+	if a.Rate != nil {
+		at = micros(a.At)
+	}
+	_, err := tx.ExecContext(ctx, `
+		INSERT INTO provider_states (provider_id, drained, updated_at, approval_rate, approval_at)
+		VALUES (?1, 0, ?2, ?3, ?4)
+		ON CONFLICT (provider_id) DO UPDATE SET
+			approval_rate = excluded.approval_rate,
+			approval_at = excluded.approval_at`,
+		a.ProviderID, micros(a.At), a.Rate, at)
+	return err
+}
+
 // replaceBreakers replaces the node's reports with the given ones
 // (BreakerReplacement).
 func replaceBreakers(ctx context.Context, tx *sql.Tx, r paygate.BreakerReplacement) error {

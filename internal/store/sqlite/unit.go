@@ -71,6 +71,8 @@ func applyUnit(ctx context.Context, tx *sql.Tx, u paygate.Unit) error {
 			err = releaseIdempotency(ctx, tx, op)
 		case paygate.ProviderDrain:
 			err = drainProvider(ctx, tx, op)
+		case paygate.SandboxApproval:
+			err = setApproval(ctx, tx, op)
 		case paygate.BreakerReplacement:
 			err = replaceBreakers(ctx, tx, op)
 		case paygate.RoutingScoreReplacement:

@@ -107,6 +107,46 @@ func routingCases() []testCase {
 				restored,
 			}, got)
 		}},
+		{"SandboxApprovalOverride", func(t *testing.T, s paygate.Store) {
+			stateOf := func(id string) paygate.ProviderState {
+				t.Helper()
+				states, err := s.ProviderStates(ctx(t))
+				must(t, err)
+				for _, st := range states {
+					if st.ProviderID == id {
+						return st
+					}
+				}
+				t.Fatalf("no state of %s: %+v", id, states)
+				return paygate.ProviderState{}
+			}
+			rate := func(r float64) *float64 { return &r }
+			when := func(d time.Duration) *time.Time { t := at(d); return &t }
+			// A provider without a state gets one, not drained.
+			must(t, commitOp(ctx(t), s, paygate.SandboxApproval{ProviderID: "sandbox-a", Rate: rate(0.6), At: at(time.Minute)}))
+			equal(t, "override of a provider without a state", paygate.ProviderState{
+				ProviderID: "sandbox-a", UpdatedAt: at(time.Minute), ApprovalRate: rate(0.6), ApprovalAt: when(time.Minute),
+			}, stateOf("sandbox-a"))
+			// A drain keeps the override; a new override keeps the drain.
+			must(t, commitOp(ctx(t), s, paygate.ProviderDrain{ProviderID: "sandbox-a", Drained: true, At: at(2 * time.Minute)}))
+			must(t, commitOp(ctx(t), s, paygate.SandboxApproval{ProviderID: "sandbox-a", Rate: rate(0.95), At: at(3 * time.Minute)}))
+			equal(t, "override of a drained provider", paygate.ProviderState{
+				ProviderID: "sandbox-a", Drained: true, UpdatedAt: at(2 * time.Minute), ApprovalRate: rate(0.95), ApprovalAt: when(3 * time.Minute),
+			}, stateOf("sandbox-a"))
+			// The bounds are stored exactly.
+			must(t, commitOp(ctx(t), s, paygate.SandboxApproval{ProviderID: "sandbox-b", Rate: rate(0), At: at(4 * time.Minute)}))
+			equal(t, "rate 0", rate(0), stateOf("sandbox-b").ApprovalRate)
+			// Clearing forgets rate and time, and keeps the drain.
+			must(t, commitOp(ctx(t), s, paygate.SandboxApproval{ProviderID: "sandbox-a", At: at(5 * time.Minute)}))
+			equal(t, "cleared override", paygate.ProviderState{
+				ProviderID: "sandbox-a", Drained: true, UpdatedAt: at(2 * time.Minute),
+			}, stateOf("sandbox-a"))
+			// A rate out of 0..1 is refused by the schema, as a last guard.
+			if err := commitOp(ctx(t), s, paygate.SandboxApproval{ProviderID: "sandbox-b", Rate: rate(1.5), At: at(6 * time.Minute)}); err == nil {
+				t.Fatal("a rate of 1.5 was stored")
+			}
+			equal(t, "rate after a refused write", rate(0), stateOf("sandbox-b").ApprovalRate)
+		}},
 		{"BreakerReports", func(t *testing.T, s paygate.Store) {
 			a := []paygate.BreakerReport{
 				{Node: "a", Mode: paygate.ModeTest, ProviderID: "sandbox-eu", State: paygate.BreakerOpen, Since: at(time.Second)},
