@@ -86,7 +86,7 @@ func init() {
 		{"webhook deliveries", "list a merchant's webhook deliveries and their attempts", cmdWebhookDeliveries},
 		{"webhook resend", "deliver an event again, with the same webhook-id", cmdWebhookResend},
 		{"webhook test", "send a signed ping event to a merchant's endpoint", cmdWebhookTest},
-		{"providers", "print the routing table and each provider's state; drain|restore --provider ID", cmdProviders},
+		{"providers", "print the routing table and each provider's state; drain|restore|set-approval --provider ID", cmdProviders},
 		{"vault rewrap", "re-encrypt every stored card under the first --vault-key", cmdVaultRewrap},
 		{"guard", "show or set a merchant's card-testing guard rules: show|set --merchant ID --mode M", cmdGuard},
 		{"user create", "create a dashboard user of a merchant; the password is read from stdin", cmdUserCreate},

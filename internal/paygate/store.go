@@ -19,6 +19,7 @@ type Store interface {
 	WebhookStore
 	ThreeDSStore
 	RoutingStore
+	RoutingScoreStore
 	VaultStore
 	DashboardStore
 	GuardStore

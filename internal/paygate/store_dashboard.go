@@ -45,6 +45,12 @@ type DashboardStore interface {
 	// ordered by period then currency. It reads the payments of the range
 	// by index, not the whole table.
 	PaymentStats(ctx context.Context, merchantID string, mode Mode, from, to time.Time) ([]PaymentStat, error)
+	// ProviderStats returns, for payments of (merchant, mode) created in
+	// [from, to) that name a provider, one row per ProviderStatPeriod and
+	// provider that has answered payments, ordered by period then
+	// provider. It reads the payments of the range by index, as
+	// PaymentStats does.
+	ProviderStats(ctx context.Context, merchantID string, mode Mode, from, to time.Time) ([]ProviderStat, error)
 }
 
 // User is a dashboard login of one merchant.

@@ -9,10 +9,29 @@ import (
 // node through the database: a drained provider is taken out of every route
 // (payments it already processed still reach it for capture, void, refund
 // and status inquiries).
+//
+// A sandbox provider's state may also carry the operator's approval rate
+// (SandboxApproval), which replaces the configured sandbox.approvalRate on
+// every node while it is set.
 type ProviderState struct {
 	ProviderID string
 	Drained    bool
-	UpdatedAt  time.Time
+	UpdatedAt  time.Time // when Drained last changed
+	// ApprovalRate is the operator's approval rate override (0 to 1), nil
+	// when none; ApprovalAt is when it was set, nil when none.
+	ApprovalRate *float64
+	ApprovalAt   *time.Time
+}
+
+// SandboxApproval sets (Rate non-nil, 0 to 1) or clears (nil) the approval
+// rate override of a sandbox provider at At, for routing experiments
+// (decisions.md section 21). It leaves the provider's drained state alone;
+// a provider without a state gets one, not drained. It never fails the
+// unit.
+type SandboxApproval struct {
+	ProviderID string
+	Rate       *float64
+	At         time.Time
 }
 
 // ProviderDrain drains (Drained true) or restores (false) a provider at At.
@@ -111,6 +130,8 @@ type RoutingStore interface {
 	// sorted by provider id.
 	ProviderStates(ctx context.Context) ([]ProviderState, error)
 	// A ProviderDrain operation (Commit) sets a provider's state.
+	// A SandboxApproval operation (Commit) sets or clears a sandbox
+	// provider's approval rate override, kept with its state.
 
 	// A BreakerReplacement operation (Commit) replaces or forgets a node's
 	// reports.

@@ -77,7 +77,11 @@ type Unit struct {
 //     record is left alone: neither fails the unit.
 //   - ProviderDrain sets a provider's drained state; setting the state it
 //     already has keeps its UpdatedAt. It never fails the unit.
+//   - SandboxApproval sets or clears a sandbox provider's approval rate
+//     override in its state. It never fails the unit.
 //   - BreakerReplacement replaces every breaker report of a node (none:
+//     forgets the node). It never fails the unit.
+//   - RoutingScoreReplacement replaces every routing score of a node (none:
 //     forgets the node). It never fails the unit.
 //   - ThreeDSConsumption consumes a 3-D Secure challenge of its payment. It
 //     fails the unit with ErrStateConflict when the challenge is consumed
@@ -124,6 +128,7 @@ func (RefundTransition) unitOp()      {}
 // Vault, 3-D Secure, routing and idempotency operations.
 func (IdempotencyRelease) unitOp()    {}
 func (ProviderDrain) unitOp()         {}
+func (SandboxApproval) unitOp()       {}
 func (BreakerReplacement) unitOp()    {}
 func (ThreeDSConsumption) unitOp()    {}
 func (ThreeDSRelease) unitOp()        {}

@@ -103,8 +103,9 @@ func (s *Service) Create(ctx context.Context, req Request, in CreateInput) (Resu
 		UpdatedAt:         now,
 	}
 	// The route is chosen once, before the insert, and goes with it: the
-	// engine decides from it how the insert commits (store/plan).
-	route := s.router.Route(p.Mode, p.Amount.Currency)
+	// engine decides from it how the insert commits (store/plan). A
+	// success-rate route orders it by the card's brand (CardRouter).
+	route := routeFor(s.router, p.Mode, p.Amount.Currency, p.Card.Brand)
 	np := paygate.NewPayment{
 		Payment:            p,
 		CustomerExternalID: in.CustomerExternalID,
@@ -157,6 +158,23 @@ func (s *Service) Create(ctx context.Context, req Request, in CreateInput) (Resu
 	out, err := s.finishCharge(ctx, p, res, provID, perr, token)
 	s.guardOutcome(ctx, att, out, err)
 	return out, err
+}
+
+// CardRouter is the optional capability of a router whose routes may
+// depend on the card's brand as well as the currency: the success-rate
+// routes of provider.Router (decisions §21), scored per currency and
+// brand. Their route entries record each charge's outcome under that brand.
+type CardRouter interface {
+	RouteCard(mode paygate.Mode, currency, brand string) []paygate.Provider
+}
+
+// routeFor returns the route of a payment in the currency by a card of the
+// brand.
+func routeFor(r paygate.Router, mode paygate.Mode, currency, brand string) []paygate.Provider {
+	if cr, ok := r.(CardRouter); ok {
+		return cr.RouteCard(mode, currency, brand)
+	}
+	return r.Route(mode, currency)
 }
 
 // OutcomeRecorder is the optional capability of a provider that keeps its

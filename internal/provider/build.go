@@ -59,7 +59,7 @@ func (c *Config) Build(o BuildOptions) (*Router, error) {
 		}
 		routes[mode] = r
 	}
-	t, err := NewTable(routes)
+	t, err := NewScoredTable(routes, c.SuccessRate)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", c.sourceName(), err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/provider/connector"
+	"github.com/paygate/paygate/internal/provider/score"
 )
 
 // Limits and defaults of the configuration file.
@@ -53,6 +54,10 @@ type Config struct {
 	// route gets the built-in routes: the sandboxes in test mode, nothing
 	// in live mode.
 	Routes map[paygate.Mode]RouteConfig
+	// SuccessRate holds, per mode, the routes whose strategy is
+	// success_rate (decisions §21), by currency or "default", with their
+	// settings; the others route by priority (the listed order).
+	SuccessRate map[paygate.Mode]map[string]score.Settings
 }
 
 // ProviderConfig is one provider of the file: what its connector sees
@@ -156,7 +161,61 @@ type (
 		Test yaml.Node `yaml:"test"`
 		Live yaml.Node `yaml:"live"`
 	}
+	// routeYAML is a route given as a mapping (decisions §21).
+	routeYAML struct {
+		Providers  yaml.Node   `yaml:"providers"`
+		Strategy   string      `yaml:"strategy"`
+		Window     *windowSize `yaml:"window"`
+		Explore    *percent    `yaml:"explore"`
+		MinSamples *samples    `yaml:"minSamples"`
+	}
 )
+
+// Strategies of a route.
+const (
+	StrategyPriority    = "priority"
+	StrategySuccessRate = "success_rate"
+)
+
+// The settings of a success_rate route.
+type (
+	// windowSize is how many attempts a score is measured over.
+	windowSize int
+	// percent is a whole percentage, 0 to 100.
+	percent int
+	// samples is a number of attempts, 0 or more.
+	samples int
+)
+
+// wholeNumber reads n as a whole number from lo to hi.
+func wholeNumber(n *yaml.Node, lo, hi int64) (int64, error) {
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
+		return 0, errors.New("must be a whole number")
+	}
+	v, err := strconv.ParseInt(n.Value, 0, 64)
+	if err != nil || v < lo || v > hi {
+		return 0, fmt.Errorf("must be from %d to %d", lo, hi)
+	}
+	return v, nil
+}
+
+func (w *windowSize) UnmarshalYAML(n *yaml.Node) error {
+	v, err := wholeNumber(n, 1, score.MaxWindow)
+	*w = windowSize(v)
+	return err
+}
+
+func (p *percent) UnmarshalYAML(n *yaml.Node) error {
+	v, err := wholeNumber(n, 0, 100)
+	*p = percent(v)
+	return err
+}
+
+func (s *samples) UnmarshalYAML(n *yaml.Node) error {
+	v, err := wholeNumber(n, 0, score.MaxWindow)
+	*s = samples(v)
+	return err
+}
 
 // The value types check their range where they are read, so that the
 // file's first mistake is the one reported; their zero is "not given".
@@ -661,7 +720,7 @@ func (p *parser) route(mode paygate.Mode, v *yaml.Node, byID map[string]Provider
 		return nil
 	}
 	if v.Kind != yaml.MappingNode {
-		return p.errAt(v, "routes.%s must map currencies (and default) to lists of provider ids", mode)
+		return p.errAt(v, "routes.%s must map currencies (and default) to lists of provider ids (or to routes such as {providers: [a, b], strategy: success_rate})", mode)
 	}
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		k, list := resolve(v.Content[i]), resolve(v.Content[i+1])
@@ -678,6 +737,12 @@ func (p *parser) route(mode paygate.Mode, v *yaml.Node, byID map[string]Provider
 			return p.errAt(k, "routes.%s: %s is routed twice", mode, key)
 		}
 		where := fmt.Sprintf("routes.%s.%s", mode, key)
+		if list.Kind == yaml.MappingNode {
+			var err error
+			if list, err = p.strategy(mode, key, where, list); err != nil {
+				return err
+			}
+		}
 		ids, err := p.strList(list, where)
 		if err != nil {
 			return err
@@ -707,4 +772,47 @@ func (p *parser) route(mode paygate.Mode, v *yaml.Node, byID map[string]Provider
 	}
 	p.cfg.Routes[mode] = rc
 	return nil
+}
+
+// strategy reads a route given as a mapping, {providers: [...], strategy:
+// success_rate, window: 200, explore: 5, minSamples: 20} (decisions §21),
+// keeps a success_rate route's settings, and returns its providers' node.
+func (p *parser) strategy(mode paygate.Mode, key, where string, n *yaml.Node) (*yaml.Node, error) {
+	var r routeYAML
+	nodes, err := p.decode(n, where, &r)
+	if err != nil {
+		return nil, err
+	}
+	if nodes["providers"] == nil {
+		return nil, p.errAt(n, "%s needs providers, the list of provider ids", where)
+	}
+	switch r.Strategy {
+	case "", StrategyPriority:
+		for _, k := range []string{"window", "explore", "minSamples"} {
+			if at := nodes[k]; at != nil {
+				return nil, p.errAt(at, "%s: %s applies to strategy %s only", where, k, StrategySuccessRate)
+			}
+		}
+	case StrategySuccessRate:
+		s := score.Defaults()
+		if r.Window != nil {
+			s.Window = int(*r.Window)
+		}
+		if r.Explore != nil {
+			s.Explore = int(*r.Explore)
+		}
+		if r.MinSamples != nil {
+			s.MinSamples = int(*r.MinSamples)
+		}
+		if p.cfg.SuccessRate == nil {
+			p.cfg.SuccessRate = map[paygate.Mode]map[string]score.Settings{}
+		}
+		if p.cfg.SuccessRate[mode] == nil {
+			p.cfg.SuccessRate[mode] = map[string]score.Settings{}
+		}
+		p.cfg.SuccessRate[mode][key] = s
+	default:
+		return nil, p.errAt(nodes["strategy"], "%s: strategy must be %s or %s", where, StrategyPriority, StrategySuccessRate)
+	}
+	return resolve(nodes["providers"]), nil
 }

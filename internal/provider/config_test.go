@@ -15,6 +15,7 @@ import (
 	"github.com/paygate/paygate/internal/provider/adyen"
 	"github.com/paygate/paygate/internal/provider/connector"
 	"github.com/paygate/paygate/internal/provider/sandbox"
+	"github.com/paygate/paygate/internal/provider/score"
 )
 
 func env(vars map[string]string) func(string) (string, bool) {
@@ -77,7 +78,7 @@ providers:
     timeout: 3s
     credentials:
       apiKey: EU_KEY
-    sandbox: {latency: 150ms, failureRate: 0.25}
+    sandbox: {latency: 150ms, failureRate: 0.25, approvalRate: 0.8}
     breaker: {failures: 3, openFor: 2s, probes: 2}
   - id: world
     kind: sandbox
@@ -94,6 +95,8 @@ routes:
 		eu := cfg.Providers[0]
 		knobs := &sandbox.Settings{}
 		knobs.Sandbox.Latency, knobs.Sandbox.FailureRate = sandbox.Latency(150*time.Millisecond), 0.25
+		approval := connector.Rate(0.8)
+		knobs.Sandbox.ApprovalRate = &approval
 		want := ProviderConfig{
 			Entry: connector.Entry{ID: "eu", Kind: KindSandbox, Mode: paygate.ModeTest, Currencies: []string{"EUR", "GBP"}, Timeout: 3 * time.Second,
 				Credentials: map[string]Secret{"apiKey": "s3cret"}, Settings: knobs},
@@ -163,6 +166,7 @@ routes:
 		{"ErrLatency", head + "    sandbox:\n      latency: -1s\n", 6, "latency must be"},
 		{"ErrFailureRate", head + "    sandbox:\n      failureRate: 1.5\n", 6, "failureRate must be"},
 		{"ErrFailureRateText", head + "    sandbox:\n      failureRate: often\n", 6, "failureRate must be"},
+		{"ErrApprovalRate", head + "    sandbox:\n      approvalRate: -0.1\n", 6, "approvalRate must be"},
 		{"ErrSandboxKey", head + "    sandbox:\n      jitter: 1s\n", 6, `unknown key "jitter"`},
 		{"ErrBreakerFailures", head + "    breaker:\n      failures: 0\n", 6, "failures must be from 1"},
 		{"ErrBreakerOpenFor", head + "    breaker:\n      openFor: 0s\n", 6, "openFor must be more than 0"},
@@ -177,6 +181,16 @@ routes:
 		{"ErrRouteCurrencyNotServed", head + "routes:\n  test:\n    USD: [eu]\n", 7, `provider "eu" does not serve USD`},
 		{"ErrRouteOtherMode", head + "routes:\n  test:\n    default: [eu]\n  live:\n    default: [eu]\n", 9, `provider "eu" serves test mode`},
 		{"ErrRouteNotAList", head + "routes:\n  test:\n    EUR: eu\n", 7, "must be a list"},
+		{"ErrStrategyUnknownKey", head + "routes:\n  test:\n    EUR:\n      providers: [eu]\n      strategy: success_rate\n      windw: 10\n", 10, `unknown key "windw" in routes.test.EUR (known: explore, minSamples, providers, strategy, window)`},
+		{"ErrStrategyName", head + "routes:\n  test:\n    EUR: {providers: [eu], strategy: fastest}\n", 7, "strategy must be priority or success_rate"},
+		{"ErrStrategyNoProviders", head + "routes:\n  test:\n    EUR:\n      strategy: success_rate\n", 8, "routes.test.EUR needs providers"},
+		{"ErrStrategyWindowZero", head + "routes:\n  test:\n    EUR: {providers: [eu], strategy: success_rate, window: 0}\n", 7, "window must be from 1 to 10000"},
+		{"ErrStrategyWindowHuge", head + "routes:\n  test:\n    EUR:\n      providers: [eu]\n      strategy: success_rate\n      window: 10001\n", 10, "window must be from 1 to 10000"},
+		{"ErrStrategyExplore", head + "routes:\n  test:\n    default: {providers: [eu], strategy: success_rate, explore: 101}\n", 7, "explore must be from 0 to 100"},
+		{"ErrStrategyExploreText", head + "routes:\n  test:\n    default: {providers: [eu], strategy: success_rate, explore: 5%}\n", 7, "explore must be a whole number"},
+		{"ErrStrategyMinSamples", head + "routes:\n  test:\n    EUR: {providers: [eu], strategy: success_rate, minSamples: -1}\n", 7, "minSamples must be from 0"},
+		{"ErrStrategyPriorityWindow", head + "routes:\n  test:\n    EUR:\n      providers: [eu]\n      window: 50\n", 9, "window applies to strategy success_rate only"},
+		{"ErrStrategyUnknownProvider", head + "routes:\n  test:\n    EUR:\n      providers:\n        - eu\n        - nope\n      strategy: success_rate\n", 10, `routes.test.EUR: unknown provider "nope"`},
 		{"ErrTwoDocuments", head + "routes:\n  test: {}\n---\nx: 1\n", 7, "only one YAML document"},
 	}
 	for _, c := range errCases {
@@ -195,6 +209,61 @@ routes:
 				t.Fatalf("err = %q, want it to start with %q", err, want)
 			}
 		})
+	}
+}
+
+func TestParseStrategies(t *testing.T) {
+	t.Parallel()
+	raw := `
+providers:
+  - id: a
+    kind: sandbox
+  - id: b
+    kind: sandbox
+  - id: c
+    kind: sandbox
+routes:
+  test:
+    EUR: {providers: [a, b], strategy: success_rate}
+    USD:
+      providers: [b, a, c]
+      strategy: success_rate
+      window: 50
+      explore: 0
+      minSamples: 0
+    GBP: {providers: [c, a], strategy: priority}
+    JPY: [a]
+    default: {providers: [c, b], strategy: success_rate, explore: 10}
+`
+	cfg, err := ParseConfig("x.yaml", []byte(raw), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	test := cfg.Routes[paygate.ModeTest]
+	if !slices.Equal(test.Currency["EUR"], []string{"a", "b"}) || !slices.Equal(test.Currency["USD"], []string{"b", "a", "c"}) ||
+		!slices.Equal(test.Currency["GBP"], []string{"c", "a"}) || !slices.Equal(test.Default, []string{"c", "b"}) {
+		t.Fatalf("routes: %+v", test)
+	}
+	want := map[paygate.Mode]map[string]score.Settings{paygate.ModeTest: {
+		"EUR":     {Window: 200, Explore: 5, MinSamples: 20},
+		"USD":     {Window: 50, Explore: 0, MinSamples: 0},
+		"default": {Window: 200, Explore: 10, MinSamples: 20},
+	}}
+	if !reflect.DeepEqual(cfg.SuccessRate, want) {
+		t.Fatalf("success_rate routes: %+v, want %+v", cfg.SuccessRate, want)
+	}
+	r, err := cfg.Build(BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cur, scored := range map[string]bool{"EUR": true, "USD": true, "GBP": false, "JPY": false, "CHF": true} {
+		set, ok := r.Table().SuccessRate(paygate.ModeTest, cur)
+		if ok != scored {
+			t.Errorf("%s: success_rate %v, want %v", cur, ok, scored)
+		}
+		if cur == "CHF" && set.Explore != 10 {
+			t.Errorf("CHF (the default route): %+v", set)
+		}
 	}
 }
 
@@ -387,7 +456,7 @@ func TestConfigMessages(t *testing.T) {
 		{"CredentialsBeforeID", "providers:\n  - kind: sandbox\n    credentials: {apiKey: NOT_SET}\n", "3: credential \"apiKey\": environment variable NOT_SET is not set"},
 		{"ValueBeforeUnknownKind", "providers:\n  - id: eu\n    kind: braintree\n    sandbox: {latency: 2m}\n", "4: latency must be from 0 to 1m0s"},
 		{"OtherKindsValueFirst", st + "    sandbox: {latency: 2m}\n", "6: latency must be from 0 to 1m0s"},
-		{"OtherKindsKeyFirst", st + "    sandbox: {jitter: 1s}\n", `6: unknown key "jitter" in sandbox settings (known: failureRate, latency)`},
+		{"OtherKindsKeyFirst", st + "    sandbox: {jitter: 1s}\n", `6: unknown key "jitter" in sandbox settings (known: approvalRate, failureRate, latency)`},
 		{"SettingBeforeMode", "providers:\n  - id: eu\n    kind: sandbox\n    mode: prod\n    merchant_account: M\n    base_url: https://x.example\n",
 			`6: provider "eu": base_url applies to kinds stripe and adyen only`},
 		{"ModeBeforeSettingsBlock", "providers:\n  - id: st\n    kind: stripe\n    mode: prod\n    credentials: {secret_key: STRIPE_KEY}\n    sandbox: {}\n",

@@ -14,6 +14,7 @@ import (
 	"github.com/sony/gobreaker/v2"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/provider/score"
 )
 
 // ChargeBudget is how long after a payment's creation its charge may still
@@ -57,6 +58,10 @@ type Router struct {
 	log     *slog.Logger
 	now     func() time.Time
 	metrics atomic.Pointer[Metrics] // SetMetrics; nil: none
+	// scorer keeps the success_rate routes' windows (SetScorer); rnd
+	// draws their exploration (SetRand).
+	scorer atomic.Pointer[score.Scorer]
+	rnd    atomic.Pointer[score.Rand]
 }
 
 // NewRouter returns a Router over the table. members gives the settings of
@@ -77,6 +82,8 @@ func NewRouter(table *Table, members []Member, log *slog.Logger) (*Router, error
 		now:     time.Now,
 	}
 	r.drained.Store(&map[string]bool{})
+	r.SetScorer(nil)
+	r.SetRand(nil)
 	add := func(m Member) error {
 		if m.Provider == nil || m.Provider.ID() == "" || !m.Mode.Valid() {
 			return errors.New("provider: a router member needs a mode and a provider with an id")
@@ -118,18 +125,37 @@ func NewRouter(table *Table, members []Member, log *slog.Logger) (*Router, error
 
 // Route returns the providers to try for a currency, in order: the route's
 // providers that are not drained, whose breaker is not open, and that
-// accept the currency. See Router.
+// accept the currency. See Router. A success_rate route is ordered as for
+// a card of no known brand (RouteCard).
 func (r *Router) Route(mode paygate.Mode, currency string) []paygate.Provider {
+	return r.RouteCard(mode, currency, "")
+}
+
+// RouteCard is Route for a card of the brand. When the currency's route
+// has strategy success_rate (decisions §21), one of the available
+// providers is chosen first from the scores of the route's providers for
+// the currency and brand (score.Choose): a provider with an open breaker
+// or drained is never chosen whatever its score; the others follow in
+// route order, for failover. The charges of a success_rate route feed
+// those scores.
+func (r *Router) RouteCard(mode paygate.Mode, currency, brand string) []paygate.Provider {
 	currency = strings.ToUpper(currency)
 	static := r.table.Route(mode, currency)
 	drained := *r.drained.Load()
 	out := make([]paygate.Provider, 0, len(static))
+	var sc *scoring
+	if set, ok := r.table.SuccessRate(mode, currency); ok {
+		sc = &scoring{group: score.Group{Mode: mode, Currency: currency, Brand: brand}, settings: set}
+	}
 	for _, p := range static {
 		g := r.members[mode][p.ID()]
 		if g == nil || drained[g.id] || g.cb.State() == gobreaker.StateOpen || !accepts(g.p, currency) {
 			continue
 		}
-		out = append(out, g.route(""))
+		out = append(out, &routed{g: g, sc: sc})
+	}
+	if sc != nil && len(out) > 1 {
+		r.choose(sc, out)
 	}
 	if len(out) > 0 || len(static) == 0 {
 		return out
@@ -339,6 +365,9 @@ func (g *guarded) route(refuse string) paygate.Provider {
 type routed struct {
 	g      *guarded
 	refuse string
+	// sc is set for the entries of a success_rate route: the outcome of
+	// each charge goes to the scorer.
+	sc *scoring
 }
 
 func (r *routed) ID() string { return r.g.id }
@@ -397,6 +426,11 @@ func (r *routed) Charge(ctx context.Context, req paygate.ChargeRequest) (res pay
 	})
 	if errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests) {
 		return paygate.ChargeResult{}, g.unavailable("The payment provider is temporarily out of rotation.")
+	}
+	if r.sc != nil {
+		if o, ok := scoreOutcome(res, err); ok {
+			g.router.Scorer().Record(ctx, r.sc.group, g.id, r.sc.settings.Window, o)
+		}
 	}
 	return res, err
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/provider/connector"
+	"github.com/paygate/paygate/internal/provider/score"
 )
 
 var _ paygate.Router = (*Table)(nil)
@@ -38,8 +39,11 @@ type Table struct {
 type modeTable struct {
 	currency map[string][]paygate.Provider
 	fallback []paygate.Provider
-	byID     map[string]paygate.Provider
-	all      []paygate.Provider // distinct, sorted by id
+	// scored holds the success_rate routes' settings, by currency or
+	// defaultRouteKey (decisions §21).
+	scored map[string]score.Settings
+	byID   map[string]paygate.Provider
+	all    []paygate.Provider // distinct, sorted by id
 }
 
 // NewTable builds a table from the routes of each mode; a mode left out has
@@ -103,6 +107,52 @@ func NewTable(routes map[paygate.Mode]Routes) (*Table, error) {
 		t.modes[mode] = mt
 	}
 	return t, nil
+}
+
+// NewScoredTable is NewTable with success_rate routes (decisions §21):
+// per mode, the settings of each route whose strategy is success_rate, by
+// currency or "default". It fails when such a route is not in routes or
+// its settings are out of range.
+func NewScoredTable(routes map[paygate.Mode]Routes, successRate map[paygate.Mode]map[string]score.Settings) (*Table, error) {
+	t, err := NewTable(routes)
+	if err != nil {
+		return nil, err
+	}
+	for mode, scored := range successRate {
+		mt := t.modes[mode]
+		for key, set := range scored {
+			switch {
+			case mt == nil,
+				key == defaultRouteKey && len(mt.fallback) == 0,
+				key != defaultRouteKey && mt.currency[key] == nil:
+				return nil, fmt.Errorf("provider: %s mode: success_rate settings for %s, which has no route", mode, key)
+			case set.Window < 1 || set.Window > score.MaxWindow || set.Explore < 0 || set.Explore > 100 ||
+				set.MinSamples < 0 || set.MinSamples > score.MaxWindow:
+				return nil, fmt.Errorf("provider: %s mode: route %s: success_rate settings out of range: %+v", mode, key, set)
+			}
+			if mt.scored == nil {
+				mt.scored = map[string]score.Settings{}
+			}
+			mt.scored[key] = set
+		}
+	}
+	return t, nil
+}
+
+// SuccessRate returns the settings of the route of a currency ("default":
+// the default route) when its strategy is success_rate; false when it
+// routes by priority.
+func (t *Table) SuccessRate(mode paygate.Mode, currency string) (score.Settings, bool) {
+	mt := t.modes[mode]
+	if mt == nil || mt.scored == nil {
+		return score.Settings{}, false
+	}
+	key := strings.ToUpper(currency)
+	if _, ok := mt.currency[key]; !ok {
+		key = defaultRouteKey
+	}
+	set, ok := mt.scored[key]
+	return set, ok
 }
 
 // Route returns the providers for a currency in the order to try them: the

@@ -39,9 +39,12 @@ var Connector = connector.Connector{
 // Settings are a sandbox's own keys of its provider entry.
 type Settings struct {
 	Sandbox struct {
-		// Latency and FailureRate: see WithLatency and WithFailureRate.
-		Latency     Latency        `yaml:"latency"`
-		FailureRate connector.Rate `yaml:"failureRate"`
+		// Latency, FailureRate and ApprovalRate: see WithLatency,
+		// WithFailureRate and WithApprovalRate. ApprovalRate is nil when
+		// not given: 1.
+		Latency      Latency         `yaml:"latency"`
+		FailureRate  connector.Rate  `yaml:"failureRate"`
+		ApprovalRate *connector.Rate `yaml:"approvalRate"`
 	} `yaml:"sandbox"`
 }
 
@@ -70,6 +73,9 @@ func ledgerOf(env connector.Env) []Option {
 func build(e connector.Entry, env connector.Env) (paygate.Provider, error) {
 	s := e.Settings.(*Settings).Sandbox
 	opts := append(ledgerOf(env), WithLatency(time.Duration(s.Latency)), WithFailureRate(float64(s.FailureRate)))
+	if s.ApprovalRate != nil {
+		opts = append(opts, WithApprovalRate(float64(*s.ApprovalRate)))
+	}
 	rc := env.Routes[e.Mode]
 	var heads []string
 	for cur, ids := range rc.Currency {

@@ -10,7 +10,9 @@
 // in the ProviderRef it returns, which the gateway stores.
 //
 // Two knobs make a sandbox behave like a real remote provider for tests and
-// demos: a latency (WithLatency) and a failure rate (WithFailureRate).
+// demos: a latency (WithLatency) and a failure rate (WithFailureRate). A
+// third, the approval rate (WithApprovalRate), declines a share of the
+// cards outside the test-card table, for routing experiments.
 package sandbox
 
 import (
@@ -20,6 +22,7 @@ import (
 	"encoding/hex"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/paygate/paygate/internal/paygate"
@@ -28,7 +31,8 @@ import (
 var _ paygate.Provider = (*Provider)(nil)
 
 // Provider is one sandbox provider (sandbox-eu, sandbox-global, ...). It is
-// safe for concurrent use and immutable once built.
+// safe for concurrent use and immutable once built, except for the
+// operator's approval rate override (SetApprovalOverride).
 type Provider struct {
 	id         string
 	currencies map[string]bool // nil: every currency
@@ -41,9 +45,13 @@ type Provider struct {
 	notFirst        map[string]bool
 	latency         time.Duration
 	failureRate     float64
-	ledger          Ledger
-	withOutcome     bool // WithOutcomeLedger: entries commit with the outcome
-	clock           paygate.Clock
+	approvalRate    float64 // WithApprovalRate; 1 by default
+	// approvalOverride is the operator's rate (SetApprovalOverride), nil
+	// when none: the one thing that changes after the provider is built.
+	approvalOverride atomic.Pointer[float64]
+	ledger           Ledger
+	withOutcome      bool // WithOutcomeLedger: entries commit with the outcome
+	clock            paygate.Clock
 }
 
 // Option configures a Provider.
@@ -97,7 +105,7 @@ func FirstOfDefault(except ...string) Option {
 // (ISO 4217 codes; nil serves every currency). Without WithLedger it keeps
 // its ledger in memory.
 func New(id string, currencies []string, opts ...Option) *Provider {
-	p := &Provider{id: id, ledger: NewMemoryLedger(), clock: paygate.SystemClock{}}
+	p := &Provider{id: id, ledger: NewMemoryLedger(), clock: paygate.SystemClock{}, approvalRate: 1}
 	if currencies != nil {
 		p.currencies = make(map[string]bool, len(currencies))
 		for _, c := range currencies {
@@ -148,7 +156,8 @@ func (p *Provider) Currencies() []string {
 // 4000000000000259 when the provider heads the route (see FirstOf) and for
 // a currency it does not serve; ProviderFailed for card 4000000000000119 and
 // for a live-mode request. The 3-D Secure cards answer pending_3ds
-// (threeds.go). Card 4000000000000705 is captured here: Charge times its
+// (threeds.go). A card outside the table is captured, or declined with
+// generic_decline by the approval rate (approval.go). Card 4000000000000705 is captured here: Charge times its
 // answer out.
 func (p *Provider) decide(ctx context.Context, req paygate.ChargeRequest) (paygate.ChargeResult, error) {
 	if req.Mode == paygate.ModeLive {
@@ -183,6 +192,9 @@ func (p *Provider) decide(ctx context.Context, req paygate.ChargeRequest) (payga
 		return paygate.ChargeResult{Status: paygate.PaymentAuthorized, ProviderRef: p.paymentRef(req.PaymentID, fateNone)}, nil
 	case CardRefundFails:
 		return paygate.ChargeResult{Status: paygate.PaymentCaptured, ProviderRef: p.paymentRef(req.PaymentID, fateRefundFails)}, nil
+	}
+	if !tableCards[number] && !p.approves(req.PaymentID) {
+		return p.approvalDecline(req.PaymentID), nil // approval.go
 	}
 	return paygate.ChargeResult{Status: paygate.PaymentCaptured, ProviderRef: p.paymentRef(req.PaymentID, fateNone)}, nil
 }

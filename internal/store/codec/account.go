@@ -129,6 +129,16 @@ func ScanPaymentStat(row Scanner) (paygate.PaymentStat, error) {
 	return st, nil
 }
 
+// ScanProviderStat reads a row of the engines' provider statistics: the
+// period's start, the provider, attempts and approved.
+func ScanProviderStat(row Scanner) (paygate.ProviderStat, error) {
+	var st paygate.ProviderStat
+	if err := row.Scan(At(&st.Start), &st.ProviderID, &st.Attempts, &st.Approved); err != nil {
+		return paygate.ProviderStat{}, err
+	}
+	return st, nil
+}
+
 // InvitationColumns are the columns of an invitations row that
 // ScanInvitation reads, in its order: every column.
 const InvitationColumns = `id, merchant_id, email, role, token_hash, created_by, created_at, expires_at, accepted_at,

@@ -414,3 +414,37 @@ func (s *Store) PaymentStats(ctx context.Context, merchantID string, mode paygat
 	}
 	return out, translate(err)
 }
+
+// providerStatsQuery groups the answered payments of the range (a range of
+// payments_list_idx, as paymentStatsQuery) per period and provider, in the
+// columns of codec.ScanProviderStat.
+const providerStatsQuery = `
+	SELECT to_timestamp((floor(extract(epoch FROM created_at) / $1::bigint)::bigint * $1::bigint)::double precision) AS period,
+		provider_id,
+		count(*),
+		count(*) FILTER (WHERE status IN ('authorized', 'captured', 'voided'))
+	FROM payments
+	WHERE merchant_id = $2 AND mode = $3 AND created_at >= $4 AND created_at < $5
+		AND provider_id <> '' AND status IN ('authorized', 'captured', 'voided', 'failed')
+	GROUP BY 1, 2
+	ORDER BY 1, 2`
+
+// providerStatsArgs are the arguments of providerStatsQuery.
+func providerStatsArgs(merchantID string, mode paygate.Mode, from, to time.Time) []any {
+	return []any{int64(paygate.ProviderStatPeriod / time.Second), merchantID, string(mode), from, to}
+}
+
+// ProviderStats counts the answered payments of (merchant, mode) created in
+// [from, to) per paygate.ProviderStatPeriod and provider, ordered by period
+// then provider.
+func (s *Store) ProviderStats(ctx context.Context, merchantID string, mode paygate.Mode, from, to time.Time) ([]paygate.ProviderStat, error) {
+	rows, err := s.pool.Query(ctx, providerStatsQuery, providerStatsArgs(merchantID, mode, from, to)...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (paygate.ProviderStat, error) { return codec.ScanProviderStat(r) })
+	if out == nil && err == nil {
+		out = []paygate.ProviderStat{}
+	}
+	return out, translate(err)
+}

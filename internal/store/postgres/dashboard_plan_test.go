@@ -178,6 +178,21 @@ func TestDashboardListUsesIndexes(t *testing.T) {
 		}
 	})
 
+	// The Routing page's chart reads its hour of payments the same way.
+	t.Run("ProviderStats", func(t *testing.T) {
+		args := providerStatsArgs(f.merchant.ID, paygate.ModeTest, epoch.Add(24*time.Hour), epoch.Add(25*time.Hour))
+		if _, err := s.ProviderStats(ctx, f.merchant.ID, paygate.ModeTest, args[3].(time.Time), args[4].(time.Time)); err != nil {
+			t.Fatal(err)
+		}
+		for _, mode := range []string{"auto", "force_generic_plan"} {
+			plan := explainPlan(t, s, mode, providerStatsQuery, args)
+			if used := pgPaymentIndexes(plan); strings.Contains(plan, "Seq Scan on payments") ||
+				len(used) == 0 || slices.ContainsFunc(used, func(n string) bool { return n != "payments_list_idx" }) {
+				t.Errorf("ProviderStats plan (%s) does not read payments_list_idx only:\n%s", mode, plan)
+			}
+		}
+	})
+
 	// Each combination reads the index of its most selective filter
 	// (reference, customer, currency, status, plain list), whatever the
 	// statistics say: another index would read, say, every captured

@@ -35,6 +35,16 @@ const drainProvider = `
 		drained = EXCLUDED.drained,
 		updated_at = CASE WHEN p.drained = EXCLUDED.drained THEN p.updated_at ELSE EXCLUDED.updated_at END`
 
+// setApproval sets or clears a sandbox provider's approval rate override
+// (SandboxApproval); a provider without a state gets one, not drained,
+// stamped At.
+const setApproval = `
+	INSERT INTO provider_states AS p (provider_id, drained, updated_at, approval_rate, approval_at)
+	VALUES ($1, false, $3, $2, CASE WHEN $2::double precision IS NULL THEN NULL ELSE $3::timestamptz END)
+	ON CONFLICT (provider_id) DO UPDATE SET
+		approval_rate = EXCLUDED.approval_rate,
+		approval_at = EXCLUDED.approval_at`
+
 // queueBreakerReplacement queues the replacement of the node's reports
 // (BreakerReplacement): a delete and an insert of the new ones, in the
 // unit's transaction.
@@ -157,4 +167,50 @@ const claimRecoveryInUnit = `
 // recoveryClaimArgs returns the arguments of claimRecoveryInUnit.
 func recoveryClaimArgs(c paygate.RecoveryClaim) namedArgs {
 	return namedArgs{"now": c.Now, "until": c.Until, "id": c.PaymentID, "merchant_id": c.MerchantID, "mode": c.Mode}
+}
+
+// queueRoutingScoreReplacement queues the replacement of the node's scores
+// (RoutingScoreReplacement): a delete and an insert of the new ones, in
+// the unit's transaction.
+func queueRoutingScoreReplacement(b *pgx.Batch, r paygate.RoutingScoreReplacement) {
+	b.Queue(`DELETE FROM routing_scores WHERE node = $1`, r.Node)
+	if len(r.Scores) == 0 {
+		return
+	}
+	n := len(r.Scores)
+	modes, providers, currencies, brands := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	attempts, approved := make([]int64, n), make([]int64, n)
+	scores, shares := make([]float64, n), make([]float64, n)
+	for i, s := range r.Scores {
+		modes[i], providers[i], currencies[i], brands[i] = string(s.Mode), s.ProviderID, s.Currency, s.Brand
+		attempts[i], approved[i], scores[i], shares[i] = s.Attempts, s.Approved, s.Score, s.Share
+	}
+	b.Queue(`
+		INSERT INTO routing_scores (`+codec.RoutingScoreColumns+`)
+		SELECT $1, r.mode, r.provider_id, r.currency, r.brand, r.attempts, r.approved, r.score, r.share, $10
+		FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[],
+			$8::float8[], $9::float8[]) AS r (mode, provider_id, currency, brand, attempts, approved, score, share)
+		ON CONFLICT (node, mode, provider_id, currency, brand) DO NOTHING`,
+		r.Node, modes, providers, currencies, brands, attempts, approved, scores, shares, r.At)
+}
+
+// RoutingScores returns, for each (mode, provider, currency, brand), the
+// most recent score any node reported at or after since.
+func (s *Store) RoutingScores(ctx context.Context, since time.Time) ([]paygate.RoutingScore, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT `+codec.RoutingScoreColumns+` FROM (
+			SELECT DISTINCT ON (mode, currency, brand, provider_id) `+codec.RoutingScoreColumns+`
+			FROM routing_scores WHERE updated_at >= $1
+			ORDER BY mode, currency, brand, provider_id, updated_at DESC, node
+		) latest ORDER BY mode, currency, brand, provider_id`, since)
+	if err != nil {
+		return nil, translate(err)
+	}
+	scores, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (paygate.RoutingScore, error) {
+		return codec.ScanRoutingScore(row)
+	})
+	if scores == nil {
+		scores = []paygate.RoutingScore{}
+	}
+	return scores, translate(err)
 }

@@ -201,8 +201,14 @@ func (s *Store) commit(ctx context.Context, u paygate.Unit) error {
 		case paygate.ProviderDrain:
 			b.Queue(drainProvider, op.ProviderID, op.Drained, op.At)
 			i++
+		case paygate.SandboxApproval:
+			b.Queue(setApproval, op.ProviderID, op.Rate, op.At)
+			i++
 		case paygate.BreakerReplacement:
 			queueBreakerReplacement(b, op)
+			i++
+		case paygate.RoutingScoreReplacement:
+			queueRoutingScoreReplacement(b, op)
 			i++
 		case paygate.ThreeDSConsumption:
 			b.Queue(consumeChallengeInUnit, consumeChallengeArgs(op)).QueryRow(refuses(byKind("challenge")))

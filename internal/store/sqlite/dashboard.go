@@ -482,3 +482,42 @@ func (s *Store) PaymentStats(ctx context.Context, merchantID string, mode paygat
 	}
 	return out, translate(rows.Err())
 }
+
+// microsPerProviderPeriod is paygate.ProviderStatPeriod in stored time
+// units.
+const microsPerProviderPeriod = int64(paygate.ProviderStatPeriod / time.Microsecond)
+
+// providerStatsQuery reads the payments of the range along payments_list,
+// as paymentStatsQuery does, and groups the answered ones per period and
+// provider, in the columns of codec.ScanProviderStat.
+const providerStatsQuery = `
+	SELECT period, provider_id, count(*), sum(status IN ('authorized', 'captured', 'voided'))
+	FROM (
+		SELECT created_at - (((created_at % ?1) + ?1) % ?1) AS period, provider_id, status
+		FROM payments INDEXED BY payments_list
+		WHERE merchant_id = ?2 AND mode = ?3 AND created_at >= ?4 AND created_at < ?5
+			AND provider_id <> '' AND status IN ('authorized', 'captured', 'voided', 'failed')
+	)
+	GROUP BY period, provider_id
+	ORDER BY period, provider_id`
+
+// ProviderStats counts the answered payments of (merchant, mode) created in
+// [from, to) per paygate.ProviderStatPeriod and provider, ordered by period
+// then provider.
+func (s *Store) ProviderStats(ctx context.Context, merchantID string, mode paygate.Mode, from, to time.Time) ([]paygate.ProviderStat, error) {
+	rows, err := s.read.QueryContext(ctx, providerStatsQuery,
+		microsPerProviderPeriod, merchantID, string(mode), micros(from), micros(to))
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	out := []paygate.ProviderStat{}
+	for rows.Next() {
+		st, err := codec.ScanProviderStat(rows)
+		if err != nil {
+			return nil, translate(err)
+		}
+		out = append(out, st)
+	}
+	return out, translate(rows.Err())
+}

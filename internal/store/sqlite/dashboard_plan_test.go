@@ -227,4 +227,9 @@ func TestPaymentStatsPlan(t *testing.T) {
 	if !strings.Contains(plan, "SEARCH payments USING INDEX payments_list (merchant_id=? AND mode=? AND created_at>? AND created_at<?)") {
 		t.Errorf("plan of PaymentStats:\n%s", plan)
 	}
+	// The Routing page's chart reads the last hour the same way.
+	plan = explain(t, s, providerStatsQuery, []any{microsPerProviderPeriod, "m", "test", int64(1), int64(2)})
+	if !strings.Contains(plan, "SEARCH payments USING INDEX payments_list (merchant_id=? AND mode=? AND created_at>? AND created_at<?)") {
+		t.Errorf("plan of ProviderStats:\n%s", plan)
+	}
 }

@@ -42,6 +42,24 @@ func drainProvider(ctx context.Context, tx *sql.Tx, d paygate.ProviderDrain) err
 	return err
 }
 
+// setApproval sets or clears a sandbox provider's approval rate override
+// (SandboxApproval); a provider without a state gets one, not drained,
+// stamped At.
+func setApproval(ctx context.Context, tx *sql.Tx, a paygate.SandboxApproval) error {
+	var at any
+	if a.Rate != nil {
+		at = micros(a.At)
+	}
+	_, err := tx.ExecContext(ctx, `
+		INSERT INTO provider_states (provider_id, drained, updated_at, approval_rate, approval_at)
+		VALUES (?1, 0, ?2, ?3, ?4)
+		ON CONFLICT (provider_id) DO UPDATE SET
+			approval_rate = excluded.approval_rate,
+			approval_at = excluded.approval_at`,
+		a.ProviderID, micros(a.At), a.Rate, at)
+	return err
+}
+
 // replaceBreakers replaces the node's reports with the given ones
 // (BreakerReplacement).
 func replaceBreakers(ctx context.Context, tx *sql.Tx, r paygate.BreakerReplacement) error {
@@ -150,4 +168,47 @@ func claimRecovery(ctx context.Context, tx *sql.Tx, c paygate.RecoveryClaim) err
 		return err
 	}
 	return missingOrConflict(ctx, tx, "payments", "payment", c.PaymentID, c.MerchantID, c.Mode)
+}
+
+// replaceRoutingScores replaces the node's scores with the given ones
+// (RoutingScoreReplacement).
+func replaceRoutingScores(ctx context.Context, tx *sql.Tx, r paygate.RoutingScoreReplacement) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM routing_scores WHERE node = ?`, r.Node); err != nil {
+		return err
+	}
+	for _, sc := range r.Scores {
+		if _, err := tx.ExecContext(ctx, `
+			INSERT INTO routing_scores (`+codec.RoutingScoreColumns+`)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (node, mode, provider_id, currency, brand) DO NOTHING`,
+			r.Node, string(sc.Mode), sc.ProviderID, sc.Currency, sc.Brand,
+			sc.Attempts, sc.Approved, sc.Score, sc.Share, micros(r.At)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RoutingScores returns, for each (mode, provider, currency, brand), the
+// most recent score any node reported at or after since.
+func (s *Store) RoutingScores(ctx context.Context, since time.Time) ([]paygate.RoutingScore, error) {
+	rows, err := s.read.QueryContext(ctx, `
+		SELECT `+codec.RoutingScoreColumns+` FROM (
+			SELECT `+codec.RoutingScoreColumns+`, ROW_NUMBER() OVER (
+				PARTITION BY mode, currency, brand, provider_id ORDER BY updated_at DESC, node) AS rank
+			FROM routing_scores WHERE updated_at >= ?
+		) WHERE rank = 1 ORDER BY mode, currency, brand, provider_id`, micros(since))
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	scores := []paygate.RoutingScore{}
+	for rows.Next() {
+		sc, err := codec.ScanRoutingScore(rows)
+		if err != nil {
+			return nil, translate(err)
+		}
+		scores = append(scores, sc)
+	}
+	return scores, translate(rows.Err())
 }

@@ -73,8 +73,12 @@ func applyUnit(ctx context.Context, tx *sql.Tx, u paygate.Unit) error {
 			err = releaseIdempotency(ctx, tx, op)
 		case paygate.ProviderDrain:
 			err = drainProvider(ctx, tx, op)
+		case paygate.SandboxApproval:
+			err = setApproval(ctx, tx, op)
 		case paygate.BreakerReplacement:
 			err = replaceBreakers(ctx, tx, op)
+		case paygate.RoutingScoreReplacement:
+			err = replaceRoutingScores(ctx, tx, op)
 		case paygate.ThreeDSConsumption:
 			err = consumeChallenge(ctx, tx, op)
 		case paygate.ThreeDSRelease:

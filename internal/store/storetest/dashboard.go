@@ -632,6 +632,49 @@ func dashboardCases() []testCase {
 				t.Errorf("stats of an empty range: %+v", none)
 			}
 		}},
+		{"ProviderStats", func(t *testing.T, s paygate.Store) {
+			f := newMerchant(t, s, base)
+			h := time.Date(2031, time.March, 14, 10, 0, 0, 0, time.UTC)
+			from, to := h, h.Add(time.Hour)
+			for _, p := range []statSpec{
+				{when: h, status: paygate.PaymentCaptured, captured: 100, provider: "sandbox-a"},
+				{when: h.Add(time.Minute), status: paygate.PaymentAuthorized, provider: "sandbox-a"},
+				{when: h.Add(2 * time.Minute), status: paygate.PaymentFailed, code: string(paygate.CodeCardDeclined), provider: "sandbox-a"},
+				{when: h.Add(3 * time.Minute), status: paygate.PaymentFailed, code: string(paygate.CodeCardDeclined), provider: "sandbox-b"},
+				{when: h.Add(5*time.Minute - time.Microsecond), status: paygate.PaymentVoided, provider: "sandbox-b"},
+				// Next period: one answered, and payments without an answer
+				// or without a provider, which are not attempts.
+				{when: h.Add(5 * time.Minute), status: paygate.PaymentFailed, code: string(paygate.CodeProviderError), provider: "sandbox-a"},
+				{when: h.Add(6 * time.Minute), status: paygate.PaymentCreated, provider: "sandbox-a"},
+				{when: h.Add(7 * time.Minute), status: paygate.PaymentPending3DS, provider: "sandbox-a"},
+				{when: h.Add(8 * time.Minute), status: paygate.PaymentFailed, code: string(paygate.CodeProviderError)},
+				{when: h.Add(55 * time.Minute), status: paygate.PaymentCaptured, captured: 100, provider: "sandbox-b"},
+				{when: to, status: paygate.PaymentCaptured, captured: 100, provider: "sandbox-a"},                          // at to
+				{when: from.Add(-time.Microsecond), status: paygate.PaymentCaptured, captured: 100, provider: "sandbox-a"}, // before from
+			} {
+				p.currency, p.amount = "EUR", 100
+				f.statPayment(t, paygate.ModeTest, p)
+			}
+			// Noise in the other mode and another merchant.
+			noise := statSpec{when: h, currency: "EUR", amount: 5, status: paygate.PaymentFailed, code: string(paygate.CodeCardDeclined), provider: "sandbox-a"}
+			f.statPayment(t, paygate.ModeLive, noise)
+			newMerchant(t, s, base).statPayment(t, paygate.ModeTest, noise)
+
+			got, err := s.ProviderStats(ctx(t), f.merchant.ID, paygate.ModeTest, from, to)
+			must(t, err)
+			p := paygate.ProviderStatPeriod
+			equal(t, "stats per period and provider", []paygate.ProviderStat{
+				{Start: h, ProviderID: "sandbox-a", Attempts: 3, Approved: 2},
+				{Start: h, ProviderID: "sandbox-b", Attempts: 2, Approved: 1},
+				{Start: h.Add(p), ProviderID: "sandbox-a", Attempts: 1, Approved: 0},
+				{Start: h.Add(11 * p), ProviderID: "sandbox-b", Attempts: 1, Approved: 1},
+			}, got)
+			none, err := s.ProviderStats(ctx(t), f.merchant.ID, paygate.ModeTest, to.Add(time.Hour), to.Add(2*time.Hour))
+			must(t, err)
+			if none == nil || len(none) != 0 {
+				t.Errorf("stats of an empty range: %+v", none)
+			}
+		}},
 		{"EventResend", func(t *testing.T, s paygate.Store) {
 			f := newMerchant(t, s, base)
 			other := newMerchant(t, s, base)
@@ -751,6 +794,7 @@ type statSpec struct {
 	amount, captured int64
 	status           paygate.PaymentStatus
 	code             string
+	provider         string // the provider the payment names; "" none
 }
 
 // statPayment creates the payment of the spec.
@@ -765,10 +809,14 @@ func (f fixture) statPayment(t *testing.T, mode paygate.Mode, sp statSpec) {
 		must(t, f.s.Commit(ctx(t), transitionUnit(paygate.PaymentTransition{
 			ID: p.ID, MerchantID: p.MerchantID, Mode: p.Mode,
 			From: []paygate.PaymentStatus{from}, To: to, ErrorCode: sp.code, AmountCaptured: captured,
+			ProviderID: sp.provider,
 		}, nil, nil)))
 	}
 	switch sp.status {
 	case paygate.PaymentCreated:
+		if sp.provider != "" {
+			move(paygate.PaymentCreated, paygate.PaymentCreated, nil)
+		}
 	case paygate.PaymentVoided:
 		move(paygate.PaymentCreated, paygate.PaymentAuthorized, nil)
 		move(paygate.PaymentAuthorized, paygate.PaymentVoided, nil)

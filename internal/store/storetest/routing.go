@@ -107,6 +107,46 @@ func routingCases() []testCase {
 				restored,
 			}, got)
 		}},
+		{"SandboxApprovalOverride", func(t *testing.T, s paygate.Store) {
+			stateOf := func(id string) paygate.ProviderState {
+				t.Helper()
+				states, err := s.ProviderStates(ctx(t))
+				must(t, err)
+				for _, st := range states {
+					if st.ProviderID == id {
+						return st
+					}
+				}
+				t.Fatalf("no state of %s: %+v", id, states)
+				return paygate.ProviderState{}
+			}
+			rate := func(r float64) *float64 { return &r }
+			when := func(d time.Duration) *time.Time { t := at(d); return &t }
+			// A provider without a state gets one, not drained.
+			must(t, commitOp(ctx(t), s, paygate.SandboxApproval{ProviderID: "sandbox-a", Rate: rate(0.6), At: at(time.Minute)}))
+			equal(t, "override of a provider without a state", paygate.ProviderState{
+				ProviderID: "sandbox-a", UpdatedAt: at(time.Minute), ApprovalRate: rate(0.6), ApprovalAt: when(time.Minute),
+			}, stateOf("sandbox-a"))
+			// A drain keeps the override; a new override keeps the drain.
+			must(t, commitOp(ctx(t), s, paygate.ProviderDrain{ProviderID: "sandbox-a", Drained: true, At: at(2 * time.Minute)}))
+			must(t, commitOp(ctx(t), s, paygate.SandboxApproval{ProviderID: "sandbox-a", Rate: rate(0.95), At: at(3 * time.Minute)}))
+			equal(t, "override of a drained provider", paygate.ProviderState{
+				ProviderID: "sandbox-a", Drained: true, UpdatedAt: at(2 * time.Minute), ApprovalRate: rate(0.95), ApprovalAt: when(3 * time.Minute),
+			}, stateOf("sandbox-a"))
+			// The bounds are stored exactly.
+			must(t, commitOp(ctx(t), s, paygate.SandboxApproval{ProviderID: "sandbox-b", Rate: rate(0), At: at(4 * time.Minute)}))
+			equal(t, "rate 0", rate(0), stateOf("sandbox-b").ApprovalRate)
+			// Clearing forgets rate and time, and keeps the drain.
+			must(t, commitOp(ctx(t), s, paygate.SandboxApproval{ProviderID: "sandbox-a", At: at(5 * time.Minute)}))
+			equal(t, "cleared override", paygate.ProviderState{
+				ProviderID: "sandbox-a", Drained: true, UpdatedAt: at(2 * time.Minute),
+			}, stateOf("sandbox-a"))
+			// A rate out of 0..1 is refused by the schema, as a last guard.
+			if err := commitOp(ctx(t), s, paygate.SandboxApproval{ProviderID: "sandbox-b", Rate: rate(1.5), At: at(6 * time.Minute)}); err == nil {
+				t.Fatal("a rate of 1.5 was stored")
+			}
+			equal(t, "rate after a refused write", rate(0), stateOf("sandbox-b").ApprovalRate)
+		}},
 		{"BreakerReports", func(t *testing.T, s paygate.Store) {
 			a := []paygate.BreakerReport{
 				{Node: "a", Mode: paygate.ModeTest, ProviderID: "sandbox-eu", State: paygate.BreakerOpen, Since: at(time.Second)},
@@ -149,6 +189,67 @@ func routingCases() []testCase {
 			must(t, err)
 			if len(got) != 0 {
 				t.Fatalf("reports after forgetting b and an empty report of a: %+v", got)
+			}
+		}},
+		{"RoutingScores", func(t *testing.T, s paygate.Store) {
+			score := func(node string, mode paygate.Mode, prov, cur, brand string, attempts, approved int64, share float64) paygate.RoutingScore {
+				sc := 0.0
+				if attempts > 0 {
+					sc = float64(approved) / float64(attempts)
+				}
+				return paygate.RoutingScore{Mode: mode, ProviderID: prov, Currency: cur, Brand: brand,
+					Attempts: attempts, Approved: approved, Score: sc, Share: share, Node: node}
+			}
+			stamp := func(rs []paygate.RoutingScore, when time.Time) []paygate.RoutingScore {
+				out := make([]paygate.RoutingScore, len(rs))
+				for i, r := range rs {
+					r.UpdatedAt = when
+					out[i] = r
+				}
+				return out
+			}
+			got, err := s.RoutingScores(ctx(t), base)
+			must(t, err)
+			if got == nil || len(got) != 0 {
+				t.Fatalf("scores before any report: %#v, want an empty list", got)
+			}
+			a := []paygate.RoutingScore{
+				score("a", paygate.ModeTest, "sandbox-b", "EUR", "visa", 200, 120, 0.25),
+				score("a", paygate.ModeTest, "sandbox-a", "EUR", "visa", 200, 190, 0.75),
+				score("a", paygate.ModeTest, "sandbox-a", "EUR", "mastercard", 3, 0, 1),
+				score("a", paygate.ModeLive, "adyen", "EUR", "visa", 0, 0, 0),
+			}
+			b := []paygate.RoutingScore{
+				score("b", paygate.ModeTest, "sandbox-a", "EUR", "visa", 180, 171, 0.7),
+				score("b", paygate.ModeTest, "sandbox-a", "USD", "visa", 10, 5, 1),
+			}
+			must(t, commitOp(ctx(t), s, paygate.RoutingScoreReplacement{Node: "a", Scores: a, At: at(time.Minute)}))
+			must(t, commitOp(ctx(t), s, paygate.RoutingScoreReplacement{Node: "b", Scores: b, At: at(2 * time.Minute)}))
+			sa, sb := stamp(a, at(time.Minute)), stamp(b, at(2*time.Minute))
+			got, err = s.RoutingScores(ctx(t), base)
+			must(t, err)
+			// Per (mode, provider, currency, brand) the latest report (b's for
+			// sandbox-a EUR visa), sorted by mode, currency, brand, provider.
+			equal(t, "scores", []paygate.RoutingScore{sa[3], sa[2], sb[0], sa[0], sb[1]}, got)
+			got, err = s.RoutingScores(ctx(t), at(2*time.Minute))
+			must(t, err)
+			equal(t, "scores since b's", []paygate.RoutingScore{sb[0], sb[1]}, got)
+
+			// A node's new report replaces all its scores: a newer score of
+			// a wins over b's for the same key.
+			a2 := []paygate.RoutingScore{score("a", paygate.ModeTest, "sandbox-a", "EUR", "visa", 200, 150, 0.5)}
+			must(t, commitOp(ctx(t), s, paygate.RoutingScoreReplacement{Node: "a", Scores: a2, At: at(3 * time.Minute)}))
+			got, err = s.RoutingScores(ctx(t), base)
+			must(t, err)
+			equal(t, "scores after a's new report", []paygate.RoutingScore{stamp(a2, at(3*time.Minute))[0], sb[1]}, got)
+
+			// No scores forget the node; two nodes in one unit.
+			must(t, commitOp(ctx(t), s, paygate.RoutingScoreReplacement{Node: "b"},
+				paygate.RoutingScoreReplacement{Node: "a", At: at(4 * time.Minute)}))
+			got, err = s.RoutingScores(ctx(t), base)
+			must(t, err)
+			if len(got) != 0 {
+				t.Fatalf("scores after forgetting both nodes: %+v", got)
 			}
 		}},
 		{"SandboxLedger", func(t *testing.T, s paygate.Store) {

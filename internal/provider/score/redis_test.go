@@ -1,0 +1,236 @@
+package score
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/testenv"
+)
+
+// testGroup is a group no other test (or earlier run) uses.
+func testGroup(t *testing.T) Group {
+	t.Helper()
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return Group{Mode: paygate.ModeTest, Currency: "EUR", Brand: "test-" + hex.EncodeToString(b[:])}
+}
+
+// redisClient returns a client of addr tuned as OpenRedis tunes it.
+func redisClient(t *testing.T, rawURL, addr string) *redis.Client {
+	t.Helper()
+	opt, err := redis.ParseURL(rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if addr != "" {
+		opt.Addr = addr
+	}
+	opt.ContextTimeoutEnabled, opt.DialerRetries, opt.MaxRetries = true, 1, -1
+	c := redis.NewClient(opt)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// waitFor polls cond for up to 10 seconds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestRedisSharedBetweenNodes(t *testing.T) {
+	u := testenv.RedisURL(t)
+	g := testGroup(t)
+	clock := testenv.NewClock(time.Now())
+	cfg := RedisConfig{Timeout: 10 * time.Second, Clock: clock}
+	a := NewRedis(redisClient(t, u, ""), cfg)
+	b := NewRedis(redisClient(t, u, ""), cfg)
+
+	fill(a, g, "sandbox-a", 5, 4, 3)
+	fill(b, g, "sandbox-a", 5, 3, 3) // the window of 5: a's last two (1 approved) and b's three
+	b.Record(context.Background(), g, "sandbox-b", 5, Failed)
+	b.Record(context.Background(), g, "sandbox-b", 5, Uncounted)
+	// b's last record answered the group's counters: b knows a's attempts.
+	got := stats(b, g, "sandbox-a", "sandbox-b")
+	if got[0].Attempts != 5 || got[0].Approved != 4 {
+		t.Fatalf("node b's view of sandbox-a: %+v, want the shared window (5 attempts, 4 approved)", got[0])
+	}
+	if got[1].Attempts != 1 || got[1].Approved != 0 {
+		t.Fatalf("node b's view of sandbox-b: %+v, want 1 counted attempt", got[1])
+	}
+	// The group's last 5 attempts: 3 at sandbox-a, 2 at sandbox-b.
+	if got[0].Traffic != 3 || got[0].Share != 0.6 || got[1].Traffic != 2 || got[1].Share != 0.4 {
+		t.Fatalf("traffic: %+v, want sandbox-a 3 and sandbox-b 2 of the last 5", got)
+	}
+
+	// Node a last read before b's records; after CacheFor its Stats read
+	// again in the background.
+	if got := stats(a, g, "sandbox-b")[0]; got.Attempts != 0 {
+		t.Fatalf("node a saw b's records before reading: %+v", got)
+	}
+	clock.Add(DefaultCacheFor)
+	_ = stats(a, g, "sandbox-b")
+	waitFor(t, "node a to read the shared counters", func() bool {
+		return stats(a, g, "sandbox-b")[0].Attempts == 1
+	})
+	scores := a.Scores()
+	var mine []paygate.RoutingScore
+	for _, s := range scores {
+		if s.Brand == g.Brand {
+			mine = append(mine, s)
+		}
+	}
+	if len(mine) != 2 || mine[0].ProviderID != "sandbox-a" || mine[0].Score != 0.8 || mine[1].Attempts != 1 {
+		t.Fatalf("node a's scores: %+v", mine)
+	}
+}
+
+// TestRedisTrafficWindow checks that the traffic ring slides as the
+// windows do.
+func TestRedisTrafficWindow(t *testing.T) {
+	u := testenv.RedisURL(t)
+	g := testGroup(t)
+	r := NewRedis(redisClient(t, u, ""), RedisConfig{Timeout: 10 * time.Second})
+	fill(r, g, "a", 4, 4, 4)
+	fill(r, g, "b", 4, 3, 0)
+	got := stats(r, g, "a", "b")
+	if got[0].Traffic != 1 || got[1].Traffic != 3 || got[1].Share != 0.75 {
+		t.Fatalf("traffic over the last 4 attempts: %+v", got)
+	}
+	if got[0].Attempts != 4 || got[0].Approved != 4 || got[1].Attempts != 3 || got[1].Approved != 0 {
+		t.Fatalf("windows: %+v", got)
+	}
+}
+
+// cutProxy forwards TCP connections to Redis while up and cuts them all
+// while down.
+type cutProxy struct {
+	ln     net.Listener
+	target string
+	mu     sync.Mutex
+	up     bool
+	conns  []net.Conn
+}
+
+func startCutProxy(t *testing.T, target string) *cutProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &cutProxy{ln: ln, target: target, up: true}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			p.mu.Lock()
+			if !p.up {
+				p.mu.Unlock()
+				_ = c.Close()
+				continue
+			}
+			s, err := net.Dial("tcp", target)
+			if err != nil {
+				p.mu.Unlock()
+				_ = c.Close()
+				continue
+			}
+			p.conns = append(p.conns, c, s)
+			p.mu.Unlock()
+			go func() { _, _ = io.Copy(s, c); _ = s.Close() }()
+			go func() { _, _ = io.Copy(c, s); _ = c.Close() }()
+		}
+	}()
+	t.Cleanup(func() { _ = ln.Close(); p.set(false) })
+	return p
+}
+
+func (p *cutProxy) set(up bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.up = up
+	if !up {
+		for _, c := range p.conns {
+			_ = c.Close()
+		}
+		p.conns = nil
+	}
+}
+
+func TestRedisOutageFallsBack(t *testing.T) {
+	u := testenv.RedisURL(t)
+	opt, err := redis.ParseURL(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := startCutProxy(t, opt.Addr)
+	g := testGroup(t)
+	clock := testenv.NewClock(time.Now())
+	logs := &testenv.Buffer{}
+	var errs atomic.Int64
+	r := NewRedis(redisClient(t, u, proxy.ln.Addr().String()), RedisConfig{
+		Timeout: 2 * time.Second, Clock: clock, Logger: slog.New(slog.NewTextHandler(logs, nil)),
+		OnError: func() { errs.Add(1) },
+	})
+	// Another node that keeps Redis, to tell shared from local.
+	other := NewRedis(redisClient(t, u, ""), RedisConfig{Timeout: 10 * time.Second})
+
+	fill(r, g, "a", 100, 10, 10)
+	if errs.Load() != 0 {
+		t.Fatalf("%d errors while Redis is up", errs.Load())
+	}
+	proxy.set(false)
+	fill(r, g, "a", 100, 5, 0)
+	if n := errs.Load(); n != 1 {
+		t.Fatalf("%d errors counted after the first failure, want 1 (no retry within RetryAfter)", n)
+	}
+	// Decisions go on with this node's windows: all 15 attempts.
+	if got := stats(r, g, "a")[0]; got.Attempts != 15 || got.Approved != 10 {
+		t.Fatalf("during the outage: %+v, want this node's 15 attempts, 10 approved", got)
+	}
+	if len(r.Scores()) == 0 {
+		t.Fatal("no scores during the outage")
+	}
+	// After RetryAfter it tries again, fails again, counted, logged once.
+	clock.Add(DefaultRetryAfter)
+	r.Record(context.Background(), g, "a", 100, Approved)
+	if n := errs.Load(); n != 2 {
+		t.Fatalf("%d errors after a retry during the outage, want 2", n)
+	}
+	if n := strings.Count(logs.String(), "level=ERROR"); n != 1 {
+		t.Fatalf("%d error lines for one outage, want 1:\n%s", n, logs)
+	}
+
+	// Redis returns: the next attempt after RetryAfter goes there again and
+	// decisions use the shared window (only what reached Redis: 10 approved
+	// before, 1 now, plus the other node's 2).
+	proxy.set(true)
+	fill(other, g, "a", 100, 2, 2)
+	clock.Add(DefaultRetryAfter)
+	r.Record(context.Background(), g, "a", 100, Approved)
+	if got := stats(r, g, "a")[0]; got.Attempts != 13 || got.Approved != 13 {
+		t.Fatalf("after Redis returned: %+v, want the shared window (13 attempts, 13 approved)", got)
+	}
+	if !strings.Contains(logs.String(), "Redis answers again") {
+		t.Fatalf("the recovery was not logged:\n%s", logs)
+	}
+}

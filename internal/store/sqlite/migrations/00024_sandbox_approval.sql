@@ -1,0 +1,14 @@
+-- The operator's approval rate override of a sandbox provider (decisions.md
+-- section 21, `paygate providers set-approval`), kept with the provider's
+-- drain state so that the watcher every node runs reads both in its one
+-- poll. NULL: no override, the configuration's sandbox.approvalRate.
+-- approval_at is microseconds since the epoch, as updated_at.
+
+-- +goose Up
+ALTER TABLE provider_states ADD COLUMN approval_rate REAL
+    CHECK (approval_rate >= 0 AND approval_rate <= 1);
+ALTER TABLE provider_states ADD COLUMN approval_at INTEGER;
+
+-- +goose Down
+ALTER TABLE provider_states DROP COLUMN approval_at;
+ALTER TABLE provider_states DROP COLUMN approval_rate;
