@@ -165,14 +165,16 @@ func renderRateChart(c rateChart) template.HTML {
 		return template.HTML(b.String())
 	}
 
-	// Legend: a short line of each provider's colour and its id.
+	// Legend: each provider's colour and its id.
 	b.WriteString(`<g class="chart-legend">`)
 	x := chartLeft
 	for i, p := range c.Providers {
 		color := rateColors[i%len(rateColors)]
-		b.WriteString(`<line x1="` + itoa(x) + `" y1="19" x2="` + itoa(x+20) + `" y2="19" stroke="` + color + `" stroke-width="3"/>`)
-		b.WriteString(`<text x="` + itoa(x+26) + `" y="24">` + esc(p) + `</text>`)
-		x += 40 + 7*len(p)
+		// A dot as the points are (the dark theme recolours the
+		// overview's lines by their colour, not these).
+		b.WriteString(`<circle cx="` + itoa(x+6) + `" cy="19" r="5" fill="` + color + `"/>`)
+		b.WriteString(`<text x="` + itoa(x+16) + `" y="24">` + esc(p) + `</text>`)
+		x += 30 + 7*len(p)
 	}
 	b.WriteString(`</g>`)
 
@@ -229,7 +231,7 @@ func renderRateChart(c rateChart) template.HTML {
 			}
 			x := chartLeft + band*(float64(i)+0.5)
 			y := chartTop + chartPlotH - float64(chartPlotH)*float64(cell.Approved)/float64(cell.Attempts)
-			b.WriteString(`<circle class="chart-point" cx="` + ftoa(x) + `" cy="` + ftoa(y) + `" r="3" stroke="none"><title>` +
+			b.WriteString(`<circle class="rate-point" cx="` + ftoa(x) + `" cy="` + ftoa(y) + `" r="3" stroke="none"><title>` +
 				esc(p+", "+bk.Start.In(c.Loc).Format("15:04")+": "+cell.Rate()+" of "+attempts(cell.Attempts)) + `</title></circle>`)
 		}
 		b.WriteString(`</g>`)

@@ -134,7 +134,7 @@ func TestRateChart(t *testing.T) {
 	svg := string(renderRateChart(rateChart{ID: "r", Loc: time.UTC, Providers: providers, Buckets: buckets}))
 	// a's line breaks at 14:05 (no attempts): two single points, no
 	// polyline; b has one point.
-	if strings.Count(svg, "<polyline") != 0 || strings.Count(svg, "<circle") != 3 {
+	if strings.Count(svg, "<polyline") != 0 || strings.Count(svg, `class="rate-point"`) != 3 {
 		t.Errorf("chart:\n%s", svg)
 	}
 	for _, want := range []string{"a, 14:00: 100.0% of 2 payments", "a, 14:10: 0.0% of 1 payment", "b, 14:00: 75.0% of 4 payments", ">100 %</text>"} {
