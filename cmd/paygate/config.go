@@ -106,7 +106,7 @@ func serveFlags(fs *flagSet, c *serveConfig) (finish func() error) {
 	fs.databaseURL(&c.DatabaseURL)
 	fs.StringVar(&c.Addr, "addr", defaultAddr, "`host:port` to listen on (port 0 picks a free one)")
 	fs.StringVar(&c.BaseURL, "base-url", "", "public base `URL` of the service, used in 3-D Secure links (default http://ADDR)")
-	fs.StringVar(&c.RedisURL, "redis-url", "", "Redis `URL` (redis://...) for rate limits shared by every instance (default: per-process limits)")
+	fs.StringVar(&c.RedisURL, "redis-url", "", "Redis `URL` (redis://...) for rate limits, card-testing counters and success-rate routing scores shared by every instance (default: per process)")
 	fs.StringVar(&c.ConfigFile, "config", "", "operator configuration `FILE` (provider routes and credentials)")
 	c.WebhookRetrySchedule = webhook.DefaultSchedule()
 	fs.Var(&durationList{list: &c.WebhookRetrySchedule}, "webhook-retry-schedule", "wait before each webhook delivery attempt, comma-separated `durations`")

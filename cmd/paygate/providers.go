@@ -10,8 +10,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/paygate/paygate/internal/metrics"
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/score"
 )
 
 // loadRouting reads the operator configuration of --config; serve refuses to
@@ -27,16 +29,33 @@ func loadRouting(path string) (*provider.Config, error) {
 // startRouting builds serve's router (the sandboxes keep their ledger in the
 // store) and starts the watcher that applies drain states from the database
 // and reports this node's breakers. The caller stops the watcher.
-func startRouting(ctx context.Context, routing *provider.Config, st paygate.Store, clock paygate.Clock, log *slog.Logger) (*provider.Router, *provider.Watcher, error) {
+func startRouting(ctx context.Context, routing *provider.Config, st paygate.Store, clock paygate.Clock, log *slog.Logger, scorer score.Scorer) (*provider.Router, *provider.Watcher, error) {
 	router, err := routing.Build(provider.BuildOptions{Store: st, Logger: log})
 	if err != nil {
 		return nil, nil, fmt.Errorf("configuration: %w", err)
 	}
+	router.SetScorer(scorer)
 	w := provider.NewWatcher(router, st, provider.WatcherConfig{Clock: clock, Logger: log})
 	if err := w.Start(ctx); err != nil {
 		return nil, nil, fmt.Errorf("start provider routing: %w", err)
 	}
 	return router, w, nil
+}
+
+// openScorer returns the scorer of the success-rate routes (decisions
+// §21): shared by every node through Redis when redisURL is set, falling
+// back to this node's own scores while Redis fails (logged, and counted in
+// paygate_routing_score_errors_total); in this process otherwise. The
+// returned function closes the Redis client.
+func openScorer(redisURL string, clock paygate.Clock, log *slog.Logger, mx *metrics.Metrics) (score.Scorer, func() error, error) {
+	if redisURL == "" {
+		return score.NewMemory(), func() error { return nil }, nil
+	}
+	s, closeRedis, err := score.OpenRedis(redisURL, score.RedisConfig{Clock: clock, Logger: log, OnError: mx.RoutingScoreError})
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, closeRedis, nil
 }
 
 // --- paygate providers [--json] | drain|restore --provider ID ----------------
@@ -46,6 +65,24 @@ type providersOutput struct {
 	// Config is the file the table comes from, or "built-in".
 	Config string       `json:"config"`
 	Modes  []modeOutput `json:"modes"`
+	// Scores are the success-rate router's scores as the serving nodes
+	// last wrote them (decisions §21), by mode, currency, brand and
+	// provider; empty without success_rate routes or serving nodes.
+	Scores []scoreOutput `json:"scores"`
+}
+
+// scoreOutput is one provider's score for a currency and card brand: its
+// counted attempts and approvals over the route's window, their ratio, and
+// its share (0 to 1) of the currency and brand's recent attempts.
+type scoreOutput struct {
+	Mode     string  `json:"mode"`
+	Provider string  `json:"provider"`
+	Currency string  `json:"currency"`
+	Brand    string  `json:"brand"`
+	Attempts int64   `json:"attempts"`
+	Approved int64   `json:"approved"`
+	Score    float64 `json:"score"`
+	Share    float64 `json:"share"`
 }
 
 type modeOutput struct {
@@ -61,6 +98,9 @@ type routeOutput struct {
 	// without drained providers and those whose breaker is open.
 	Providers []string `json:"providers"`
 	Available []string `json:"available"`
+	// Strategy is priority (the order above) or success_rate (the first
+	// provider chosen by score, decisions §21).
+	Strategy string `json:"strategy"`
 }
 
 type providerOutput struct {
@@ -124,6 +164,7 @@ func cmdProviders(ctx context.Context, c *cli, args []string) error {
 	}
 	var states []paygate.ProviderState
 	var reports []paygate.BreakerReport
+	var scores []paygate.RoutingScore
 	err = withStore(ctx, dbURL, func(ctx context.Context, st paygate.Store) error {
 		var err error
 		if states, err = st.ProviderStates(ctx); err != nil {
@@ -132,12 +173,20 @@ func cmdProviders(ctx context.Context, c *cli, args []string) error {
 		if reports, err = st.BreakerReports(ctx, now().Add(-provider.ReportFreshFor)); err != nil {
 			return fmt.Errorf("read breaker reports: %w", err)
 		}
+		if scores, err = st.RoutingScores(ctx, now().Add(-provider.ScoreFreshFor)); err != nil {
+			return fmt.Errorf("read routing scores: %w", err)
+		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
 	out := describeProviders(routing, router, states, reports)
+	out.Scores = []scoreOutput{}
+	for _, sc := range scores {
+		out.Scores = append(out.Scores, scoreOutput{Mode: string(sc.Mode), Provider: sc.ProviderID, Currency: sc.Currency,
+			Brand: sc.Brand, Attempts: sc.Attempts, Approved: sc.Approved, Score: sc.Score, Share: sc.Share})
+	}
 	if asJSON {
 		return writeJSON(c.stdout, out)
 	}
@@ -297,10 +346,16 @@ func describeProviders(routing *provider.Config, router *provider.Router, states
 			}
 			return out
 		}
-		for _, cur := range codes {
-			mo.Routes = append(mo.Routes, routeOutput{Currency: cur, Providers: currency[cur], Available: avail(currency[cur])})
+		strategy := func(cur string) string {
+			if _, ok := router.Table().SuccessRate(mode, cur); ok {
+				return provider.StrategySuccessRate
+			}
+			return provider.StrategyPriority
 		}
-		mo.Routes = append(mo.Routes, routeOutput{Currency: "default", Providers: fallback, Available: avail(fallback)})
+		for _, cur := range codes {
+			mo.Routes = append(mo.Routes, routeOutput{Currency: cur, Providers: currency[cur], Available: avail(currency[cur]), Strategy: strategy(cur)})
+		}
+		mo.Routes = append(mo.Routes, routeOutput{Currency: "default", Providers: fallback, Available: avail(fallback), Strategy: strategy("default")})
 		out.Modes = append(out.Modes, mo)
 	}
 	return out
@@ -328,6 +383,9 @@ func printProviders(w io.Writer, out providersOutput) error {
 			if len(r.Providers) == 0 {
 				line = "(none)"
 			}
+			if r.Strategy == provider.StrategySuccessRate {
+				line += "   (success_rate: first by score)"
+			}
 			fmt.Fprintf(&b, "    %-8s %s\n", r.Currency, line)
 		}
 		fmt.Fprintln(&b, "  providers:")
@@ -345,6 +403,14 @@ func printProviders(w io.Writer, out providersOutput) error {
 					fmt.Fprintf(&b, "      breaker %s on %s since %s\n", br.State, br.Node, br.Since)
 				}
 			}
+		}
+	}
+	if len(out.Scores) > 0 {
+		fmt.Fprintln(&b, "\nsuccess-rate scores (as the serving nodes last wrote them):")
+		fmt.Fprintf(&b, "  %-5s %-8s %-11s %-16s %8s %8s %6s %6s\n", "mode", "currency", "brand", "provider", "attempts", "approved", "score", "share")
+		for _, sc := range out.Scores {
+			fmt.Fprintf(&b, "  %-5s %-8s %-11s %-16s %8d %8d %5.1f%% %5.1f%%\n", sc.Mode, sc.Currency, sc.Brand, sc.Provider,
+				sc.Attempts, sc.Approved, 100*sc.Score, 100*sc.Share)
 		}
 	}
 	_, err := io.WriteString(w, b.String())

@@ -1,12 +1,17 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/paygate/paygate/internal/paygate"
 )
 
 func TestProvidersCommand(t *testing.T) {
@@ -82,6 +87,76 @@ routes:
 		var st providerStateOutput
 		if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || st.Provider != "eu" || st.Drained {
 			t.Fatalf("restore: %q, %v", r.stdout, err)
+		}
+	})
+	t.Run("OKScores", func(t *testing.T) {
+		scored := filepath.Join(dir, "scored.yaml")
+		if err := os.WriteFile(scored, []byte(`
+providers:
+  - id: sandbox-a
+    kind: sandbox
+  - id: sandbox-b
+    kind: sandbox
+routes:
+  test:
+    EUR: {providers: [sandbox-a, sandbox-b], strategy: success_rate, window: 50}
+    default: [sandbox-a]
+`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		sdb := "sqlite:" + filepath.Join(dir, "scores.db")
+		at := now()
+		err := withStore(context.Background(), sdb, func(ctx context.Context, st paygate.Store) error {
+			return st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{
+				paygate.RoutingScoreReplacement{Node: "n1", At: at, Scores: []paygate.RoutingScore{
+					{Node: "n1", Mode: paygate.ModeTest, ProviderID: "sandbox-a", Currency: "EUR", Brand: "visa", Attempts: 50, Approved: 30, Score: 0.6, Share: 0.1},
+					{Node: "n1", Mode: paygate.ModeTest, ProviderID: "sandbox-b", Currency: "EUR", Brand: "visa", Attempts: 50, Approved: 47, Score: 0.94, Share: 0.9},
+				}},
+				// A node that stopped reporting long ago is not shown.
+				paygate.RoutingScoreReplacement{Node: "old", At: at.Add(-time.Hour), Scores: []paygate.RoutingScore{
+					{Node: "old", Mode: paygate.ModeTest, ProviderID: "sandbox-a", Currency: "USD", Brand: "visa", Attempts: 1, Approved: 1, Score: 1, Share: 1},
+				}},
+			}})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := cliRun(t, map[string]string{"PAYGATE_CONFIG": scored}, "providers", "--json", "--database-url", sdb).mustSucceed(t)
+		var raw struct {
+			Scores []map[string]any `json:"scores"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &raw); err != nil {
+			t.Fatal(err)
+		}
+		if len(raw.Scores) != 2 {
+			t.Fatalf("scores: %s", r.stdout)
+		}
+		for _, k := range []string{"provider", "currency", "brand", "attempts", "approved", "score", "share"} {
+			if _, ok := raw.Scores[0][k]; !ok {
+				t.Fatalf("score without %q: %v", k, raw.Scores[0])
+			}
+		}
+		b := raw.Scores[1]
+		if b["provider"] != "sandbox-b" || b["currency"] != "EUR" || b["brand"] != "visa" || b["attempts"] != 50.0 ||
+			b["approved"] != 47.0 || b["score"] != 0.94 || b["share"] != 0.9 {
+			t.Fatalf("sandbox-b's score: %v", b)
+		}
+		var out providersOutput
+		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+			t.Fatal(err)
+		}
+		if out.Modes[0].Routes[0].Strategy != "success_rate" || out.Modes[0].Routes[1].Strategy != "priority" {
+			t.Fatalf("strategies: %+v", out.Modes[0].Routes)
+		}
+		r = cliRun(t, map[string]string{"PAYGATE_CONFIG": scored}, "providers", "--database-url", sdb).mustSucceed(t)
+		if !strings.Contains(r.stdout, "(success_rate: first by score)") ||
+			!regexp.MustCompile(`test +EUR +visa +sandbox-b +50 +47 +94\.0% +90\.0%`).MatchString(r.stdout) {
+			t.Fatalf("text table:\n%s", r.stdout)
+		}
+		// Without scores the key is an empty list, never null.
+		r = cliRun(t, map[string]string{"PAYGATE_CONFIG": cfg}, "providers", "--json", "--database-url", db).mustSucceed(t)
+		if !strings.Contains(r.stdout, `"scores":[]`) {
+			t.Fatalf("no scores: %s", r.stdout)
 		}
 	})
 	t.Run("ErrUsage", func(t *testing.T) {

@@ -154,7 +154,14 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	clock := paygate.SystemClock{}
 	// The router: breakers, drain states polled from the database, sandboxes
 	// keeping their ledger in it (providers.go).
-	router, routingWatcher, err := startRouting(ctx, routing, st, clock, log)
+	// Success-rate routes keep their scores in Redis when --redis-url is
+	// set, in process otherwise (providers.go).
+	scorer, closeScorer, err := openScorer(cfg.RedisURL, clock, log, mx)
+	if err != nil {
+		return err
+	}
+	defer closeScorer()
+	router, routingWatcher, err := startRouting(ctx, routing, st, clock, log, scorer)
 	if err != nil {
 		return err
 	}

@@ -73,6 +73,7 @@ type Metrics struct {
 	recovered        *prometheus.CounterVec
 	cardTesting      *prometheus.CounterVec
 	guardErrors      prometheus.Counter
+	routingErrors    prometheus.Counter
 
 	log *slog.Logger
 }
@@ -135,9 +136,13 @@ func New(log *slog.Logger) *Metrics {
 		Name: "paygate_card_testing_guard_errors_total",
 		Help: "Checks and records of the card-testing guard that failed (Redis or the database unavailable) and let the payment through unguarded.",
 	})
+	m.routingErrors = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "paygate_routing_score_errors_total",
+		Help: "Records and reads of the success-rate router's shared scores that failed (Redis unavailable); the node routes on its own scores meanwhile.",
+	})
 	m.reg.MustRegister(
 		m.httpRequests, m.httpDuration, m.payments, m.refunds, m.providerDuration, m.circuit,
-		m.deliveries, m.replays, m.rateLimited, m.recovered, m.cardTesting, m.guardErrors,
+		m.deliveries, m.replays, m.rateLimited, m.recovered, m.cardTesting, m.guardErrors, m.routingErrors,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -257,6 +262,15 @@ func (m *Metrics) GuardError() {
 		return
 	}
 	m.guardErrors.Inc()
+}
+
+// RoutingScoreError counts a record or read of the success-rate router's
+// shared scores that failed (score.RedisConfig.OnError).
+func (m *Metrics) RoutingScoreError() {
+	if m == nil {
+		return
+	}
+	m.routingErrors.Inc()
 }
 
 // paymentKey names one child of paygate_payments_total.

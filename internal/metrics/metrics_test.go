@@ -112,9 +112,12 @@ func TestEverySeriesOfSection16(t *testing.T) {
 		`paygate_card_testing_blocked_total{rule="customer"}`,
 		`paygate_card_testing_blocked_total{rule="ip_cards"}`,
 		`paygate_card_testing_guard_errors_total`,
+		`paygate_routing_score_errors_total`,
 	} {
 		want(t, got, s, 0)
 	}
+	m.RoutingScoreError()
+	want(t, gather(t, m), `paygate_routing_score_errors_total`, 1)
 	names := map[string]bool{}
 	for _, s := range got {
 		names[s.name] = true

@@ -139,8 +139,9 @@ func NewScoredTable(routes map[paygate.Mode]Routes, successRate map[paygate.Mode
 	return t, nil
 }
 
-// SuccessRate returns the settings of the route of a currency when its
-// strategy is success_rate; false when it routes by priority.
+// SuccessRate returns the settings of the route of a currency ("default":
+// the default route) when its strategy is success_rate; false when it
+// routes by priority.
 func (t *Table) SuccessRate(mode paygate.Mode, currency string) (score.Settings, bool) {
 	mt := t.modes[mode]
 	if mt == nil || mt.scored == nil {

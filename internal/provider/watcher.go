@@ -21,6 +21,11 @@ const (
 	DefaultReportEvery = 10 * time.Second
 	// ReportFreshFor is how long a breaker report counts as current.
 	ReportFreshFor = 3 * DefaultReportEvery
+	// DefaultScoreEvery is how often a node writes its success-rate
+	// routing scores (decisions §21: at least every 5 seconds).
+	DefaultScoreEvery = 2 * time.Second
+	// ScoreFreshFor is how long a node's scores count as current.
+	ScoreFreshFor = 5 * DefaultScoreEvery
 )
 
 // StateStore is the part of the store the Watcher uses.
@@ -44,6 +49,9 @@ type Watcher struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	once   sync.Once
+	// scored is set once this node wrote routing scores, so that later
+	// writes replace them even when it has none left.
+	scored bool
 
 	// approvals are the approval rate overrides in force (applyApprovals),
 	// touched by poll only, which never runs twice at once.
@@ -54,6 +62,8 @@ type Watcher struct {
 type WatcherConfig struct {
 	StatePoll   time.Duration
 	ReportEvery time.Duration
+	// ScoreEvery is how often the router's routing scores are written.
+	ScoreEvery time.Duration
 	// Node names this node in breaker reports (default: host:pid).
 	Node   string
 	Clock  paygate.Clock
@@ -67,6 +77,9 @@ func NewWatcher(r *Router, st StateStore, cfg WatcherConfig) *Watcher {
 	}
 	if cfg.ReportEvery <= 0 {
 		cfg.ReportEvery = DefaultReportEvery
+	}
+	if cfg.ScoreEvery <= 0 {
+		cfg.ScoreEvery = DefaultScoreEvery
 	}
 	if cfg.Node == "" {
 		cfg.Node = NodeName()
@@ -104,7 +117,7 @@ func (w *Watcher) Start(ctx context.Context) error {
 }
 
 // Stop stops polling, waits for the goroutine, and withdraws this node's
-// breaker reports.
+// breaker reports and routing scores.
 func (w *Watcher) Stop() {
 	w.once.Do(func() {
 		if w.cancel == nil {
@@ -114,7 +127,8 @@ func (w *Watcher) Stop() {
 		<-w.done
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if err := w.store.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.BreakerReplacement{Node: w.cfg.Node}}}); err != nil {
+		forget := []paygate.Op{paygate.BreakerReplacement{Node: w.cfg.Node}, paygate.RoutingScoreReplacement{Node: w.cfg.Node}}
+		if err := w.store.Commit(ctx, paygate.Unit{Ops: forget}); err != nil {
 			w.cfg.Logger.Warn("withdraw breaker reports", "error", err)
 		}
 	})
@@ -126,6 +140,8 @@ func (w *Watcher) loop(ctx context.Context) {
 	defer poll.Stop()
 	heartbeat := time.NewTicker(w.cfg.ReportEvery)
 	defer heartbeat.Stop()
+	scores := time.NewTicker(w.cfg.ScoreEvery)
+	defer scores.Stop()
 	failing := false
 	for {
 		select {
@@ -145,6 +161,8 @@ func (w *Watcher) loop(ctx context.Context) {
 			w.report(ctx)
 		case <-heartbeat.C:
 			w.report(ctx)
+		case <-scores.C:
+			w.reportScores(ctx)
 		}
 	}
 }
@@ -187,5 +205,22 @@ func (w *Watcher) report(ctx context.Context) {
 	replace := paygate.BreakerReplacement{Node: w.cfg.Node, Reports: reports, At: w.cfg.Clock.Now()}
 	if err := w.store.Commit(ctx, paygate.Unit{Ops: []paygate.Op{replace}}); err != nil && ctx.Err() == nil {
 		w.cfg.Logger.Warn("report breaker states", "error", err)
+	}
+}
+
+// reportScores stores this node's routing scores (decisions §21), when it
+// has some or had some.
+func (w *Watcher) reportScores(ctx context.Context) {
+	scores := w.router.Scorer().Scores()
+	if len(scores) == 0 && !w.scored {
+		return
+	}
+	w.scored = true
+	for i := range scores {
+		scores[i].Node = w.cfg.Node
+	}
+	replace := paygate.RoutingScoreReplacement{Node: w.cfg.Node, Scores: scores, At: w.cfg.Clock.Now()}
+	if err := w.store.Commit(ctx, paygate.Unit{Ops: []paygate.Op{replace}}); err != nil && ctx.Err() == nil {
+		w.cfg.Logger.Warn("report routing scores", "error", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/provider/score"
 )
 
 // memStates is a StateStore in memory.
@@ -20,6 +21,7 @@ type memStates struct {
 	approvals map[string]float64
 	fail      bool
 	reports   map[string][]paygate.BreakerReport
+	scores    map[string]paygate.RoutingScoreReplacement
 }
 
 func (m *memStates) ProviderStates(context.Context) ([]paygate.ProviderState, error) {
@@ -42,9 +44,20 @@ func (m *memStates) Commit(_ context.Context, u paygate.Unit) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, op := range u.Ops {
+		if sr, ok := op.(paygate.RoutingScoreReplacement); ok {
+			if m.scores == nil {
+				m.scores = map[string]paygate.RoutingScoreReplacement{}
+			}
+			if len(sr.Scores) == 0 {
+				delete(m.scores, sr.Node)
+			} else {
+				m.scores[sr.Node] = sr
+			}
+			continue
+		}
 		r, ok := op.(paygate.BreakerReplacement)
 		if !ok {
-			return fmt.Errorf("memStates: %T is not a breaker replacement", op)
+			return fmt.Errorf("memStates: %T is not a breaker or score replacement", op)
 		}
 		if len(r.Reports) == 0 {
 			delete(m.reports, r.Node)
@@ -109,6 +122,39 @@ func TestWatcher(t *testing.T) {
 	w.Stop()
 	if st.report("n1", "a") != "" {
 		t.Fatal("reports left behind by a stopped node")
+	}
+}
+
+func TestWatcherReportsScores(t *testing.T) {
+	t.Parallel()
+	a, b := newRated("a", 100, 1), newRated("b", 0, 2)
+	r := newScoredRouter(t, score.Settings{Window: 10, Explore: 0, MinSamples: 2}, DefaultBreaker(), a, b)
+	st := &memStates{drained: map[string]bool{}, reports: map[string][]paygate.BreakerReport{}}
+	w := NewWatcher(r, st, WatcherConfig{StatePoll: time.Hour, ReportEvery: time.Hour, ScoreEvery: 10 * time.Millisecond, Node: "n1"})
+	if err := w.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	for range 20 {
+		payCard(r, "visa")
+	}
+	var got paygate.RoutingScoreReplacement
+	waitFor(t, 2*time.Second, "the scores' report", func() bool {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		got = st.scores["n1"]
+		// b declines all: after its 2 samples a takes every payment.
+		return len(got.Scores) == 2 && got.Scores[0].Attempts == 10 && got.Scores[1].Attempts == 2
+	})
+	sa := got.Scores[0]
+	if sa.Node != "n1" || sa.ProviderID != "a" || sa.Currency != "EUR" || sa.Brand != "visa" || sa.Score != 1 || got.At.IsZero() {
+		t.Fatalf("reported scores: %+v", got)
+	}
+	w.Stop()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if _, ok := st.scores["n1"]; ok {
+		t.Fatal("scores left behind by a stopped node")
 	}
 }
 
