@@ -345,6 +345,8 @@ func TestDashboardScreenshots(t *testing.T) {
 	shot("dashboard-customer")
 	visit("developers", "/dashboard/test/developers", "#secret-keys")
 	shot("dashboard-developers")
+	visit("routing", "/dashboard/test/routing", "svg.rate-chart")
+	shot("dashboard-routing")
 
 	rcv := newReceiver(t)
 	browserDo(t, ctx, g, "set the webhook endpoint and send a test event",

@@ -29,6 +29,7 @@ import (
 
 // benchSynopsis is the usage line of bench.
 const benchSynopsis = "[--database-url URL | --url URL --key SECRET | --self-test]\n" +
+	"        | " + benchRoutingSynopsis + "\n" +
 	"        [--concurrency 32] [--duration 30s | --requests N] [--rate R] [--warmup 2s]\n" +
 	"        [--mix approve=90,decline=5,refund=5] [--provider sandbox|stripe-mock] [--baseline] [--json] [--svg FILE]\n" +
 	"        [--server-log FILE] [--server-arg ARG]... [--server-cpuprofile FILE] [--server-heapprofile FILE]\n" +
@@ -293,6 +294,9 @@ func checkLoopbackURL(raw string) error {
 }
 
 func cmdBench(ctx context.Context, c *cli, args []string) (err error) {
+	if len(args) > 0 && args[0] == "routing" {
+		return cmdBenchRouting(ctx, c, args[1:]) // bench_routing.go
+	}
 	f, err := parseBenchFlags(args, c)
 	if err != nil {
 		return err

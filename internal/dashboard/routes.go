@@ -3,7 +3,8 @@ package dashboard
 import "net/http"
 
 // adminRoutes are the pages of the Developers section (API keys, the
-// webhook endpoint and its deliveries) and the audit log.
+// webhook endpoint and its deliveries), the audit log, the guard and the
+// Routing page (routing_page.go), which every role may read.
 func (d *Dashboard) adminRoutes() []route {
 	return []route{
 		{method: http.MethodGet, pattern: "/developers", need: needRead, h: d.developers},
@@ -24,5 +25,6 @@ func (d *Dashboard) adminRoutes() []route {
 		{method: http.MethodGet, pattern: "/audit", need: needRead, h: d.auditPage},
 		{method: http.MethodGet, pattern: "/guard", need: needAdmin, h: d.guardPage},
 		{method: http.MethodPost, pattern: "/guard", need: needAdmin, h: d.setGuard},
+		{method: http.MethodGet, pattern: "/routing", need: needRead, h: d.routingPage},
 	}
 }
