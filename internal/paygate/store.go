@@ -22,6 +22,7 @@ type Store interface {
 	VaultStore
 	DashboardStore
 	GuardStore
+	OriginsStore
 
 	// Ping checks that the database answers (readiness).
 	Ping(ctx context.Context) error
