@@ -9,7 +9,8 @@ import (
 	"testing"
 )
 
-// TestNoCardDataAtRest runs payments of every outcome, then searches the
+// TestNoCardDataAtRest runs payments of every outcome, with cards and with
+// card tokens, then searches the
 // database files and the server's logs for the card numbers and CVVs.
 func TestNoCardDataAtRest(t *testing.T) {
 	dir := t.TempDir()
@@ -26,6 +27,24 @@ func TestNoCardDataAtRest(t *testing.T) {
 		// An invalid request too: validation must not echo or log it.
 		bad := paymentBody(n, "10.001", "EUR")
 		g.call(http.MethodPost, "/v1/payments", m.TestSecretKey, bad)
+	}
+	// Card tokens: every number tokenized with its CVV, one in two paid
+	// with; the others stay sealed in the database until they expire.
+	for i, n := range numbers {
+		b := map[string]any{"card": paymentBody(n, "1.00", "EUR")["card"]}
+		if len(n) == 16 {
+			b["card"].(map[string]any)["cvv"] = "987"
+		}
+		r := g.call(http.MethodPost, "/v1/tokens", m.TestPublicKey, b, "Idempotency-Key", "")
+		if r.Status != http.StatusCreated {
+			t.Fatalf("token of %s…: %d %s", n[:6], r.Status, r.Raw)
+		}
+		if i%2 == 0 {
+			pay := paymentBody(n, "10.00", "EUR")
+			delete(pay, "card")
+			pay["paymentMethod"], pay["token"] = "token", r.Data()["id"]
+			g.call(http.MethodPost, "/v1/payments", m.TestSecretKey, pay)
+		}
 	}
 	if err := g.Stop(); err != nil {
 		t.Fatal(err)

@@ -262,8 +262,8 @@ func hmacSHA256(key []byte, msg string) []byte {
 	return m.Sum(nil)
 }
 
-// TestThiefFindsNothing makes real payments, saved cards and replays on
-// each engine, then hands the whole database to the thief.
+// TestThiefFindsNothing makes real payments, saved cards, card tokens and
+// replays on each engine, then hands the whole database to the thief.
 func TestThiefFindsNothing(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e engine) {
 		dbURL := e.url(t)
@@ -305,6 +305,23 @@ func TestThiefFindsNothing(t *testing.T) {
 		expect(t, r, http.StatusCreated)
 		saved.requests = append(saved.requests, lootRequest{http.MethodPost, path, body})
 		cards = append(cards, saved)
+
+		// Card tokens (decisions §19): one paid with, one left unused, its
+		// card (CVV included) still sealed in the database.
+		for i, c := range []loot{{pan: "5105105105105100", cvv: "388"}, {pan: "4012888888881881", cvv: "929"}} {
+			body := mustJSON(t, map[string]any{"card": map[string]any{
+				"number": c.pan, "expiryMonth": "07", "expiryYear": futureYear(), "cvv": c.cvv, "holderName": "Ada Lovelace"}})
+			r := g.call(http.MethodPost, "/v1/tokens", m.TestPublicKey, body, "Idempotency-Key", "")
+			expect(t, r, http.StatusCreated)
+			c.requests = append(c.requests, lootRequest{http.MethodPost, "/v1/tokens", body})
+			if i == 0 {
+				pay := paymentBody(c.pan, "5.00", "EUR")
+				delete(pay, "card")
+				pay["paymentMethod"], pay["token"] = "token", r.Data()["id"]
+				expect(t, g.call(http.MethodPost, "/v1/payments", m.TestSecretKey, pay, "Idempotency-Key", "thief-token"), http.StatusCreated)
+			}
+			cards = append(cards, c)
+		}
 
 		if found := steal(dbCells(t, e, dbURL), cards); len(found) > 0 {
 			t.Errorf("the database alone leads back to card data (%d findings):\n%s", len(found), strings.Join(found, "\n"))

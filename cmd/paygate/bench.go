@@ -52,8 +52,10 @@ refund), replay (a create sent again with its key and body), get (GET
 /v1/payments/{id}), unauthorized (a bad key: 401 counts as expected), cardtest (an
 attacker trying declining cards from a few addresses; with it every payment comes from an
 address of its own through X-Forwarded-For, the child trusts bench as a proxy, and the
-card-testing guard's rules are on: see --guard). replay and get read a pool of --pool
-payments created before the run, outside the measurement.
+card-testing guard's rules are on: see --guard), token (POST /v1/tokens with the test
+public key of bench's merchant, which bench's own server has; the child's token rate
+limits are lifted). replay and get read a pool of --pool payments created before the
+run, outside the measurement.
 Examples: --mix replay=1, --mix get=1, --mix unauthorized=1.
 
 --rate R runs an open loop: R operations per second start on schedule, and latency
@@ -71,7 +73,7 @@ latency reads against the gateway's at the same rate.
 --json prints one JSON object: target, url, loop, rate, concurrency, mix, warmupSeconds,
 elapsedSeconds, interrupted, operations, missed, requests, requestsPerSecond, payments,
 paymentsPerSecond, latency {count, mean, min, p50, p90, p99, p999, max} (ms), kinds
-{payment|refund|replay|get|unauthorized: latency}, errors {NAME: count}, expected
+{payment|refund|replay|get|unauthorized|token: latency}, errors {NAME: count}, expected
 {NAME: count}, transportErrors, transportError, clientCpuSeconds, server {cpuSeconds,
 cpuPerRequestMs, cores, peakRssBytes, rssBytes[]} or null, baseline {transactions,
 elapsedSeconds, txPerSecond, latency, errors, error, missed, ratio} or null, provider
@@ -152,7 +154,7 @@ func parseBenchFlags(args []string, c *cli) (benchFlags, error) {
 	fs.Int64Var(&f.requests, "requests", 0, "measure `N` operations instead of a duration")
 	fs.Float64Var(&f.rate, "rate", 0, "open loop: start `R` operations per second (default: closed loop)")
 	fs.DurationVar(&f.warmup, "warmup", 2*time.Second, "unmeasured load before the measurement")
-	fs.StringVar(&mix, "mix", bench.DefaultMix, "`WEIGHTS` of the operations: approve, decline, refund, replay, get, unauthorized")
+	fs.StringVar(&mix, "mix", bench.DefaultMix, "`WEIGHTS` of the operations: approve, decline, refund, replay, get, unauthorized, cardtest, token")
 	fs.IntVar(&f.pool, "pool", 1000, "`N` payments created before the run for replay and get")
 	fs.StringVar(&f.currency, "currency", "EUR", "`CODE` of the payments' currency")
 	fs.BoolVar(&f.baseline, "baseline", false, "also measure the database-only baseline and the ratio")
@@ -489,6 +491,7 @@ func benchOwnServer(ctx context.Context, c *cli, f benchFlags, cfg bench.Config,
 	const unlimited = "1000000000"
 	serveArgs := []string{"serve", "--database-url", dbURL, "--log-level", "warn",
 		"--rate-limit-test", unlimited, "--rate-limit-live", unlimited, "--rate-limit-unauthenticated", unlimited,
+		"--rate-limit-tokens", unlimited, "--rate-limit-tokens-per-address", unlimited,
 		// No load balancer watches its /readyz: it may stop at once.
 		"--drain-delay", "0s"}
 	pprofAddr := ""
@@ -531,7 +534,7 @@ func benchOwnServer(ctx context.Context, c *cli, f benchFlags, cfg bench.Config,
 		return nil, err
 	}
 	rep.URL = srv.URL
-	cfg.BaseURL, cfg.SecretKey = srv.URL, m.TestSecretKey
+	cfg.BaseURL, cfg.SecretKey, cfg.PublicKey = srv.URL, m.TestSecretKey, m.TestPublicKey
 	if sm != nil {
 		cfg.SecretKey = m.LiveSecretKey // the live route goes to stripe-mock
 	}

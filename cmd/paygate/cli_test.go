@@ -605,6 +605,7 @@ func TestHelp(t *testing.T) {
 	r := cliRun(t, nil, "serve", "--help")
 	for _, flag := range []string{"--addr", "--base-url", "--redis-url", "--config", "--webhook-retry-schedule",
 		"--rate-limit-test", "--rate-limit-live", "--rate-limit-unauthenticated", "--vault-key",
+		"--rate-limit-tokens", "--rate-limit-tokens-per-address",
 		"--3ds-challenge-ttl", "--recovery-interval", "--database-url",
 		"--tls-cert", "--tls-key", "--log-format", "--log-level", "--drain-delay", "--shutdown-timeout"} {
 		if !strings.Contains(r.stdout, flag+" ") {

@@ -28,6 +28,8 @@ type serveConfig struct {
 	RateLimitTest            int             // --rate-limit-test 100
 	RateLimitLive            int             // --rate-limit-live 1000
 	RateLimitUnauthenticated int             // --rate-limit-unauthenticated 60
+	RateLimitTokens          int             // --rate-limit-tokens 300 (per public key)
+	RateLimitTokensPerAddr   int             // --rate-limit-tokens-per-address 30
 	VaultKeys                []string        // --vault-key KEY[,KEY...]
 	ThreeDSChallengeTTL      time.Duration   // --3ds-challenge-ttl 30m
 	RecoveryInterval         time.Duration   // --recovery-interval 5s
@@ -71,6 +73,8 @@ const (
 	defaultRateLimitTest            = 100
 	defaultRateLimitLive            = 1000
 	defaultRateLimitUnauthenticated = 60
+	defaultRateLimitTokens          = 300 // httpapi.DefaultRateLimitTokens
+	defaultRateLimitTokensPerAddr   = 30  // httpapi.DefaultRateLimitTokensPerAddress
 	defaultThreeDSChallengeTTL      = 30 * time.Minute
 	defaultRecoveryInterval         = 5 * time.Second
 	defaultLogLevel                 = "info"
@@ -86,7 +90,8 @@ const (
 // serveSynopsis is the usage line of serve and demo.
 const serveSynopsis = "[--database-url URL] [--addr 127.0.0.1:8080] [--base-url URL] [--redis-url URL] [--config FILE]\n" +
 	"        [--webhook-retry-schedule 0s,5s,5m,...] [--rate-limit-test 100] [--rate-limit-live 1000]\n" +
-	"        [--rate-limit-unauthenticated 60] [--vault-key KEY[,KEY...]]\n" +
+	"        [--rate-limit-unauthenticated 60] [--rate-limit-tokens 300] [--rate-limit-tokens-per-address 30]\n" +
+	"        [--vault-key KEY[,KEY...]]\n" +
 	"        [--3ds-challenge-ttl 30m] [--recovery-interval 5s] [--log-level info] [--pprof 127.0.0.1:6060]\n" +
 	"        [--metrics-addr HOST:PORT]\n" +
 	"        [--session-idle-timeout 15m] [--dashboard-session-max 12h] [--require-mfa]\n" +
@@ -113,6 +118,8 @@ func serveFlags(fs *flagSet, c *serveConfig) (finish func() error) {
 	fs.IntVar(&c.RateLimitTest, "rate-limit-test", defaultRateLimitTest, "requests per minute per test key")
 	fs.IntVar(&c.RateLimitLive, "rate-limit-live", defaultRateLimitLive, "requests per minute per live key")
 	fs.IntVar(&c.RateLimitUnauthenticated, "rate-limit-unauthenticated", defaultRateLimitUnauthenticated, "failed authentications per minute per client address before 429")
+	fs.IntVar(&c.RateLimitTokens, "rate-limit-tokens", defaultRateLimitTokens, "card tokens (POST /v1/tokens) per minute per public key")
+	fs.IntVar(&c.RateLimitTokensPerAddr, "rate-limit-tokens-per-address", defaultRateLimitTokensPerAddr, "card tokens (POST /v1/tokens) per minute per client address")
 	fs.Var(&stringList{list: &c.VaultKeys}, "vault-key", "card vault master `KEY[,KEY...]`, base64 of 32 bytes; the first encrypts, all decrypt")
 	fs.DurationVar(&c.ThreeDSChallengeTTL, "3ds-challenge-ttl", defaultThreeDSChallengeTTL, "lifetime of a 3-D Secure challenge")
 	fs.DurationVar(&c.RecoveryInterval, "recovery-interval", defaultRecoveryInterval, "how often unfinished payments are recovered")
@@ -145,6 +152,7 @@ func serveFlags(fs *flagSet, c *serveConfig) (finish func() error) {
 	fs.envFlags = append(fs.envFlags, "tls-cert", "tls-key", "log-format", "drain-delay", "shutdown-timeout")
 	fs.envFlags = append(fs.envFlags, "addr", "base-url", "redis-url", "config", "webhook-retry-schedule",
 		"rate-limit-test", "rate-limit-live", "rate-limit-unauthenticated", "vault-key",
+		"rate-limit-tokens", "rate-limit-tokens-per-address",
 		"3ds-challenge-ttl", "recovery-interval", "log-level")
 	return func() error {
 		c.BaseURL = strings.TrimRight(c.BaseURL, "/")
@@ -199,7 +207,8 @@ func (c *serveConfig) Validate() error {
 	for _, l := range []struct {
 		flag string
 		v    int
-	}{{"rate-limit-test", c.RateLimitTest}, {"rate-limit-live", c.RateLimitLive}, {"rate-limit-unauthenticated", c.RateLimitUnauthenticated}} {
+	}{{"rate-limit-test", c.RateLimitTest}, {"rate-limit-live", c.RateLimitLive}, {"rate-limit-unauthenticated", c.RateLimitUnauthenticated},
+		{"rate-limit-tokens", c.RateLimitTokens}, {"rate-limit-tokens-per-address", c.RateLimitTokensPerAddr}} {
 		if l.v < 1 {
 			return fmt.Errorf("--%s must be at least 1", l.flag)
 		}
@@ -291,6 +300,8 @@ func (c serveConfig) LogValue() slog.Value {
 		slog.Int("rateLimitTest", c.RateLimitTest),
 		slog.Int("rateLimitLive", c.RateLimitLive),
 		slog.Int("rateLimitUnauthenticated", c.RateLimitUnauthenticated),
+		slog.Int("rateLimitTokens", c.RateLimitTokens),
+		slog.Int("rateLimitTokensPerAddress", c.RateLimitTokensPerAddr),
 		slog.Int("vaultKeys", len(c.VaultKeys)), // how many, never the keys
 		slog.String("threeDSChallengeTTL", shortDuration(c.ThreeDSChallengeTTL)),
 		slog.String("recoveryInterval", shortDuration(c.RecoveryInterval)),

@@ -205,6 +205,13 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		return fmt.Errorf("start idempotency purge: %w", err)
 	}
 	defer purger.Stop()
+	// Expired card tokens are deleted, their sealed cards with them
+	// (decisions §19); used ones were erased when used.
+	sweeper := payments.NewTokenSweeper(payment.TokenSweeperInterval)
+	if err := sweeper.Start(ctx); err != nil {
+		return fmt.Errorf("start card token sweeper: %w", err)
+	}
+	defer sweeper.Stop()
 	expirer := payments.NewThreeDSExpirer(payment.ExpiryInterval(cfg.ThreeDSChallengeTTL))
 	if err := expirer.Start(ctx); err != nil {
 		return fmt.Errorf("start 3-D Secure expiry: %w", err)
@@ -251,20 +258,22 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	dash := dashboard.New(dashCfg)
 
 	api := httpapi.New(httpapi.Config{
-		Store:                    st,
-		Payments:                 payments,
-		Auth:                     &auth.Authenticator{Store: st, Clock: clock, Usage: usage},
-		Limiter:                  limiter,
-		Clock:                    clock,
-		Logger:                   log,
-		RateLimitTest:            cfg.RateLimitTest,
-		RateLimitLive:            cfg.RateLimitLive,
-		RateLimitUnauthenticated: cfg.RateLimitUnauthenticated,
-		Dashboard:                dash,
-		TrustedProxies:           cfg.TrustedProxies,
-		Endpoints:                provider.Endpoints(connector.Services{Payments: payments, Logger: log}),
-		Metrics:                  mx,
-		CardFields:               cardfields.New(cardfields.Config{Store: st, Clock: clock, Logger: log}),
+		Store:                     st,
+		Payments:                  payments,
+		Auth:                      &auth.Authenticator{Store: st, Clock: clock, Usage: usage},
+		Limiter:                   limiter,
+		Clock:                     clock,
+		Logger:                    log,
+		RateLimitTest:             cfg.RateLimitTest,
+		RateLimitLive:             cfg.RateLimitLive,
+		RateLimitUnauthenticated:  cfg.RateLimitUnauthenticated,
+		RateLimitTokens:           cfg.RateLimitTokens,
+		RateLimitTokensPerAddress: cfg.RateLimitTokensPerAddr,
+		Dashboard:                 dash,
+		TrustedProxies:            cfg.TrustedProxies,
+		Endpoints:                 provider.Endpoints(connector.Services{Payments: payments, Logger: log}),
+		Metrics:                   mx,
+		CardFields:                cardfields.New(cardfields.Config{Store: st, Clock: clock, Logger: log}),
 	})
 
 	// Requests run on a context of their own: the signal that stops serve

@@ -191,6 +191,20 @@ func logVault(ctx context.Context, log *slog.Logger, st paygate.Store, v *vault.
 	if older > 0 {
 		log.Info("stored cards are sealed under an older master key; run 'paygate vault rewrap' to move them to the first key", "cards", older)
 	}
+	// Card tokens live 15 minutes: they are not rewrapped but counted,
+	// so that a key still sealing live tokens is not dropped unawares.
+	tokens, err := st.CardTokenKeyIDs(ctx)
+	if err != nil {
+		return fmt.Errorf("count card tokens: %w", err)
+	}
+	unknown, lost, older = keysInUse(v, tokens)
+	if len(unknown) > 0 {
+		log.Warn("card tokens are sealed under master keys that are not configured; payments with them fail until the keys are given again or the tokens expire (15 minutes)",
+			"key_ids", strings.Join(unknown, ","), "tokens", lost)
+	}
+	if older > 0 {
+		log.Info("card tokens are sealed under an older master key; keep it configured until they expire (15 minutes at most)", "tokens", older)
+	}
 	secrets, err := webhook.SecretKeyIDs(ctx, st)
 	if err != nil {
 		return fmt.Errorf("count webhook secrets: %w", err)
@@ -278,7 +292,9 @@ func cmdVaultRewrap(ctx context.Context, c *cli, args []string) error {
 	fs.envFlags = append(fs.envFlags, "vault-key")
 	fs.notes = "Re-encrypts every stored card under the first key: a fresh data key, wrapped by the first key,\n" +
 		"and the card's fingerprint under it; then every webhook signing secret and every dashboard\n" +
-		"user's TOTP secret. Safe while serve runs;\n" +
+		"user's TOTP secret. Card tokens (15 minutes of life) are not rewrapped: those still sealed\n" +
+		"under an older key are counted, and that key must stay configured until they expire.\n" +
+		"Safe while serve runs;\n" +
 		"stops at the first card or secret it cannot open."
 	if err := fs.parse(args, c.env, c.stdout); err != nil {
 		return err
@@ -290,7 +306,7 @@ func cmdVaultRewrap(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	var res payment.RewrapResult
-	var endpoints, totpUsers int
+	var endpoints, totpUsers, tokens int
 	err := withStore(ctx, dbURL, func(ctx context.Context, st paygate.Store) error {
 		v, err := commandVault(ctx, st, dbURL, keys, false, false)
 		if err != nil {
@@ -309,6 +325,18 @@ func cmdVaultRewrap(ctx context.Context, c *cli, args []string) error {
 		if totpUsers, err = dashboard.RewrapTOTPSecrets(ctx, st, v); err != nil {
 			return fmt.Errorf("rewrap: %w (%d users' TOTP secrets were moved before)", err, totpUsers)
 		}
+		// Card tokens are not rewrapped: each lives 15 minutes at most.
+		// Those still sealed under an older key are counted, so that the
+		// operator keeps that key until they have expired.
+		used, err := st.CardTokenKeyIDs(ctx)
+		if err != nil {
+			return fmt.Errorf("count card tokens: %w", err)
+		}
+		for id, n := range used {
+			if id != v.PrimaryKeyID() {
+				tokens += n
+			}
+		}
 		return nil
 	})
 	if err != nil {
@@ -318,6 +346,9 @@ func cmdVaultRewrap(ctx context.Context, c *cli, args []string) error {
 	logInstallChange(ctx, "vault.rewrapped", slog.String("keyId", res.KeyID), slog.Int("cards", res.Rewrapped),
 		slog.Int("webhookEndpoints", endpoints), slog.Int("totpUsers", totpUsers), slog.String("database", redactURL(dbURL)))
 	if asJSON {
+		if tokens > 0 {
+			_, _ = fmt.Fprintf(c.stderr, "%d card tokens stay sealed under older keys: they expire within 15 minutes; keep those keys configured until then.\n", tokens)
+		}
 		return writeJSON(c.stdout, vaultRewrapped{KeyID: res.KeyID, Rewrapped: res.Rewrapped})
 	}
 	_, err = fmt.Fprintf(c.stdout, "Rewrapped %d stored cards; every stored card is now sealed under key %s.\n", res.Rewrapped, res.KeyID)
@@ -326,6 +357,9 @@ func cmdVaultRewrap(ctx context.Context, c *cli, args []string) error {
 	}
 	if err == nil && totpUsers > 0 {
 		_, err = fmt.Fprintf(c.stdout, "Rewrapped the TOTP secrets of %d dashboard users under key %s.\n", totpUsers, res.KeyID)
+	}
+	if err == nil && tokens > 0 {
+		_, err = fmt.Fprintf(c.stdout, "%d card tokens stay sealed under older keys: they expire within 15 minutes; keep those keys configured until then.\n", tokens)
 	}
 	return err
 }

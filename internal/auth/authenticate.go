@@ -167,3 +167,45 @@ func (a *Authenticator) now() time.Time {
 	}
 	return a.Clock.Now()
 }
+
+// publicMessage is the one message of every refusal of AuthenticatePublic.
+const publicMessage = "A valid public API key is required in the X-API-Key header."
+
+// UnauthorizedPublic returns the one refusal of AuthenticatePublic, a
+// fresh value each time.
+func UnauthorizedPublic() *paygate.Error {
+	return &paygate.Error{Code: paygate.CodeUnauthorized, Message: publicMessage, Param: HeaderName}
+}
+
+// AuthenticatePublic returns the active public key named by header, for
+// the one endpoint that takes a public key (POST /v1/tokens, decisions
+// §19). A secret key is refused there without a lookup: secret keys never
+// belong in a browser. Errors as Authenticate's, with
+// UnauthorizedPublic's message. The key is not remembered for Known, which
+// names secret keys only.
+func (a *Authenticator) AuthenticatePublic(ctx context.Context, header string) (paygate.APIKey, error) {
+	mode, typ, ok := Parse(header)
+	if !ok || typ != paygate.KeyPublic {
+		return paygate.APIKey{}, UnauthorizedPublic()
+	}
+	hash := Hash(header)
+	key, err := paygate.OneAPIKey(a.Store.APIKeys(ctx, paygate.APIKeyQuery{Hash: hash}))
+	if err != nil {
+		if paygate.IsNotFound(err) {
+			return paygate.APIKey{}, UnauthorizedPublic()
+		}
+		return paygate.APIKey{}, fmt.Errorf("auth: look up key: %w", err)
+	}
+	if subtle.ConstantTimeCompare(key.Hash, hash) != 1 ||
+		key.Type != paygate.KeyPublic || key.Mode != mode {
+		return paygate.APIKey{}, UnauthorizedPublic()
+	}
+	now := a.now()
+	if !key.ActiveAt(now) {
+		return paygate.APIKey{}, UnauthorizedPublic()
+	}
+	if a.Usage != nil {
+		a.Usage.Seen(key.ID, now)
+	}
+	return key, nil
+}

@@ -22,6 +22,9 @@ import (
 type Config struct {
 	BaseURL   string // http://127.0.0.1:PORT, no trailing slash
 	SecretKey string // a test secret key of the merchant
+	// PublicKey is the merchant's public key of the same mode, for the
+	// token operation; a mix with token needs it.
+	PublicKey string
 	// Concurrency is the number of clients, each one request at a time.
 	Concurrency int
 	// Duration of the measurement, after the warmup. With Requests set it
@@ -125,6 +128,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	if cfg.Duration <= 0 && cfg.Requests <= 0 {
 		return nil, errors.New("a duration or a number of requests is required")
+	}
+	if cfg.Mix[OpToken] > 0 && cfg.PublicKey == "" {
+		return nil, errors.New("the token operation needs the merchant's public key (the bench's own server has one)")
 	}
 	if cfg.Mix.total() == 0 {
 		return nil, errors.New("the mix has no operation")
@@ -257,6 +263,10 @@ func (r *runner) operation(ctx context.Context, w *worker, start time.Time, meas
 		sent := time.Now()
 		o = r.do(ctx, w, http.MethodPost, "/v1/refunds", r.cfg.SecretKey, key+"-refund", w.body)
 		record(KindRefund, sent, o)
+	case OpToken:
+		// No Idempotency-Key is needed: do sends one, which is ignored.
+		w.body = r.tpl.token[w.rng.IntN(len(r.tpl.token))].appendTo(w.body[:0])
+		record(KindToken, start, r.do(ctx, w, http.MethodPost, "/v1/tokens", r.cfg.PublicKey, "", w.body))
 	case OpReplay:
 		p := &r.pool[w.rng.IntN(len(r.pool))]
 		record(KindReplay, start, r.do(ctx, w, http.MethodPost, "/v1/payments", r.cfg.SecretKey, p.key, p.body))

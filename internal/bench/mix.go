@@ -18,10 +18,11 @@ const (
 	OpGet                    // GET /v1/payments/{id}
 	OpUnauthorized           // a request with a bad key (401 expected)
 	OpCardTest               // an attacker testing declining cards from a few addresses (cardtest.go)
+	OpToken                  // POST /v1/tokens with the public key: a card tokenized (decisions §19)
 	numOps
 )
 
-var opNames = [numOps]string{"approve", "decline", "refund", "replay", "get", "unauthorized", "cardtest"}
+var opNames = [numOps]string{"approve", "decline", "refund", "replay", "get", "unauthorized", "cardtest", "token"}
 
 // String returns the operation's name in a --mix.
 func (o Op) String() string { return opNames[o] }

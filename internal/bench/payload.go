@@ -88,9 +88,26 @@ func (t *bodyTemplate) appendBody(dst []byte, customer int, ref []byte) []byte {
 	return dst
 }
 
+// tokenBody is the body of POST /v1/tokens for one card.
+type tokenBody string
+
+// appendTo appends the body to dst.
+func (b tokenBody) appendTo(dst []byte) []byte { return append(dst, b...) }
+
+// newTokenBody builds the token request of one card.
+func newTokenBody(c testCard) tokenBody {
+	expYear := strconv.Itoa((time.Now().Year() + 3) % 100)
+	if len(expYear) == 1 {
+		expYear = "0" + expYear
+	}
+	return tokenBody(`{"card":{"number":"` + c.number + `","expiryMonth":"12","expiryYear":"` + expYear +
+		`","cvv":"` + c.cvv + `","holderName":"` + c.holder + `"}}`)
+}
+
 // templates holds every body template of a run.
 type templates struct {
 	approve, decline []bodyTemplate
+	token            []tokenBody
 }
 
 func newTemplates(currency string) *templates {
@@ -102,6 +119,9 @@ func newTemplates(currency string) *templates {
 	}
 	for i, c := range declineCards {
 		t.decline = append(t.decline, newBodyTemplate(c, amounts[i%len(amounts)], currency, i))
+	}
+	for _, c := range approveCards {
+		t.token = append(t.token, newTokenBody(c))
 	}
 	return t
 }

@@ -18,10 +18,11 @@ const (
 	KindReplay                   // POST /v1/payments again with a used key and body
 	KindGet                      // GET /v1/payments/{id}
 	KindUnauthorized             // a request with a bad key (401 expected)
+	KindToken                    // POST /v1/tokens with the public key
 	numKinds
 )
 
-var kindNames = [numKinds]string{"payment", "refund", "replay", "get", "unauthorized"}
+var kindNames = [numKinds]string{"payment", "refund", "replay", "get", "unauthorized", "token"}
 
 // String returns the kind's name as the report shows it.
 func (k Kind) String() string { return kindNames[k] }

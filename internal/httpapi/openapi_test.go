@@ -48,19 +48,27 @@ func obj(v any, path ...string) map[string]any {
 // endpoint needs its operation in the document.
 func TestOpenAPIOperationsAreTheRoutes(t *testing.T) {
 	doc := openAPI(t)
-	keyed, keyless := map[string]bool{}, map[string]bool{}
+	keyed, keyless, public := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for path, item := range obj(doc, "paths") {
 		for method, op := range item.(map[string]any) {
 			if method == "parameters" {
 				continue
 			}
 			p := strings.ToUpper(method) + " " + path
-			if sec, ok := obj(op)["security"].([]any); ok && len(sec) == 0 {
+			sec, ok := obj(op)["security"].([]any)
+			switch {
+			case ok && len(sec) == 0:
 				keyless[p] = true
-			} else {
+			case ok && len(sec) == 1 && obj(sec[0])["publicKey"] != nil:
+				public[p] = true
+			default:
 				keyed[p] = true
 			}
 		}
+	}
+	// With the public key: the card tokens, and nothing else.
+	if got, want := slices.Sorted(maps.Keys(public)), slices.Sorted(slices.Values(tokenRoutes())); !slices.Equal(got, want) {
+		t.Errorf("the document's operations with the public key:\n%s\nthe server's:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 
 	var routes []string
@@ -134,6 +142,9 @@ func TestOpenAPISchemasAreTheTypes(t *testing.T) {
 		{captureRequest{}, "CaptureRequest", false},
 		{storedCardRequest{}, "StoredCardRequest", false},
 		{emptyObject{}, "VoidRequest", false},
+		{tokenRequest{}, "TokenRequest", false},
+		{tokenRecord{}, "CardToken", true},
+		{tokenCardRecord{}, "CardTokenCard", true},
 	} {
 		t.Run(c.schema, func(t *testing.T) {
 			s := obj(schemas, c.schema)

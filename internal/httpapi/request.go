@@ -16,6 +16,7 @@ type paymentRequest struct {
 	CustomerID        string          `json:"customerId"`
 	Card              *cardRequest    `json:"card"`
 	StoredCardID      string          `json:"storedCardId"`
+	Token             string          `json:"token"`
 	Billing           *billingRequest `json:"billing"`
 	MerchantRef       string          `json:"merchantRef"`
 	ReturnURL         string          `json:"returnUrl"`
@@ -75,5 +76,11 @@ type captureRequest struct {
 // storedCardRequest is the body of POST /v1/customers/{id}/cards
 // (decisions.md section 13): a card without cvv.
 type storedCardRequest struct {
+	Card *cardRequest `json:"card"`
+}
+
+// tokenRequest is the body of POST /v1/tokens (decisions §19): a card with
+// its cvv, validated as a card payment's.
+type tokenRequest struct {
 	Card *cardRequest `json:"card"`
 }

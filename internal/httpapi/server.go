@@ -46,6 +46,9 @@ type Config struct {
 	// Requests per minute per key, and failed authentications per minute
 	// per client address.
 	RateLimitTest, RateLimitLive, RateLimitUnauthenticated int
+	// Card tokens per minute per public key and per client address
+	// (POST /v1/tokens, decisions §19); 0 means the default (300, 30).
+	RateLimitTokens, RateLimitTokensPerAddress int
 	// Dashboard serves /dashboard and everything under it (the merchant
 	// dashboard's HTML pages); nil answers 404 there.
 	Dashboard http.Handler
@@ -100,6 +103,12 @@ func New(cfg Config) *Server {
 	}
 	if cfg.Metrics == nil {
 		cfg.Metrics = noMetrics{}
+	}
+	if cfg.RateLimitTokens <= 0 {
+		cfg.RateLimitTokens = DefaultRateLimitTokens
+	}
+	if cfg.RateLimitTokensPerAddress <= 0 {
+		cfg.RateLimitTokensPerAddress = DefaultRateLimitTokensPerAddress
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, clock: cfg.Clock, recent: newRecentKeys()}
 	s.api = s.newAPI()
@@ -256,6 +265,8 @@ func (s *Server) newMux() *httpx.Mux {
 	for path, allow := range httpx.Allowed(slices.Collect(maps.Keys(s.cfg.Endpoints))) {
 		named(path, path, s.notAllowed(allow))
 	}
+	// Card tokens take the public key, and only they (tokens.go).
+	named(tokensPath, tokensPath, s.serveTokens)
 	// Everything else under /v1 takes an API key; /v1/3ds/callback (no
 	// slash) too, as ServeMux would otherwise redirect it to the callback.
 	for _, p := range []string{"/v1", "/v1/", strings.TrimSuffix(payment.CallbackPath, "/")} {

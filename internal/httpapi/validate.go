@@ -70,8 +70,10 @@ func (r *paymentRequest) validate(now time.Time, clientIP string) (payment.Creat
 		in.Method = paygate.MethodCard
 	case paygate.MethodStoredCard:
 		in.Method = paygate.MethodStoredCard
+	case paygate.MethodToken:
+		in.Method = paygate.MethodToken
 	default:
-		return in, fieldError("paymentMethod", "paymentMethod must be card or stored_card")
+		return in, fieldError("paymentMethod", "paymentMethod must be card, stored_card or token")
 	}
 
 	if e := checkText("customerId", r.CustomerID, true, maxCustomerID); e != nil {
@@ -79,7 +81,24 @@ func (r *paymentRequest) validate(now time.Time, clientIP string) (payment.Creat
 	}
 	in.CustomerExternalID = r.CustomerID
 
-	if in.Method == paygate.MethodCard {
+	switch in.Method {
+	case paygate.MethodToken:
+		// A token's card was validated when it was tokenized (decisions
+		// §19); saveCard stores it as a card payment's.
+		if r.Card != nil {
+			return in, fieldError("card", "card must not be sent with paymentMethod token")
+		}
+		if r.StoredCardID != "" {
+			return in, fieldError("storedCardId", "storedCardId is only allowed with paymentMethod stored_card")
+		}
+		if r.Token == "" {
+			return in, fieldError("token", "token is required for paymentMethod token")
+		}
+		if !payment.ValidTokenID(r.Token) {
+			return in, fieldError("token", "token must be a token id (tok_…)")
+		}
+		in.TokenID = r.Token
+	case paygate.MethodCard:
 		if r.Card == nil {
 			return in, fieldError("card", "card is required for paymentMethod card")
 		}
@@ -91,7 +110,7 @@ func (r *paymentRequest) validate(now time.Time, clientIP string) (payment.Creat
 		if r.StoredCardID != "" {
 			return in, fieldError("storedCardId", "storedCardId is only allowed with paymentMethod stored_card")
 		}
-	} else {
+	default:
 		if r.Card != nil {
 			return in, fieldError("card", "card must not be sent with paymentMethod stored_card")
 		}
@@ -104,8 +123,11 @@ func (r *paymentRequest) validate(now time.Time, clientIP string) (payment.Creat
 		}
 		in.StoredCardID = id
 		if r.SaveCard {
-			return in, fieldError("saveCard", "saveCard is only allowed with paymentMethod card")
+			return in, fieldError("saveCard", "saveCard is only allowed with paymentMethod card or token")
 		}
+	}
+	if r.Token != "" && in.Method != paygate.MethodToken {
+		return in, fieldError("token", "token is only allowed with paymentMethod token")
 	}
 
 	if r.Billing != nil {

@@ -33,6 +33,11 @@ const (
 	MethodCard PaymentMethod = "card"
 	// MethodStoredCard is a card from the vault.
 	MethodStoredCard PaymentMethod = "stored_card"
+	// MethodToken is a single-use card token (decisions §19), as a
+	// payment request names it. A payment with a token is stored, shown
+	// and sent in webhooks as a card payment (MethodCard): the token is
+	// spent, the card it carried paid.
+	MethodToken PaymentMethod = "token"
 )
 
 // Decline codes of CARD_DECLINED.

@@ -23,6 +23,7 @@ type Store interface {
 	DashboardStore
 	GuardStore
 	OriginsStore
+	TokenStore
 
 	// Ping checks that the database answers (readiness).
 	Ping(ctx context.Context) error

@@ -102,6 +102,9 @@ type Unit struct {
 // GuardChange (guard.go) stores one rule of the card-testing guard, and
 // OriginsChange (origins.go) the origins allowed to embed the card fields.
 //
+// Card tokens (token.go): CardToken inserts a token; TokenUse uses one,
+// once, and fails the unit with INVALID_REQUEST param token otherwise.
+//
 // Accounts and dashboard operations, documented beside their types:
 // Merchant, APIKey, APIKeyRotation and APIKeyRevocation (merchant.go);
 // User, Session, SessionTouch, SessionRevocation, PasswordChange,
@@ -217,6 +220,22 @@ func (u Unit) Validate() error {
 func (u Unit) OnlyLedgerEntries() bool {
 	for _, op := range u.Ops {
 		if _, ok := op.(SandboxCharge); !ok {
+			return false
+		}
+	}
+	return len(u.Ops) > 0
+}
+
+// OnlyCardTokens reports whether the unit inserts card tokens (CardToken)
+// and nothing else. Such a unit may commit without waiting for its flush:
+// nothing of money rests on a token until a payment uses it, and that
+// payment's unit (TokenUse) commits durably after it, which flushes the
+// token's insert first. A crash before then loses the token: its payment
+// is refused (INVALID_REQUEST param token), nothing is charged, and the
+// customer enters the card again.
+func (u Unit) OnlyCardTokens() bool {
+	for _, op := range u.Ops {
+		if _, ok := op.(CardToken); !ok {
 			return false
 		}
 	}

@@ -11,7 +11,8 @@ import (
 	"github.com/paygate/paygate/internal/webhook"
 )
 
-// Create runs a card payment: insert it as created, charge it through the
+// Create runs a card payment (a stored card's, or a token's: see
+// tokenCard and tokenInsert): insert it as created, charge it through the
 // route of its currency (failing over only when a provider provably
 // processed nothing), then write the final status, its event and the
 // request's idempotency answer in one transaction. When every provider of
@@ -25,7 +26,7 @@ import (
 //
 // The returned Result is what was stored, rendered, under the idempotency
 // key. An error means nothing was stored for the key (the caller
-// releases it): INVALID_REQUEST for a stored card that cannot be used, or an
+// releases it): INVALID_REQUEST for a stored card or a token that cannot be used, or an
 // internal or SERVICE_UNAVAILABLE failure.
 //
 // With req.Reservation, the key is reserved by the payment's insert (one
@@ -38,6 +39,25 @@ func (s *Service) Create(ctx context.Context, req Request, in CreateInput) (Resu
 			return err
 		}
 		return fmt.Errorf("%w: %w", ErrNotReserved, err)
+	}
+	paymentID := id.New()
+	// A token payment uses its token in the unit that inserts the payment,
+	// before any provider call (tokenInsert): set when in names a token.
+	var use *paygate.TokenUse
+	if in.Method == paygate.MethodToken {
+		if req.Authenticate != nil {
+			// The token is read and opened only for a verified key.
+			if err := req.Authenticate(ctx); err != nil {
+				return Result{}, unreserved(err)
+			}
+		}
+		// Opened for the provider call; dropped with in when Create
+		// returns (token.go). The payment is a card payment from here.
+		c, u, err := s.tokenCard(ctx, req, in.TokenID, paymentID)
+		if err != nil {
+			return Result{}, unreserved(err)
+		}
+		in.Card, in.Method, use = &c, paygate.MethodCard, &u
 	}
 	if in.Method == paygate.MethodStoredCard {
 		if req.Authenticate != nil {
@@ -63,7 +83,7 @@ func (s *Service) Create(ctx context.Context, req Request, in CreateInput) (Resu
 		metadata = []byte("{}")
 	}
 	p := paygate.Payment{
-		ID:                id.New(),
+		ID:                paymentID,
 		MerchantID:        req.MerchantID,
 		Mode:              req.Mode,
 		Status:            paygate.PaymentCreated,
@@ -104,17 +124,24 @@ func (s *Service) Create(ctx context.Context, req Request, in CreateInput) (Resu
 	// is judged and counted all the same.
 	att := guardAttempt(p, in)
 	if rule := s.guard.Check(context.WithoutCancel(ctx), att); rule != "" {
-		return s.createBlocked(ctx, np, rule, unreserved)
+		return s.createBlocked(ctx, np, use, rule, unreserved)
 	}
 	// A card to save is stored between the charge and the outcome, for the
-	// customer the insert resolves: that payment is inserted first.
-	if !in.SaveCard && recordsWithOutcome(route, creq) {
+	// customer the insert resolves: that payment is inserted first. So is a
+	// token's payment, with the token's use: whatever happens next, the
+	// token cannot pay a second time.
+	if !in.SaveCard && use == nil && recordsWithOutcome(route, creq) {
 		out, err := s.createAnswered(ctx, np, creq, token, unreserved)
 		s.guardOutcome(ctx, att, out, err)
 		return out, err
 	}
 
-	p, err := s.store.CreatePayment(ctx, np)
+	var err error
+	if use != nil {
+		p, err = s.tokenInsert(ctx, np, *use)
+	} else {
+		p, err = s.store.CreatePayment(ctx, np)
+	}
 	var taken *paygate.KeyTakenError
 	if errors.As(err, &taken) {
 		return Result{}, taken
@@ -368,4 +395,16 @@ func (s *Service) outcome(p paygate.Payment, res paygate.ChargeResult, providerI
 		done = Request{MerchantID: p.MerchantID, Mode: p.Mode, IdempotencyKey: p.IdempotencyKey}.completion(out)
 	}
 	return chargeOutcome{p: p, move: t, events: events, challenge: challenge, result: out, done: done}, nil
+}
+
+// tokenInsert inserts a token payment as created in one unit with the use
+// of its token, and returns it as stored (its customer resolved): of two
+// requests paying with one token, one unit commits and the other fails
+// whole with INVALID_REQUEST param token, before any provider call. The
+// key's reservation, when np has one, is in the unit too.
+func (s *Service) tokenInsert(ctx context.Context, np paygate.NewPayment, use paygate.TokenUse) (paygate.Payment, error) {
+	if err := s.store.Commit(ctx, paygate.Unit{Ops: []paygate.Op{use, np}}); err != nil {
+		return paygate.Payment{}, err
+	}
+	return s.store.PaymentByID(ctx, np.Payment.MerchantID, np.Payment.Mode, np.Payment.ID)
 }

@@ -62,10 +62,10 @@ func (s *Service) guardOutcome(ctx context.Context, a paygate.GuardAttempt, out 
 const blockedMessage = "The card was declined."
 
 // createBlocked stores a payment the guard blocked before any provider
-// call, in one unit (the key's verification and reservation, the payment
+// call, in one unit (a token payment's token use, the key's verification and reservation, the payment
 // failed with CARD_DECLINED and declineCode blocked, its payment.failed
 // event and the request's answer), and counts it under rule.
-func (s *Service) createBlocked(ctx context.Context, np paygate.NewPayment, rule paygate.GuardRule, unreserved func(error) error) (Result, error) {
+func (s *Service) createBlocked(ctx context.Context, np paygate.NewPayment, use *paygate.TokenUse, rule paygate.GuardRule, unreserved func(error) error) (Result, error) {
 	res := paygate.ChargeResult{Status: paygate.PaymentFailed, DeclineCode: paygate.DeclineBlocked, Message: blockedMessage}
 	o, err := s.outcome(np.Payment, res, "", nil, "")
 	if err != nil {
@@ -73,6 +73,10 @@ func (s *Service) createBlocked(ctx context.Context, np paygate.NewPayment, rule
 	}
 	np.Payment = o.p
 	u := paygate.Unit{Ops: []paygate.Op{np}}
+	if use != nil {
+		// A token's payment uses its token even when blocked.
+		u.Ops = []paygate.Op{*use, np}
+	}
 	u.AddEvents(o.events)
 	u.AddCompletion(o.done)
 	err = s.store.Commit(ctx, u)

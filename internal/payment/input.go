@@ -40,6 +40,7 @@ type CreateInput struct {
 	CustomerExternalID string
 	Card               *paygate.Card // set for MethodCard
 	StoredCardID       string        // set for MethodStoredCard
+	TokenID            string        // set for MethodToken
 	Billing            *paygate.Billing
 	MerchantRef        string
 	ReturnURL          string

@@ -89,9 +89,11 @@ var errRecordVanished = errors.New("postgres: the idempotency record vanished be
 func (s *Store) commit(ctx context.Context, u paygate.Unit) error {
 	b := &pgx.Batch{}
 	guardChanged := false
-	if u.OnlyLedgerEntries() {
+	if u.OnlyLedgerEntries() || u.OnlyCardTokens() {
 		// A sandbox's entry of a charge not answered at once: the
 		// payment's outcome commits synchronously after it (skipFlushWait).
+		// Likewise a card token: the payment that uses it commits durably
+		// (Unit.OnlyCardTokens).
 		b.Queue(skipFlushWait)
 	}
 	// refused, set by the operation whose statement refused the unit,
@@ -229,6 +231,13 @@ func (s *Store) commit(ctx context.Context, u paygate.Unit) error {
 			i++
 		case paygate.RecoveryClaim:
 			b.Queue(claimRecoveryInUnit, recoveryClaimArgs(op)).QueryRow(refuses(byKind("payment")))
+			i++
+		// card token operations
+		case paygate.CardToken:
+			b.Queue(insertCardToken, cardTokenArgs(op))
+			i++
+		case paygate.TokenUse:
+			b.Queue(useCardTokenInUnit, tokenUseArgs(op)).QueryRow(refuses(byKind("card token")))
 			i++
 		// accounts and dashboard operations
 		case paygate.Merchant:

@@ -21,9 +21,11 @@ func (s *Store) Commit(ctx context.Context, u paygate.Unit) error {
 		return fmt.Errorf("sqlite: %w", err)
 	}
 	run := s.inTx
-	if u.OnlyLedgerEntries() {
+	if u.OnlyLedgerEntries() || u.OnlyCardTokens() {
 		// A sandbox's entry of a charge not answered at once: the
-		// payment's outcome commits durably after it (lazyTx).
+		// payment's outcome commits durably after it (lazyTx). Likewise a
+		// card token: the payment that uses it commits durably
+		// (Unit.OnlyCardTokens).
 		run = s.lazyTx
 	}
 	err := run(ctx, func(tx *sql.Tx) error { return applyUnit(ctx, tx, u) })
@@ -91,6 +93,11 @@ func applyUnit(ctx context.Context, tx *sql.Tx, u paygate.Unit) error {
 			err = rewrapStoredCard(ctx, tx, op)
 		case paygate.RecoveryClaim:
 			err = claimRecovery(ctx, tx, op)
+		// card token operations
+		case paygate.CardToken:
+			err = insertCardToken(ctx, tx, op)
+		case paygate.TokenUse:
+			err = useCardToken(ctx, tx, op)
 		// accounts and dashboard operations
 		case paygate.Merchant:
 			err = insertMerchant(ctx, tx, op)

@@ -61,6 +61,7 @@ func Exercise(t *testing.T, newStore func(t *testing.T) paygate.Store) {
 		{"PaymentSearch", paymentSearchCases()},
 		{"Guard", guardCases()},
 		{"Origins", originsCases()},
+		{"Token", tokenCases()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -1,0 +1,167 @@
+package payment_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/payment"
+)
+
+// tokenInput is a payment with the token.
+func tokenInput(tokenID string) payment.CreateInput {
+	return payment.CreateInput{
+		Amount: paygate.Money{Amount: 1000, Currency: "EUR"}, AmountText: "10.00", Method: paygate.MethodToken,
+		CustomerExternalID: "c1", TokenID: tokenID,
+	}
+}
+
+// wantTokenRefused fails unless err is INVALID_REQUEST param token.
+func wantTokenRefused(t *testing.T, what string, err error) {
+	t.Helper()
+	var pe *paygate.Error
+	if !errors.As(err, &pe) || pe.Code != paygate.CodeInvalidRequest || pe.Param != "token" {
+		t.Fatalf("%s: %v, want INVALID_REQUEST param token", what, err)
+	}
+}
+
+// TestTokenPaysOnceWithItsCVV: the provider gets the tokenized number and
+// CVV; the payment is a card payment; the token's sealed card is erased by
+// the payment's insert, and a second payment with it is refused without a
+// provider call.
+func TestTokenPaysOnceWithItsCVV(t *testing.T) {
+	t.Parallel()
+	f := newVaultFixture(t, false)
+	ctx := context.Background()
+	tok, err := f.svc.Tokenize(ctx, "m1", paygate.ModeTest, testCard, "203.0.113.9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !payment.ValidTokenID(tok.ID) || tok.Brand != "visa" || tok.Last4 != "4242" || tok.Used() ||
+		!tok.ExpiresAt.Equal(f.clock.Now().Add(15*time.Minute)) {
+		t.Fatalf("token %+v", tok)
+	}
+	res, err := f.svc.Create(ctx, f.request(t), tokenInput(tok.ID))
+	ans := payment.StoredAnswer(res)
+	if err != nil || ans.Status != 201 || data(t, ans)["status"] != "captured" {
+		t.Fatalf("create: %v %d %s", err, ans.Status, ans.Body)
+	}
+	f.prov.mu.Lock()
+	got := f.prov.last
+	f.prov.mu.Unlock()
+	if got.Card.Number.Reveal() != testCard.Number.Reveal() || got.Card.CVV.Reveal() != "123" || got.Card.ExpYear != 2031 || got.Card.HolderName != "Ada" {
+		t.Fatalf("the provider got %+v", got.Card)
+	}
+	payID := data(t, ans)["id"].(string)
+	p, err := f.st.PaymentByID(ctx, "m1", paygate.ModeTest, payID)
+	if err != nil || p.Method != paygate.MethodCard || p.Card.Last4 != "4242" {
+		t.Fatalf("payment %+v: %v", p, err)
+	}
+	stored, err := f.st.CardToken(ctx, "m1", paygate.ModeTest, tok.ID)
+	if err != nil || stored.Sealed != nil || stored.KeyID != "" || stored.PaymentID != payID || !stored.Used() {
+		t.Fatalf("token after its payment %+v: %v", stored, err)
+	}
+	_, err = f.svc.Create(ctx, f.request(t), tokenInput(tok.ID))
+	wantTokenRefused(t, "second payment", err)
+	if n := f.prov.calls.Load(); n != 1 {
+		t.Fatalf("the provider was called %d times", n)
+	}
+	if logs := f.logs.String(); strings.Contains(logs, "4242424242424242") || strings.Contains(logs, `"123"`) {
+		t.Fatalf("the logs show card data:\n%s", logs)
+	}
+}
+
+// TestTokenRefusals: unknown, another mode's, and expired tokens are
+// refused with param token, and no provider is called; the sweeper then
+// deletes the expired token.
+func TestTokenRefusals(t *testing.T) {
+	t.Parallel()
+	f := newVaultFixture(t, false)
+	ctx := context.Background()
+	tok, err := f.svc.Tokenize(ctx, "m1", paygate.ModeTest, testCard, "203.0.113.9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.svc.Create(ctx, f.request(t), tokenInput("tok_00000000000000000000000000000000"))
+	wantTokenRefused(t, "unknown token", err)
+	live := f.request(t)
+	live.Mode = paygate.ModeLive
+	_, err = f.svc.Create(ctx, live, tokenInput(tok.ID))
+	wantTokenRefused(t, "a test token in live mode", err)
+	other := f.request(t)
+	other.MerchantID = "m2"
+	_, err = f.svc.Create(ctx, other, tokenInput(tok.ID))
+	wantTokenRefused(t, "another merchant's token", err)
+
+	f.clock.Add(15 * time.Minute) // the token's expiry
+	_, err = f.svc.Create(ctx, f.request(t), tokenInput(tok.ID))
+	wantTokenRefused(t, "expired token", err)
+	if n := f.prov.calls.Load(); n != 0 {
+		t.Fatalf("the provider was called %d times", n)
+	}
+	sweeper := f.svc.NewTokenSweeper(time.Hour)
+	if n := sweeper.RunOnce(ctx); n != 1 {
+		t.Fatalf("the sweeper deleted %d tokens, want 1", n)
+	}
+	if _, err := f.st.CardToken(ctx, "m1", paygate.ModeTest, tok.ID); !paygate.IsNotFound(err) {
+		t.Fatalf("the expired token is still there: %v", err)
+	}
+}
+
+// TestTokenJustBeforeExpiryPays: a token pays up to its last instant.
+func TestTokenJustBeforeExpiryPays(t *testing.T) {
+	t.Parallel()
+	f := newVaultFixture(t, false)
+	ctx := context.Background()
+	tok, err := f.svc.Tokenize(ctx, "m1", paygate.ModeTest, testCard, "203.0.113.9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Add(15*time.Minute - time.Millisecond)
+	if _, err := f.svc.Create(ctx, f.request(t), tokenInput(tok.ID)); err != nil {
+		t.Fatalf("a token 1 ms before its expiry: %v", err)
+	}
+}
+
+// TestTokenRaceChargesOnce: requests racing with one token make one
+// payment and one provider call; the others are refused with param token
+// and store nothing.
+func TestTokenRaceChargesOnce(t *testing.T) {
+	t.Parallel()
+	f := newVaultFixture(t, false)
+	ctx := context.Background()
+	tok, err := f.svc.Tokenize(ctx, "m1", paygate.ModeTest, testCard, "203.0.113.9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const racers = 6
+	reqs := make([]payment.Request, racers)
+	for i := range reqs {
+		reqs[i] = f.request(t)
+	}
+	errs := make([]error, racers)
+	var wg sync.WaitGroup
+	for i := range racers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = f.svc.Create(ctx, reqs[i], tokenInput(tok.ID))
+		}()
+	}
+	wg.Wait()
+	ok := 0
+	for _, err := range errs {
+		if err == nil {
+			ok++
+			continue
+		}
+		wantTokenRefused(t, "a racing payment", err)
+	}
+	if ok != 1 || f.prov.calls.Load() != 1 {
+		t.Fatalf("%d payments succeeded and the provider was called %d times; want 1 and 1", ok, f.prov.calls.Load())
+	}
+}

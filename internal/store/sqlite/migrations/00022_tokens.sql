@@ -1,0 +1,33 @@
+-- Single-use card tokens (issue 24, decisions.md section 19): a card
+-- collected in the browser with the public key, paid with once within 15
+-- minutes. sealed is the card number and CVV sealed together by the vault
+-- (its secret seal, bound to the token's id, merchant and mode) under the
+-- master key key_id; both are NULL once the token is used, and the row is
+-- deleted by the sweeper once it has expired. Nothing else here (no
+-- fingerprint, no hash) leads back to the card. Times are microseconds.
+
+-- +goose Up
+CREATE TABLE card_tokens (
+    id          TEXT PRIMARY KEY,
+    merchant_id TEXT NOT NULL REFERENCES merchants (id),
+    mode        TEXT NOT NULL,
+    brand       TEXT NOT NULL,
+    last4       TEXT NOT NULL,
+    exp_month   INTEGER NOT NULL,
+    exp_year    INTEGER NOT NULL,
+    holder_name TEXT NOT NULL,
+    key_id      TEXT,
+    sealed      BLOB,
+    created_at  INTEGER NOT NULL,
+    expires_at  INTEGER NOT NULL,
+    used_at     INTEGER,
+    payment_id  TEXT NOT NULL DEFAULT '',
+    CONSTRAINT card_tokens_sealed CHECK ((key_id IS NULL) = (sealed IS NULL)),
+    CONSTRAINT card_tokens_used CHECK (used_at IS NULL OR sealed IS NULL)
+);
+
+CREATE INDEX card_tokens_expires ON card_tokens (expires_at);
+CREATE INDEX card_tokens_key ON card_tokens (key_id) WHERE key_id IS NOT NULL;
+
+-- +goose Down
+DROP TABLE card_tokens;
