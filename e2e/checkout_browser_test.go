@@ -323,15 +323,15 @@ func TestCheckoutCardFieldsBrowser(t *testing.T) {
 			t.Fatalf("result %q %v (error %s)", result, err, lastErr)
 		}
 		p := s.lastPaid()
-		card, _ := p["card"].(map[string]any)
-		if p["status"] != "captured" || card["last4"] != "4242" || card["brand"] != "visa" {
+		if p["status"] != "captured" {
 			t.Fatalf("payment %v", p)
 		}
 		tok, err := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify(window.lastToken)`))
 		if err != nil || !strings.Contains(tok, `"id":"tok_`) || !strings.Contains(tok, `"last4":"4242"`) {
 			t.Fatalf("token given to the page: %s %v", tok, err)
 		}
-		if got := getPayment(t, g, m.TestSecretKey, p["id"].(string))["status"]; got != "captured" {
+		got := getPayment(t, g, m.TestSecretKey, p["id"].(string))
+		if got["status"] != "captured" || got["merchantRef"] != "o-77" {
 			t.Fatalf("payment read back: %v", got)
 		}
 		assertNoCardNumber(t, ctx, "4242424242424242")

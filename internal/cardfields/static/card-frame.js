@@ -466,12 +466,15 @@
       });
     }).then(function (r) {
       busy = false;
-      if (r.status === 201 && r.data && typeof r.data.id === 'string') {
-        var c = r.data.card || {};
+      // Every answer of the API is an envelope: {"data": ...} or
+      // {"error": ...}.
+      var tok = r.data && r.data.data;
+      if (r.status === 201 && tok && typeof tok.id === 'string') {
+        var c = tok.card || {};
         post({
           type: 'token', id: id,
           token: {
-            id: r.data.id, expiresAt: r.data.expiresAt || null,
+            id: tok.id, expiresAt: tok.expiresAt || null,
             card: { brand: c.brand, last4: c.last4, expiryMonth: c.expiryMonth, expiryYear: c.expiryYear }
           }
         });
