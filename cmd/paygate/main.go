@@ -78,6 +78,7 @@ func init() {
 		{"demo", "run the server on the embedded database; create and print a demo merchant when none exists", cmdDemo},
 		{"merchant create", "create a merchant with its test and live, secret and public keys", cmdMerchantCreate},
 		{"merchant list", "list the merchants of the database, oldest first", cmdMerchantList},
+		{"merchant origins", "show or set the origins allowed to embed a merchant's card fields: show|set --merchant ID --mode M", cmdMerchantOrigins},
 		{"key create", "create a secret key for a merchant and mode", cmdKeyCreate},
 		{"key list", "list a merchant's keys (secret and public)", cmdKeyList},
 		{"key rotate", "replace a key; the old one keeps working for a grace period", cmdKeyRotate},

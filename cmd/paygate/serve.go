@@ -15,6 +15,7 @@ import (
 	"github.com/mattn/go-isatty"
 
 	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/cardfields"
 	"github.com/paygate/paygate/internal/connlimit"
 	"github.com/paygate/paygate/internal/dashboard"
 	"github.com/paygate/paygate/internal/httpapi"
@@ -279,6 +280,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		TrustedProxies:            cfg.TrustedProxies,
 		Endpoints:                 provider.Endpoints(connector.Services{Payments: payments, Logger: log}),
 		Metrics:                   mx,
+		CardFields:                cardfields.New(cardfields.Config{Store: st, Clock: clock, Logger: log}),
 	})
 
 	// Requests run on a context of their own: the signal that stops serve

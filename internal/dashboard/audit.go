@@ -73,6 +73,7 @@ var auditLabels = map[string]string{
 	paygate.AuditPaymentCaptured:    "Payment captured",
 	paygate.AuditPaymentVoided:      "Payment voided",
 	paygate.AuditGuardChanged:       "Card-testing guard changed",
+	paygate.AuditOriginsChanged:     "Card field origins changed",
 	paygate.AuditUserCreated:        "User created",
 	paygate.AuditUserRoleChanged:    "Role changed",
 	paygate.AuditUserPasswordReset:  "Password reset",

@@ -20,6 +20,7 @@ import (
 
 	"github.com/paygate/paygate/internal/apidoc"
 	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/cardfields"
 	"github.com/paygate/paygate/internal/clientaddr"
 	"github.com/paygate/paygate/internal/httpx"
 	"github.com/paygate/paygate/internal/id"
@@ -62,6 +63,10 @@ type Config struct {
 	Endpoints map[string]http.Handler
 	// Metrics receives every answered request; nil records nothing.
 	Metrics RequestMetrics
+	// CardFields serves the browser's card fields (package cardfields:
+	// paygate.js and its frame) at cardfields.Paths, for GET and HEAD,
+	// without an API key; nil answers 404 there.
+	CardFields http.Handler
 }
 
 // Server is the HTTP handler of the whole service.
@@ -242,6 +247,16 @@ func (s *Server) newMux() *httpx.Mux {
 	named(payment.CallbackPath, payment.CallbackPath+"{token}", func(w http.ResponseWriter, r *http.Request) {
 		s.serveBrowser(w, s.withWeb(r, stateOf(r.Context())))
 	})
+	// The card fields (decisions §19): static scripts and the frame, whose
+	// public key is in its query and never in the log.
+	if s.cfg.CardFields != nil {
+		for _, p := range cardfields.Paths {
+			named("GET "+p, p, func(w http.ResponseWriter, r *http.Request) {
+				s.cfg.CardFields.ServeHTTP(w, s.withWeb(r, stateOf(r.Context())))
+			})
+			named(p, p, s.notAllowed(http.MethodGet))
+		}
+	}
 	for pattern, h := range s.cfg.Endpoints {
 		named(pattern, pattern[strings.Index(pattern, " ")+1:], func(w http.ResponseWriter, r *http.Request) {
 			h.ServeHTTP(w, s.withWeb(r, stateOf(r.Context())))

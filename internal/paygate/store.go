@@ -23,6 +23,7 @@ type Store interface {
 	VaultStore
 	DashboardStore
 	GuardStore
+	OriginsStore
 	TokenStore
 
 	// Ping checks that the database answers (readiness).

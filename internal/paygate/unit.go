@@ -103,7 +103,8 @@ type Unit struct {
 //     (claimed, no longer created, or in its lease), with NOT_FOUND when it
 //     does not exist for its merchant and mode.
 //
-// GuardChange (guard.go) stores one rule of the card-testing guard.
+// GuardChange (guard.go) stores one rule of the card-testing guard, and
+// OriginsChange (origins.go) the origins allowed to embed the card fields.
 //
 // Card tokens (token.go): CardToken inserts a token; TokenUse uses one,
 // once, and fails the unit with INVALID_REQUEST param token otherwise.
@@ -163,7 +164,8 @@ func (u *Unit) AddCompletion(done *IdempotencyCompletion) {
 // ThreeDSChallenge follows a transition of its payment to pending_3ds (or
 // its insert in pending_3ds), each NewRefund has a positive amount
 // (INVALID_REQUEST param amount), each GuardChange has valid settings
-// (GuardRuleSettings.Validate), each StoredCard is active or pending, and
+// (GuardRuleSettings.Validate), each OriginsChange valid origins
+// (OriginsChange.Validate), each StoredCard is active or pending, and
 // each NewPayment has a status and a reservation for its own key
 // (CheckReservation). An engine refuses an invalid unit before it writes
 // anything.
@@ -182,6 +184,11 @@ func (u Unit) Validate() error {
 		}
 		if g, ok := op.(GuardChange); ok {
 			if err := g.Settings.Validate(); err != nil {
+				return err
+			}
+		}
+		if o, ok := op.(OriginsChange); ok {
+			if err := o.Validate(); err != nil {
 				return err
 			}
 		}

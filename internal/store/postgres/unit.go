@@ -281,6 +281,9 @@ func (s *Store) commit(ctx context.Context, u paygate.Unit) error {
 			b.Queue(notifyGuardChange)
 			guardChanged = true
 			i++
+		case paygate.OriginsChange:
+			b.Queue(changeOriginsInUnit, codec.OriginsArgs(op, op.At)...).QueryRow(refuses(byKind("merchant")))
+			i++
 		case paygate.APIKeyUsage:
 			if len(op.Used) > 0 {
 				b.Queue(touchAPIKeys, apiKeyUsageArgs(op)...)

@@ -127,6 +127,8 @@ func applyUnit(ctx context.Context, tx *sql.Tx, u paygate.Unit) error {
 			err = touchAPIKeys(ctx, tx, op)
 		case paygate.GuardChange:
 			err = changeGuard(ctx, tx, op)
+		case paygate.OriginsChange:
+			err = changeOrigins(ctx, tx, op)
 		default:
 			var handled bool
 			if handled, err = applyTeamOp(ctx, tx, op); !handled {

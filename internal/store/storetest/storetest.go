@@ -60,6 +60,7 @@ func Exercise(t *testing.T, newStore func(t *testing.T) paygate.Store) {
 		{"DeliveryFilter", deliveryFilterCases()},
 		{"PaymentSearch", paymentSearchCases()},
 		{"Guard", guardCases()},
+		{"Origins", originsCases()},
 		{"Token", tokenCases()},
 	}
 	for _, g := range groups {

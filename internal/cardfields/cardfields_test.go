@@ -1,0 +1,238 @@
+package cardfields
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/paygate"
+)
+
+// fakeKeys is a store of keys and allowed origins.
+type fakeKeys struct {
+	keys    []paygate.APIKey
+	origins map[paygate.Mode][]string
+	err     error
+}
+
+func (f *fakeKeys) APIKeys(_ context.Context, q paygate.APIKeyQuery) ([]paygate.APIKey, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	for _, k := range f.keys {
+		if bytes.Equal(k.Hash, q.Hash) {
+			return []paygate.APIKey{k}, nil
+		}
+	}
+	return nil, nil
+}
+
+func (f *fakeKeys) AllowedOrigins(_ context.Context, _ string, mode paygate.Mode) ([]string, error) {
+	return append([]string{}, f.origins[mode]...), nil
+}
+
+type fixture struct {
+	h                          *Handler
+	test, live, secret, revoke string
+}
+
+func newFixture(t *testing.T) fixture {
+	t.Helper()
+	now := time.Now()
+	store := &fakeKeys{origins: map[paygate.Mode][]string{
+		paygate.ModeLive: {"https://shop.example", "https://www.shop.example:8443"},
+		paygate.ModeTest: {"https://staging.shop.example"},
+	}}
+	var f fixture
+	for _, k := range []struct {
+		out  *string
+		mode paygate.Mode
+		typ  paygate.KeyType
+	}{
+		{&f.test, paygate.ModeTest, paygate.KeyPublic},
+		{&f.live, paygate.ModeLive, paygate.KeyPublic},
+		{&f.secret, paygate.ModeTest, paygate.KeySecret},
+		{&f.revoke, paygate.ModeLive, paygate.KeyPublic},
+	} {
+		secret, key, err := auth.NewKey("key-"+string(k.mode)+string(k.typ), "m1", k.mode, k.typ, now.Add(-time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k.out == &f.revoke {
+			at := now.Add(-time.Minute)
+			key.RevokedAt = &at
+		}
+		*k.out = secret
+		store.keys = append(store.keys, key)
+	}
+	f.h = New(Config{Store: store})
+	return f
+}
+
+func get(h http.Handler, path string, header http.Header) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(http.MethodGet, path, nil)
+	for k, v := range header {
+		r.Header[k] = v
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+func framePath(key, origin string) string {
+	return FramePath + "?key=" + url.QueryEscape(key) + "&origin=" + url.QueryEscape(origin)
+}
+
+func TestFrameHeaders(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	for _, c := range []struct {
+		name, key, origin, ancestors string
+	}{
+		{"Live", f.live, "https://shop.example", "frame-ancestors https://shop.example https://www.shop.example:8443"},
+		{"LiveDefaultPort", f.live, "https://SHOP.example:443", "frame-ancestors https://shop.example https://www.shop.example:8443"},
+		{"TestLoopback", f.test, "http://127.0.0.1:41234", "frame-ancestors https://staging.shop.example http://localhost:* http://127.0.0.1:*"},
+		{"TestListed", f.test, "https://staging.shop.example", "frame-ancestors https://staging.shop.example http://localhost:* http://127.0.0.1:*"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := get(f.h, framePath(c.key, c.origin), nil)
+			if w.Code != http.StatusOK {
+				t.Fatalf("status %d: %s", w.Code, w.Body)
+			}
+			h := w.Header()
+			csp := h.Get("Content-Security-Policy")
+			if !strings.HasSuffix(csp, "; "+c.ancestors) {
+				t.Errorf("CSP %q, want it to end with %q", csp, c.ancestors)
+			}
+			for _, want := range []string{"default-src 'none'", "script-src 'self'", "style-src 'self'", "connect-src 'self'", "base-uri 'none'", "form-action 'none'"} {
+				if !strings.Contains(csp, want+";") {
+					t.Errorf("CSP %q lacks %q", csp, want)
+				}
+			}
+			if strings.Contains(csp, "unsafe-inline") || strings.Contains(csp, "unsafe-eval") {
+				t.Errorf("CSP %q allows inline code", csp)
+			}
+			if v := h.Get("X-Frame-Options"); v != "" {
+				t.Errorf("X-Frame-Options %q on the frame: it could not be embedded at all", v)
+			}
+			if h.Get("Referrer-Policy") != "no-referrer" || h.Get("Cache-Control") != "no-store" ||
+				h.Get("X-Content-Type-Options") != "nosniff" || !strings.HasPrefix(h.Get("Content-Type"), "text/html") {
+				t.Errorf("headers %v", h)
+			}
+			body := w.Body.String()
+			norm, _ := paygate.NormalizeOrigin(paygate.ModeTest, c.origin)
+			if !strings.Contains(body, `data-parent="`+norm+`"`) {
+				t.Errorf("the frame does not name its parent %q:\n%s", norm, body)
+			}
+			// No inline script or style: the CSP would block them.
+			if strings.Contains(body, "<script>") || strings.Contains(body, "style=") || strings.Contains(body, "<style") {
+				t.Errorf("inline script or style in the frame:\n%s", body)
+			}
+			for _, want := range []string{`autocomplete="cc-number"`, `autocomplete="cc-exp"`, `autocomplete="cc-csc"`, `autocomplete="cc-name"`,
+				`inputmode="numeric"`, `<label for="number">`, `aria-describedby="cvc-error"`} {
+				if !strings.Contains(body, want) {
+					t.Errorf("the frame lacks %s", want)
+				}
+			}
+		})
+	}
+}
+
+func TestFrameRefusals(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	for _, c := range []struct {
+		name, key, origin string
+		status            int
+	}{
+		{"NoKey", "", "https://shop.example", http.StatusUnauthorized},
+		{"Malformed", "smtgw_pk_live_short", "https://shop.example", http.StatusUnauthorized},
+		{"Unknown", "smtgw_pk_live_" + strings.Repeat("a", 40), "https://shop.example", http.StatusUnauthorized},
+		{"Secret", f.secret, "http://127.0.0.1:3000", http.StatusUnauthorized},
+		{"Revoked", f.revoke, "https://shop.example", http.StatusUnauthorized},
+		{"NoOrigin", f.live, "", http.StatusForbidden},
+		{"OtherOrigin", f.live, "https://evil.example", http.StatusForbidden},
+		{"LiveLoopback", f.live, "http://127.0.0.1:3000", http.StatusForbidden},
+		{"HTTPOfHTTPS", f.live, "http://shop.example", http.StatusForbidden},
+		{"TestOther", f.test, "https://shop.example", http.StatusForbidden},
+		{"NullOrigin", f.test, "null", http.StatusForbidden},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := get(f.h, framePath(c.key, c.origin), nil)
+			if w.Code != c.status {
+				t.Fatalf("status %d, want %d: %s", w.Code, c.status, w.Body)
+			}
+			// An error page may be framed by no one, and never shows the key.
+			csp := w.Header().Get("Content-Security-Policy")
+			if !strings.Contains(csp, "frame-ancestors 'none'") || strings.Contains(w.Body.String(), "data-key") {
+				t.Errorf("error page: CSP %q, body %s", csp, w.Body)
+			}
+			if c.key != "" && strings.Contains(w.Body.String(), c.key) {
+				t.Error("the error page shows the key")
+			}
+		})
+	}
+	// A store that cannot be reached: 503, not 401.
+	down := New(Config{Store: &fakeKeys{err: paygate.Errorf(paygate.CodeServiceUnavailable, "", "down")}})
+	if w := get(down, framePath(f.live, "https://shop.example"), nil); w.Code != http.StatusServiceUnavailable {
+		t.Errorf("store down: status %d, want 503", w.Code)
+	}
+}
+
+func TestAssets(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	for _, c := range []struct{ path, ctype, marker string }{
+		{ScriptPath, "text/javascript; charset=utf-8", "Paygate.prototype.mountCard"},
+		{FrameScriptPath, "text/javascript; charset=utf-8", "function luhn"},
+		{FrameStylePath, "text/css; charset=utf-8", "--pg-font-family"},
+	} {
+		w := get(f.h, c.path, nil)
+		if w.Code != http.StatusOK || w.Header().Get("Content-Type") != c.ctype || !strings.Contains(w.Body.String(), c.marker) {
+			t.Errorf("%s: %d %q", c.path, w.Code, w.Header().Get("Content-Type"))
+			continue
+		}
+		etag := w.Header().Get("ETag")
+		if etag == "" || w.Header().Get("Cache-Control") != "public, max-age=300" || w.Header().Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("%s: headers %v", c.path, w.Header())
+		}
+		again := get(f.h, c.path, http.Header{"If-None-Match": {etag}})
+		if again.Code != http.StatusNotModified || again.Body.Len() != 0 {
+			t.Errorf("%s with If-None-Match: %d, %d bytes; want 304 and none", c.path, again.Code, again.Body.Len())
+		}
+		if stale := get(f.h, c.path, http.Header{"If-None-Match": {`"other"`}}); stale.Code != http.StatusOK {
+			t.Errorf("%s with another ETag: %d", c.path, stale.Code)
+		}
+	}
+	r := httptest.NewRequest(http.MethodPost, ScriptPath, nil)
+	w := httptest.NewRecorder()
+	f.h.ServeHTTP(w, r)
+	if w.Code != http.StatusMethodNotAllowed {
+		t.Errorf("POST %s: %d", ScriptPath, w.Code)
+	}
+}
+
+// TestScriptsPostToNamedOrigins keeps '*' out of every postMessage: the
+// frame posts to its parent's origin and paygate.js to the gateway's.
+func TestScriptsPostToNamedOrigins(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"static/paygate.js", "static/card-frame.js"} {
+		b, err := staticFS.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(b)
+		if strings.Contains(s, "'*'") || strings.Contains(s, `"*"`) {
+			t.Errorf("%s names the origin '*'", name)
+		}
+		if !strings.Contains(s, "e.origin !==") || !strings.Contains(s, "e.source !==") {
+			t.Errorf("%s does not check the origin and source of the messages it hears", name)
+		}
+	}
+}
