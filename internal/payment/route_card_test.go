@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/httpapi"
-	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/payment"
 )
 
 // brandRouter is a payment.CardRouter that notes what it was asked.
