@@ -205,15 +205,13 @@ func runRoutingSim(ctx context.Context, cfg routingSimConfig) (routingSimReport,
 		Window: cfg.Settings.Window, Explore: cfg.Settings.Explore, MinSamples: cfg.Settings.MinSamples,
 	}
 	payments := simPayments(cfg.Seed, cfg.Payments)
-	runs := []struct {
+	type runSpec struct {
 		strategy string
-		redis    bool
-	}{{provider.StrategyPriority, false}, {provider.StrategySuccessRate, false}}
+		redis    bool // the scores in Redis
+	}
+	runs := []runSpec{{provider.StrategyPriority, false}, {provider.StrategySuccessRate, false}}
 	if cfg.RedisURL != "" {
-		runs = append(runs, struct {
-			strategy string
-			redis    bool
-		}{provider.StrategySuccessRate, true})
+		runs = append(runs, runSpec{provider.StrategySuccessRate, true})
 	}
 	for _, r := range runs {
 		var sc *simRedis

@@ -16,7 +16,9 @@ import (
 type ProviderState struct {
 	ProviderID string
 	Drained    bool
-	UpdatedAt  time.Time // when Drained last changed
+	// UpdatedAt is when Drained last changed, or when the state was first
+	// stored (by a SandboxApproval for a provider never drained).
+	UpdatedAt time.Time
 	// ApprovalRate is the operator's approval rate override (0 to 1), nil
 	// when none; ApprovalAt is when it was set, nil when none.
 	ApprovalRate *float64
