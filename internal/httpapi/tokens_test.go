@@ -181,7 +181,7 @@ func TestTokenGuardBlocks(t *testing.T) {
 // usual headers.
 func TestTokenValidationAndLimits(t *testing.T) {
 	t.Parallel()
-	s := newServer(t, func(c *httpapi.Config) { c.RateLimitTokens, c.RateLimitTokensPerAddress = 1000, 1000 })
+	s := newServer(t, func(c *httpapi.Config) { c.RateLimitTokens, c.RateLimitTokensPerAddr = 1000, 1000 })
 	public := addPublicKey(t, s)
 	for body, param := range map[string]string{
 		`{}`:          "card",
@@ -200,7 +200,7 @@ func TestTokenValidationAndLimits(t *testing.T) {
 		}
 	}
 
-	limited := newServer(t, func(c *httpapi.Config) { c.RateLimitTokens, c.RateLimitTokensPerAddress = 3, 2 })
+	limited := newServer(t, func(c *httpapi.Config) { c.RateLimitTokens, c.RateLimitTokensPerAddr = 3, 2 })
 	public = addPublicKey(t, limited)
 	for i, want := range []int{201, 201, 429} {
 		w := tokenize(limited, public, "203.0.113.5", tokenCard)
