@@ -295,3 +295,44 @@ func TestVaultRewrapCountsTokens(t *testing.T) {
 		}
 	})
 }
+
+// TestServeWarnsOfTokensUnderAnotherKey: serve started without the key
+// that sealed live card tokens says so at start, naming its id; with the
+// key kept second, it says the tokens are under an older key.
+func TestServeWarnsOfTokensUnderAnotherKey(t *testing.T) {
+	t.Parallel()
+	db := sqliteURL(t)
+	m := newMerchant(t, db, "Token Warned")
+	sealKey, serveKey := newVaultKey(t), newVaultKey(t)
+	st, err := store.Open(t.Context(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	sealer := openTestVault(t, sealKey)
+	now := paygate.SystemClock{}.Now()
+	tok := paygate.CardToken{
+		ID: paygate.TokenPrefix + strings.Repeat("cd", 16), MerchantID: m.MerchantID, Mode: paygate.ModeTest,
+		Brand: "visa", Last4: "4242", ExpMonth: 12, ExpYear: 2040, HolderName: "A",
+		KeyID: sealer.PrimaryKeyID(), Sealed: []byte("sealed bytes as the store keeps them"),
+		CreatedAt: now, ExpiresAt: now.Add(paygate.TokenLifetime),
+	}
+	if err := st.Commit(t.Context(), paygate.Unit{Ops: []paygate.Op{tok}}); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	if err := logVault(t.Context(), newLogger(&logs, "info", "json"), st, openTestVault(t, serveKey), vaultKeySource{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), "card tokens are sealed under master keys that are not configured") ||
+		!strings.Contains(logs.String(), sealer.PrimaryKeyID()) {
+		t.Fatalf("serve's start log does not warn of the tokens sealed under %s:\n%s", sealer.PrimaryKeyID(), logs.String())
+	}
+	logs.Reset()
+	if err := logVault(t.Context(), newLogger(&logs, "info", "json"), st, openTestVault(t, serveKey, sealKey), vaultKeySource{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), "card tokens are sealed under an older master key") || strings.Contains(logs.String(), "not configured") {
+		t.Fatalf("with the older key kept:\n%s", logs.String())
+	}
+}
