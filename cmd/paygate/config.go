@@ -74,7 +74,7 @@ const (
 	defaultRateLimitLive            = 1000
 	defaultRateLimitUnauthenticated = 60
 	defaultRateLimitTokens          = 300 // httpapi.DefaultRateLimitTokens
-	defaultRateLimitTokensPerAddr   = 30  // httpapi.DefaultRateLimitTokensPerAddress
+	defaultRateLimitTokensPerAddr   = 30  // httpapi.DefaultRateLimitTokensPerAddr
 	defaultThreeDSChallengeTTL      = 30 * time.Minute
 	defaultRecoveryInterval         = 5 * time.Second
 	defaultLogLevel                 = "info"

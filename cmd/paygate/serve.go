@@ -265,22 +265,22 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	dash := dashboard.New(dashCfg)
 
 	api := httpapi.New(httpapi.Config{
-		Store:                     st,
-		Payments:                  payments,
-		Auth:                      &auth.Authenticator{Store: st, Clock: clock, Usage: usage},
-		Limiter:                   limiter,
-		Clock:                     clock,
-		Logger:                    log,
-		RateLimitTest:             cfg.RateLimitTest,
-		RateLimitLive:             cfg.RateLimitLive,
-		RateLimitUnauthenticated:  cfg.RateLimitUnauthenticated,
-		RateLimitTokens:           cfg.RateLimitTokens,
-		RateLimitTokensPerAddress: cfg.RateLimitTokensPerAddr,
-		Dashboard:                 dash,
-		TrustedProxies:            cfg.TrustedProxies,
-		Endpoints:                 provider.Endpoints(connector.Services{Payments: payments, Logger: log}),
-		Metrics:                   mx,
-		CardFields:                cardfields.New(cardfields.Config{Store: st, Clock: clock, Logger: log}),
+		Store:                    st,
+		Payments:                 payments,
+		Auth:                     &auth.Authenticator{Store: st, Clock: clock, Usage: usage},
+		Limiter:                  limiter,
+		Clock:                    clock,
+		Logger:                   log,
+		RateLimitTest:            cfg.RateLimitTest,
+		RateLimitLive:            cfg.RateLimitLive,
+		RateLimitUnauthenticated: cfg.RateLimitUnauthenticated,
+		RateLimitTokens:          cfg.RateLimitTokens,
+		RateLimitTokensPerAddr:   cfg.RateLimitTokensPerAddr,
+		Dashboard:                dash,
+		TrustedProxies:           cfg.TrustedProxies,
+		Endpoints:                provider.Endpoints(connector.Services{Payments: payments, Logger: log}),
+		Metrics:                  mx,
+		CardFields:               cardfields.New(cardfields.Config{Store: st, Clock: clock, Logger: log}),
 	})
 
 	// Requests run on a context of their own: the signal that stops serve

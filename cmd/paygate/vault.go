@@ -100,11 +100,16 @@ func commandVault(ctx context.Context, st paygate.Store, databaseURL string, con
 	if err != nil {
 		return nil, fmt.Errorf("read the key ids of webhook signing secrets: %w", err)
 	}
+	// Card tokens too: a fresh key file would leave them unusable.
+	tokens, err := st.CardTokenKeyIDs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read the key ids of card tokens: %w", err)
+	}
 	if len(configured) == 0 {
 		if path, ok := store.SQLitePath(databaseURL); ok && path != "" {
 			file := path + vault.KeyFileSuffix
 			if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) {
-				if used := keyIDList(cards, secrets); len(used) > 0 {
+				if used := keyIDList(cards, secrets, tokens); len(used) > 0 {
 					return nil, fmt.Errorf("the database holds data sealed under master %s, which is not configured, and there is no key file %s: "+
 						"pass the key serve runs with in --vault-key or PAYGATE_VAULT_KEY (no key file was created)", keyIDsPhrase(used), file)
 				}

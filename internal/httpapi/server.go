@@ -48,7 +48,7 @@ type Config struct {
 	RateLimitTest, RateLimitLive, RateLimitUnauthenticated int
 	// Card tokens per minute per public key and per client address
 	// (POST /v1/tokens, decisions §19); 0 means the default (300, 30).
-	RateLimitTokens, RateLimitTokensPerAddress int
+	RateLimitTokens, RateLimitTokensPerAddr int
 	// Dashboard serves /dashboard and everything under it (the merchant
 	// dashboard's HTML pages); nil answers 404 there.
 	Dashboard http.Handler
@@ -107,8 +107,8 @@ func New(cfg Config) *Server {
 	if cfg.RateLimitTokens <= 0 {
 		cfg.RateLimitTokens = DefaultRateLimitTokens
 	}
-	if cfg.RateLimitTokensPerAddress <= 0 {
-		cfg.RateLimitTokensPerAddress = DefaultRateLimitTokensPerAddress
+	if cfg.RateLimitTokensPerAddr <= 0 {
+		cfg.RateLimitTokensPerAddr = DefaultRateLimitTokensPerAddr
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, clock: cfg.Clock, recent: newRecentKeys()}
 	s.api = s.newAPI()

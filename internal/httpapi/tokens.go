@@ -26,8 +26,8 @@ const tokensPath = "/v1/tokens"
 
 // Default token rate limits, per minute (decisions §19).
 const (
-	DefaultRateLimitTokens           = 300
-	DefaultRateLimitTokensPerAddress = 30
+	DefaultRateLimitTokens        = 300
+	DefaultRateLimitTokensPerAddr = 30
 )
 
 // tokenRecord is a token as POST /v1/tokens answers it: the card's brand,
@@ -96,7 +96,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) {
 	// The address first: an address over its limit (one attacker) must
 	// not use up the key's budget, which every shopper of the merchant
 	// shares.
-	d, err := s.cfg.Limiter.Allow(ctx, "tokens:addr:"+clientIP(r), s.cfg.RateLimitTokensPerAddress)
+	d, err := s.cfg.Limiter.Allow(ctx, "tokens:addr:"+clientIP(r), s.cfg.RateLimitTokensPerAddr)
 	if err == nil && d.Allowed {
 		var dk ratelimit.Decision
 		dk, err = s.cfg.Limiter.Allow(ctx, "tokens:key:"+key.ID, s.cfg.RateLimitTokens)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -17,7 +16,6 @@ import (
 	"github.com/paygate/paygate/internal/httpapi"
 	"github.com/paygate/paygate/internal/id"
 	"github.com/paygate/paygate/internal/paygate"
-	"github.com/paygate/paygate/internal/store/sqlite"
 )
 
 // addPublicKey stores an active test public key of the secret key's
@@ -118,35 +116,64 @@ func TestPublicKeyRefusedByEveryOtherOperation(t *testing.T) {
 
 // TestTokenGuardBlocks: a card the card-testing guard blocks gets no token
 // (decisions §20's answer: 400 CARD_DECLINED, declineCode blocked, without
-// a transactionId), from any address; another card still does.
+// a transactionId), from any address; another card still does. A token
+// made before the block pays a blocked payment, stored as such, and is
+// used up by it.
 func TestTokenGuardBlocks(t *testing.T) {
 	t.Parallel()
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "paygate.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	n := newGuardNode(t, st, guard.NewMemory(), paygate.SystemClock{}, "")
-	enableGuard(t, st, n.merchantOf(t))
-	public := addPublicKey(t, n.benchServer)
-	const declining = "4000000000000002"
-	// The card rule: 5 declines of one card from any address, each from
-	// an address and a customer of its own.
-	for i := range 5 {
-		wantDeclined(t, n.pay(t, "198.51.100."+string(rune('1'+i)), declining, "c-"+id.New()), "a decline")
-	}
-	body := strings.Replace(tokenCard, "4242424242424242", declining, 1)
-	w := tokenize(n.benchServer, public, "192.0.2.77", body)
-	name, _, decline := errorOf(t, w)
-	if w.Code != http.StatusBadRequest || name != "CARD_DECLINED" || decline != paygate.DeclineBlocked || bytes.Contains(w.Body.Bytes(), []byte("transactionId")) {
-		t.Fatalf("a blocked card's token: %d %s", w.Code, w.Body)
-	}
-	if got := blockedCount(t, n.mx, paygate.GuardCard); got != 1 {
-		t.Errorf("blocked metric %v, want 1", got)
-	}
-	if w := tokenize(n.benchServer, public, "192.0.2.77", tokenCard); w.Code != http.StatusCreated {
-		t.Fatalf("another card's token: %d %s", w.Code, w.Body)
-	}
+	guardEngines(t, func(t *testing.T, st paygate.Store) {
+		n := newGuardNode(t, st, guard.NewMemory(), paygate.SystemClock{}, "")
+		enableGuard(t, st, n.merchantOf(t))
+		public := addPublicKey(t, n.benchServer)
+		const declining = "4000000000000002"
+		body := strings.Replace(tokenCard, "4242424242424242", declining, 1)
+		early := tokenize(n.benchServer, public, "192.0.2.77", body)
+		if early.Code != http.StatusCreated {
+			t.Fatalf("a token before the block: %d %s", early.Code, early.Body)
+		}
+		var tok struct {
+			Data struct {
+				ID string `json:"id"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(early.Body.Bytes(), &tok); err != nil {
+			t.Fatal(err)
+		}
+		// The card rule: 5 declines of one card from any address, each
+		// from an address and a customer of its own.
+		for i := range 5 {
+			wantDeclined(t, n.pay(t, "198.51.100."+string(rune('1'+i)), declining, "c-"+id.New()), "a decline")
+		}
+		w := tokenize(n.benchServer, public, "192.0.2.77", body)
+		name, _, decline := errorOf(t, w)
+		if w.Code != http.StatusBadRequest || name != "CARD_DECLINED" || decline != paygate.DeclineBlocked || bytes.Contains(w.Body.Bytes(), []byte("transactionId")) {
+			t.Fatalf("a blocked card's token: %d %s", w.Code, w.Body)
+		}
+		if got := blockedCount(t, n.mx, paygate.GuardCard); got != 1 {
+			t.Errorf("blocked metric %v, want 1", got)
+		}
+		if w := tokenize(n.benchServer, public, "192.0.2.77", tokenCard); w.Code != http.StatusCreated {
+			t.Fatalf("another card's token: %d %s", w.Code, w.Body)
+		}
+
+		payBody := []byte(`{"amount":"12.00","currency":"EUR","customerId":"c-token","paymentMethod":"token","token":"` + tok.Data.ID + `"}`)
+		pay := func() guardAnswer {
+			w := n.do(http.MethodPost, "/v1/payments", n.secret, id.New(), payBody)
+			var env struct {
+				Error struct {
+					Name, Param, DeclineCode, TransactionID string
+				} `json:"error"`
+			}
+			if err := json.Unmarshal(w.Body.Bytes(), &env); err != nil {
+				t.Fatal(err)
+			}
+			return guardAnswer{code: w.Code, id: env.Error.TransactionID, name: env.Error.Name, decline: env.Error.DeclineCode, status: env.Error.Param}
+		}
+		wantBlocked(t, n, pay(), "a blocked card's token payment")
+		if a := pay(); a.code != http.StatusBadRequest || a.name != "INVALID_REQUEST" || a.status != "token" {
+			t.Fatalf("the token again after its blocked payment: %+v", a)
+		}
+	})
 }
 
 // TestTokenValidationAndLimits: the card's rules and params are a
@@ -154,7 +181,7 @@ func TestTokenGuardBlocks(t *testing.T) {
 // usual headers.
 func TestTokenValidationAndLimits(t *testing.T) {
 	t.Parallel()
-	s := newServer(t, func(c *httpapi.Config) { c.RateLimitTokens, c.RateLimitTokensPerAddress = 1000, 1000 })
+	s := newServer(t, func(c *httpapi.Config) { c.RateLimitTokens, c.RateLimitTokensPerAddr = 1000, 1000 })
 	public := addPublicKey(t, s)
 	for body, param := range map[string]string{
 		`{}`:          "card",
@@ -173,7 +200,7 @@ func TestTokenValidationAndLimits(t *testing.T) {
 		}
 	}
 
-	limited := newServer(t, func(c *httpapi.Config) { c.RateLimitTokens, c.RateLimitTokensPerAddress = 3, 2 })
+	limited := newServer(t, func(c *httpapi.Config) { c.RateLimitTokens, c.RateLimitTokensPerAddr = 3, 2 })
 	public = addPublicKey(t, limited)
 	for i, want := range []int{201, 201, 429} {
 		w := tokenize(limited, public, "203.0.113.5", tokenCard)
