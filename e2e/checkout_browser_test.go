@@ -1,15 +1,22 @@
 package e2e
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -395,3 +402,99 @@ func TestCheckoutCardFieldsBrowser(t *testing.T) {
 		})
 	}
 }
+
+// TestDemoCheckoutBrowser runs `paygate demo` and pays on the example shop
+// it prints, as a newcomer would: the page tokenizes in the gateway's frame,
+// the shop's backend pays with the token, the result page shows captured.
+func TestDemoCheckoutBrowser(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	dir := t.TempDir()
+	cmd := exec.Command(binary, "demo", "--addr", addr, "--metrics-addr=", "--database-url", "sqlite:"+filepath.Join(dir, "demo.db"))
+	cmd.Env = append(os.Environ(), "PAYGATE_DRAIN_DELAY=0s", "HOME="+dir)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	var logsMu sync.Mutex
+	cmd.Stderr = writerFunc(func(p []byte) (int, error) {
+		logsMu.Lock()
+		defer logsMu.Unlock()
+		return logs.Write(p)
+	})
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+	})
+	shopc := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if rest, ok := strings.CutPrefix(sc.Text(), "Try the checkout in a browser: "); ok {
+				shopc <- strings.TrimSpace(rest)
+			}
+		}
+	}()
+	var shopURL string
+	select {
+	case shopURL = <-shopc:
+	case <-time.After(60 * time.Second):
+		logsMu.Lock()
+		defer logsMu.Unlock()
+		t.Fatalf("demo printed no checkout URL\n%s", logs.String())
+	}
+	gatewayURL := "http://" + addr
+	eventually(t, 60*time.Second, "the demo gateway", func() bool {
+		resp, err := http.Get(gatewayURL + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	if !strings.HasPrefix(shopURL, "http://127.0.0.1:") || shopURL == gatewayURL+"/" {
+		t.Fatalf("checkout URL %q, want another loopback port than the gateway's", shopURL)
+	}
+	// The shopper opens it as localhost: another site than the gateway's
+	// 127.0.0.1, so the frame runs in a process of its own.
+	page := strings.Replace(shopURL, "127.0.0.1", "localhost", 1)
+
+	ctx := newBrowser(t)
+	console := watchConsole(t, ctx)
+	if err := chromedp.Do(ctx, chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS("#pay"))); err != nil {
+		t.Fatalf("demo shop: %v", err)
+	}
+	frame := cardFrame(t, ctx, gatewayURL)
+	typeCard(t, ctx, frame, "4242424242424242", "12"+futureYear(), "123", "Demo Shopper")
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#pay")), chromedp.WaitVisible(chromedp.CSS("#status"))); err != nil {
+		msg, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.getElementById('message') || {}).textContent || ''`))
+		t.Fatalf("result page: %v (%s)", err, msg)
+	}
+	status, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#status")))
+	if err != nil || status != "captured" {
+		t.Fatalf("demo payment status %q %v", status, err)
+	}
+	if p := console.CSP(); len(p) > 0 {
+		t.Fatalf("Content-Security-Policy problems:\n%s", strings.Join(p, "\n"))
+	}
+}
+
+// writerFunc is an io.Writer of a func.
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
