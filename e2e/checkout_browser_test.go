@@ -374,6 +374,37 @@ func TestCheckoutCardFieldsBrowser(t *testing.T) {
 		}
 	})
 
+	// The dashboard's Developers page edits the origins of its mode and
+	// says so once they are saved; the CLI reads what it stored.
+	t.Run("DashboardOrigins", func(t *testing.T) {
+		t.Parallel()
+		email, password := dashboardUser(t, g, dbURL, m.MerchantID)
+		ctx := newBrowser(t)
+		signIn(t, ctx, g, email, password)
+		browserDo(t, ctx, g, "save the allowed origins",
+			chromedp.Navigate(g.url+"/dashboard/test/developers"),
+			chromedp.WaitVisible(chromedp.CSS("#origins-form")),
+			chromedp.SendKeys(chromedp.CSS("#origins"), "https://Staging.shop.example:443\nhttps://qa.shop.example:8443"),
+			chromedp.Click(chromedp.CSS("#save-origins")),
+			chromedp.WaitVisible(chromedp.CSS("#developers-notice")),
+		)
+		notice, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#developers-notice")))
+		if err != nil || !strings.Contains(notice, "allowed origins were saved") {
+			t.Fatalf("notice %q %v", notice, err)
+		}
+		list, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#allowed-origins")))
+		if err != nil || !strings.Contains(list, "https://staging.shop.example") || !strings.Contains(list, "https://qa.shop.example:8443") {
+			t.Fatalf("listed origins %q %v", list, err)
+		}
+		var shown struct {
+			Origins []string `json:"origins"`
+		}
+		mustCLI(t, &shown, "merchant", "origins", "show", "--merchant", m.MerchantID, "--mode", "test", "--json", "--database-url", dbURL)
+		if strings.Join(shown.Origins, " ") != "https://staging.shop.example https://qa.shop.example:8443" {
+			t.Fatalf("origins stored %q", shown.Origins)
+		}
+	})
+
 	// A page whose origin the merchant did not allow never gets the
 	// fields: the gateway refuses to serve them to it, and a page that
 	// names an allowed origin it does not have gets a frame the browser
