@@ -89,14 +89,16 @@
     jcb: 'JCB', diners: 'Diners Club', unionpay: 'UnionPay'
   };
 
-  // lengthsOf is the number lengths a brand issues; the gateway takes 13
-  // to 19 digits whatever the brand.
+  // lengthsOf is the number lengths a brand issues, shortest first; a
+  // brand the frame does not know may have any length the gateway takes
+  // (13 to 19 digits).
   function lengthsOf(brand) {
     switch (brand) {
       case 'amex': return [15];
       case 'diners': return [14, 16, 19];
       case 'visa': return [13, 16, 19];
       case 'mastercard': return [16];
+      case 'unknown': return [13, 14, 15, 16, 17, 18, 19];
       default: return [16, 17, 18, 19];
     }
   }
@@ -105,8 +107,8 @@
     return brand === 'amex' ? 4 : 3;
   }
 
-  // groupsOf is how a number of the brand is written: amex 4-6-5, diners
-  // of 14 digits 4-6-4, every other in groups of four.
+  // format writes a number as its brand does: amex 4-6-5, diners of 14
+  // digits 4-6-4, every other in groups of four.
   function format(digits, brand) {
     var groups = [4, 4, 4, 4, 3];
     if (brand === 'amex') {
