@@ -54,6 +54,7 @@ window.addEventListener('message', function (e) {
 <script>
 var card = Paygate({{.Key}}).mountCard('#card', {
   style: {fontFamily: 'Georgia, serif', color: '#123456', invalidColor: 'rgb(200, 0, 0)', fontSize: 'url(https://evil.example/x)'},
+  locale: 'fr',
   onReady: function () { document.body.setAttribute('data-ready', '1'); },
   onChange: function (s) { window.lastState = s; document.getElementById('brand').textContent = s.brand; }
 });
@@ -276,7 +277,8 @@ func TestCheckoutCardFieldsBrowser(t *testing.T) {
 			t.Fatalf("style in the frame: %q %v", font, err)
 		}
 		// A number that fails the Luhn check: the frame says so next to
-		// the field and the page's createToken rejects with the field.
+		// the field, in the page's locale, and the page's createToken
+		// rejects with the field.
 		typeCard(t, ctx, frame, "4242424242424241", "12"+futureYear(), "123", "Ada Lovelace")
 		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#pay")),
 			chromedp.WaitVisible(chromedp.CSS("#result"))); err != nil {
@@ -290,7 +292,7 @@ func TestCheckoutCardFieldsBrowser(t *testing.T) {
 		invalid, err := chromedp.Run(frame, chromedp.Evaluate[string](`document.getElementById('number').getAttribute('aria-invalid') + '|' +
 			document.getElementById('number-error').textContent + '|' + document.getElementById('brand').textContent + '|' +
 			document.getElementById('number').value + '|' + document.getElementById('expiry').value`))
-		if err != nil || invalid != "true|The card number is not valid.|Visa|4242 4242 4242 4241|12 / "+futureYear() {
+		if err != nil || invalid != "true|Le numéro de carte n’est pas valide.|Visa|4242 4242 4242 4241|12 / "+futureYear() {
 			t.Fatalf("the frame after a bad number: %q %v", invalid, err)
 		}
 		// An American Express number wants four digits of security code.

@@ -261,3 +261,28 @@ func BenchmarkScript(b *testing.B) {
 		}
 	}
 }
+
+// TestFrameLocale: the locale option picks the labels (and, through
+// <html lang>, the frame script's messages); an unknown one is English.
+func TestFrameLocale(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	for _, c := range []struct{ locale, lang, label string }{
+		{"fr-FR", "fr", "Numéro de carte"},
+		{"de", "de", "Kartennummer"},
+		{"pt-BR", "en", "Card number"},
+		{"", "en", "Card number"},
+	} {
+		w := get(f.h, framePath(f.live, "https://shop.example")+"&locale="+url.QueryEscape(c.locale), nil)
+		body := w.Body.String()
+		if w.Code != http.StatusOK || !strings.Contains(body, `<html lang="`+c.lang+`"`) || !strings.Contains(body, `<label for="number">`+c.label+`</label>`) {
+			t.Errorf("locale %q: %d\n%s", c.locale, w.Code, body)
+		}
+	}
+	js, _ := staticFS.ReadFile("static/card-frame.js")
+	for lang := range frameLanguages {
+		if !strings.Contains(string(js), "\n    "+lang+": {") {
+			t.Errorf("card-frame.js has no messages in %q", lang)
+		}
+	}
+}
