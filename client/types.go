@@ -41,6 +41,9 @@ const (
 const (
 	MethodCard       = "card"
 	MethodStoredCard = "stored_card"
+	// MethodToken pays with a single-use card token (PaymentParams.Token)
+	// that the gateway's card fields made in the shopper's browser.
+	MethodToken = "token"
 )
 
 // Card is a card's details, sent with a payment. Its Number and CVV never
@@ -86,18 +89,21 @@ type Billing struct {
 }
 
 // PaymentParams is a payment to create. Amount, Currency and CustomerID
-// are required; so is Card for a card payment (the default method), and
-// StoredCardID for a stored_card one.
+// are required; so is Card for a card payment (the default method),
+// StoredCardID for a stored_card one, and Token for a token one.
 type PaymentParams struct {
 	Amount        string `json:"amount"`
 	Currency      string `json:"currency"`
-	PaymentMethod string `json:"paymentMethod,omitempty"` // MethodCard (default) or MethodStoredCard
+	PaymentMethod string `json:"paymentMethod,omitempty"` // MethodCard (default), MethodStoredCard or MethodToken
 	// CustomerID is your own id of the customer (its externalId): the
 	// gateway finds the customer, or creates it.
-	CustomerID   string   `json:"customerId"`
-	Card         *Card    `json:"card,omitempty"`
-	StoredCardID string   `json:"storedCardId,omitempty"`
-	Billing      *Billing `json:"billing,omitempty"`
+	CustomerID   string `json:"customerId"`
+	Card         *Card  `json:"card,omitempty"`
+	StoredCardID string `json:"storedCardId,omitempty"`
+	// Token is a card token ("tok_…") of the merchant and mode, for
+	// MethodToken: it pays once, within 15 minutes of its creation.
+	Token   string   `json:"token,omitempty"`
+	Billing *Billing `json:"billing,omitempty"`
 	// MerchantRef is your reference of the payment, for LookupPayment.
 	MerchantRef string `json:"merchantRef,omitempty"`
 	// ReturnURL is where the customer's browser goes after 3-D Secure.

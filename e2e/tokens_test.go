@@ -194,7 +194,7 @@ func TestTokens(t *testing.T) {
 // address (--rate-limit-tokens-per-address), 429 with the usual headers.
 func TestTokenRateLimits(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e engine) {
-		_, m, g := startWithMerchant(t, e, "Busy Shop", "--rate-limit-tokens", "2", "--rate-limit-tokens-per-address", "3")
+		_, m, g := startWithMerchant(t, e, "Busy Shop", "--rate-limit-tokens", "2", "--rate-limit-tokens-per-address", "4")
 		tokenize(t, g, m.TestPublicKey, "4242424242424242")
 		tokenize(t, g, m.TestPublicKey, "4242424242424242")
 		r := g.call(http.MethodPost, "/v1/tokens", m.TestPublicKey, tokenBody("4242424242424242"))
@@ -203,11 +203,11 @@ func TestTokenRateLimits(t *testing.T) {
 			t.Fatalf("429 headers: %v", r.Header)
 		}
 		// Another key from the same address: its own budget, but the
-		// address has one token left.
+		// address has one request left (the key's 429 counted for it).
 		tokenize(t, g, m.LivePublicKey, "4242424242424242")
 		r = g.call(http.MethodPost, "/v1/tokens", m.LivePublicKey, tokenBody("4242424242424242"))
 		expect(t, r, http.StatusTooManyRequests, "RATE_LIMITED")
-		if r.Header.Get("X-RateLimit-Limit") != "3" {
+		if r.Header.Get("X-RateLimit-Limit") != "4" {
 			t.Fatalf("429 of the address: %v", r.Header)
 		}
 	})

@@ -674,7 +674,8 @@ func TestServeConfig(t *testing.T) {
 		want := serveConfig{
 			DatabaseURL: "sqlite:paygate.db", Addr: "127.0.0.1:8080", BaseURL: "http://127.0.0.1:8080",
 			WebhookRetrySchedule: webhook.DefaultSchedule(), RateLimitTest: 100, RateLimitLive: 1000,
-			RateLimitUnauthenticated: 60, ThreeDSChallengeTTL: 30 * time.Minute, RecoveryInterval: 5 * time.Second,
+			RateLimitUnauthenticated: 60, RateLimitTokens: 300, RateLimitTokensPerAddr: 30,
+			ThreeDSChallengeTTL: 30 * time.Minute, RecoveryInterval: 5 * time.Second,
 			LogLevel: "info", DashboardSessionIdle: 15 * time.Minute, DashboardSessionMax: 12 * time.Hour,
 			MaxConnections:           4096,
 			AllowPrivateTestWebhooks: true,

@@ -252,3 +252,46 @@ func TestDemoVaultKey(t *testing.T) {
 		t.Errorf("a key file was made although a key was configured:\n%s", r.stdout)
 	}
 }
+
+// TestVaultRewrapCountsTokens: card tokens are not rewrapped (they live 15
+// minutes) but counted, so that the operator keeps an older key that
+// still seals live tokens until they expire.
+func TestVaultRewrapCountsTokens(t *testing.T) {
+	t.Parallel()
+	forEachEngine(t, func(t *testing.T, db string) {
+		m := newMerchant(t, db, "Token Rewrap")
+		oldKey, newKey := newVaultKey(t), newVaultKey(t)
+		old := openTestVault(t, oldKey)
+		ctx := context.Background()
+		st, err := store.Open(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := paygate.SystemClock{}.Now()
+		tok := paygate.CardToken{
+			ID: paygate.TokenPrefix + strings.Repeat("ab", 16), MerchantID: m.MerchantID, Mode: paygate.ModeTest,
+			Brand: "visa", Last4: "4242", ExpMonth: 12, ExpYear: 2040, HolderName: "A",
+			CreatedAt: now, ExpiresAt: now.Add(paygate.TokenLifetime),
+		}
+		ctxSeal := vault.SecretContext{Purpose: "card-token:" + tok.ID, MerchantID: m.MerchantID, Mode: paygate.ModeTest}
+		if tok.Sealed, err = old.SealSecret(ctxSeal, []byte("4242424242424242|123")); err != nil {
+			t.Fatal(err)
+		}
+		tok.KeyID = old.PrimaryKeyID()
+		err = st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{tok}})
+		st.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		r := cliRun(t, nil, "vault", "rewrap", "--database-url", db, "--vault-key", newKey+","+oldKey).mustSucceed(t)
+		if !strings.Contains(r.stdout, "1 card tokens stay sealed under older keys: they expire within 15 minutes; keep those keys configured until then.\n") {
+			t.Errorf("rewrap printed %q", r.stdout)
+		}
+		r = cliRun(t, nil, "vault", "rewrap", "--database-url", db, "--vault-key", newKey+","+oldKey, "--json")
+		wantKeys(t, r.stdout, "keyId", "rewrapped")
+		if r.code != 0 || !strings.Contains(r.stderr, "1 card tokens stay sealed") {
+			t.Errorf("rewrap --json said on stderr %q", r.stderr)
+		}
+	})
+}

@@ -78,7 +78,7 @@ func (s *Server) serveTokens(w http.ResponseWriter, r *http.Request) {
 }
 
 // createToken authenticates the public key, charges the token rate limits
-// (the key's, then the client address's), validates the card as a
+// (the client address's, then the key's), validates the card as a
 // payment's card is validated, and stores the token: 201 with it.
 func (s *Server) createToken(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
@@ -93,12 +93,15 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st.key, st.authed = key, true
-	d, err := s.cfg.Limiter.Allow(ctx, "tokens:key:"+key.ID, s.cfg.RateLimitTokens)
+	// The address first: an address over its limit (one attacker) must
+	// not use up the key's budget, which every shopper of the merchant
+	// shares.
+	d, err := s.cfg.Limiter.Allow(ctx, "tokens:addr:"+clientIP(r), s.cfg.RateLimitTokensPerAddress)
 	if err == nil && d.Allowed {
-		var da ratelimit.Decision
-		da, err = s.cfg.Limiter.Allow(ctx, "tokens:addr:"+clientIP(r), s.cfg.RateLimitTokensPerAddress)
-		if err == nil && (!da.Allowed || da.Remaining < d.Remaining) {
-			d = da // the headers tell the tighter budget
+		var dk ratelimit.Decision
+		dk, err = s.cfg.Limiter.Allow(ctx, "tokens:key:"+key.ID, s.cfg.RateLimitTokens)
+		if err == nil && (!dk.Allowed || dk.Remaining < d.Remaining) {
+			d = dk // the headers tell the tighter budget
 		}
 	}
 	if err != nil {

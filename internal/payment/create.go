@@ -401,9 +401,11 @@ func (s *Service) outcome(p paygate.Payment, res paygate.ChargeResult, providerI
 // of its token, and returns it as stored (its customer resolved): of two
 // requests paying with one token, one unit commits and the other fails
 // whole with INVALID_REQUEST param token, before any provider call. The
-// key's reservation, when np has one, is in the unit too.
+// key's reservation, when np has one, is in the unit too, before the
+// token's use: a request whose key is taken (the same request, sent
+// twice) is answered as such, not as a used token.
 func (s *Service) tokenInsert(ctx context.Context, np paygate.NewPayment, use paygate.TokenUse) (paygate.Payment, error) {
-	if err := s.store.Commit(ctx, paygate.Unit{Ops: []paygate.Op{use, np}}); err != nil {
+	if err := s.store.Commit(ctx, paygate.Unit{Ops: []paygate.Op{np, use}}); err != nil {
 		return paygate.Payment{}, err
 	}
 	return s.store.PaymentByID(ctx, np.Payment.MerchantID, np.Payment.Mode, np.Payment.ID)

@@ -73,12 +73,12 @@ func (s *Service) createBlocked(ctx context.Context, np paygate.NewPayment, use 
 	}
 	np.Payment = o.p
 	u := paygate.Unit{Ops: []paygate.Op{np}}
-	if use != nil {
-		// A token's payment uses its token even when blocked.
-		u.Ops = []paygate.Op{*use, np}
-	}
 	u.AddEvents(o.events)
 	u.AddCompletion(o.done)
+	if use != nil {
+		// A token's payment uses its token even when blocked.
+		u.Add(*use)
+	}
 	err = s.store.Commit(ctx, u)
 	var taken *paygate.KeyTakenError
 	if errors.As(err, &taken) {

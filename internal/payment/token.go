@@ -154,8 +154,9 @@ func attrToken(t paygate.CardToken) slog.Attr {
 
 // TokenSweeperInterval is how often serve's sweeper deletes expired
 // tokens: a token's sealed card outlives its expiry by at most this long
-// (a used token's is erased at once).
-const TokenSweeperInterval = 30 * time.Second
+// (a used token's is erased at once), though no payment can use it after
+// its expiry (TokenUse). A run that finds nothing expired writes nothing.
+const TokenSweeperInterval = 5 * time.Second
 
 // TokenSweeper is the background job that deletes expired card tokens,
 // their sealed cards with them. Several nodes may run one each: a delete
