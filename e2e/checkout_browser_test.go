@@ -301,8 +301,13 @@ func TestCheckoutCardFieldsBrowser(t *testing.T) {
 		}
 		if err := chromedp.Do(frame,
 			chromedp.SetValue(chromedp.CSS("#number"), ""), chromedp.SendKeys(chromedp.CSS("#number"), "378282246310005"),
+			// A single month digit above 1 is that month: 4 is April.
+			chromedp.SetValue(chromedp.CSS("#expiry"), ""), chromedp.SendKeys(chromedp.CSS("#expiry"), "4"+futureYear()),
 		); err != nil {
 			t.Fatal(err)
+		}
+		if exp, err := chromedp.Run(frame, chromedp.Value(chromedp.CSS("#expiry"))); err != nil || exp != "04 / "+futureYear() {
+			t.Fatalf("expiry typed as 4%s: %q %v", futureYear(), exp, err)
 		}
 		state, err := chromedp.Run(ctx, chromedp.Poll[string](`(function () {
 			var s = window.lastState; return s && s.brand === 'amex' && s.last4 ? JSON.stringify([s.fields.number.complete, s.fields.cvc.complete, s.last4]) : null;

@@ -384,7 +384,8 @@
 
   fields.expiry.addEventListener('input', function (e) {
     var d = digitsOf(fields.expiry.value);
-    if (d.length === 1 && d > '1') {
+    var month = d.length === 1 && d > '1';
+    if (month) {
       d = '0' + d; // "4" is April
     }
     d = d.slice(0, 4);
@@ -394,6 +395,10 @@
       out = d.slice(0, 2) + ' / ' + d.slice(2);
     }
     reformat(fields.expiry, out);
+    if (month && document.activeElement === fields.expiry) {
+      // The month is complete: the year comes next.
+      fields.expiry.setSelectionRange(out.length, out.length);
+    }
     changed();
   });
 
