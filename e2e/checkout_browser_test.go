@@ -1,15 +1,22 @@
 package e2e
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -47,6 +54,7 @@ window.addEventListener('message', function (e) {
 <script>
 var card = Paygate({{.Key}}).mountCard('#card', {
   style: {fontFamily: 'Georgia, serif', color: '#123456', invalidColor: 'rgb(200, 0, 0)', fontSize: 'url(https://evil.example/x)'},
+  locale: 'fr',
   onReady: function () { document.body.setAttribute('data-ready', '1'); },
   onChange: function (s) { window.lastState = s; document.getElementById('brand').textContent = s.brand; }
 });
@@ -269,7 +277,8 @@ func TestCheckoutCardFieldsBrowser(t *testing.T) {
 			t.Fatalf("style in the frame: %q %v", font, err)
 		}
 		// A number that fails the Luhn check: the frame says so next to
-		// the field and the page's createToken rejects with the field.
+		// the field, in the page's locale, and the page's createToken
+		// rejects with the field.
 		typeCard(t, ctx, frame, "4242424242424241", "12"+futureYear(), "123", "Ada Lovelace")
 		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#pay")),
 			chromedp.WaitVisible(chromedp.CSS("#result"))); err != nil {
@@ -283,7 +292,7 @@ func TestCheckoutCardFieldsBrowser(t *testing.T) {
 		invalid, err := chromedp.Run(frame, chromedp.Evaluate[string](`document.getElementById('number').getAttribute('aria-invalid') + '|' +
 			document.getElementById('number-error').textContent + '|' + document.getElementById('brand').textContent + '|' +
 			document.getElementById('number').value + '|' + document.getElementById('expiry').value`))
-		if err != nil || invalid != "true|The card number is not valid.|Visa|4242 4242 4242 4241|12 / "+futureYear() {
+		if err != nil || invalid != "true|Le numéro de carte n’est pas valide.|Visa|4242 4242 4242 4241|12 / "+futureYear() {
 			t.Fatalf("the frame after a bad number: %q %v", invalid, err)
 		}
 		// An American Express number wants four digits of security code.
@@ -292,8 +301,13 @@ func TestCheckoutCardFieldsBrowser(t *testing.T) {
 		}
 		if err := chromedp.Do(frame,
 			chromedp.SetValue(chromedp.CSS("#number"), ""), chromedp.SendKeys(chromedp.CSS("#number"), "378282246310005"),
+			// A single month digit above 1 is that month: 4 is April.
+			chromedp.SetValue(chromedp.CSS("#expiry"), ""), chromedp.SendKeys(chromedp.CSS("#expiry"), "4"+futureYear()),
 		); err != nil {
 			t.Fatal(err)
+		}
+		if exp, err := chromedp.Run(frame, chromedp.Value(chromedp.CSS("#expiry"))); err != nil || exp != "04 / "+futureYear() {
+			t.Fatalf("expiry typed as 4%s: %q %v", futureYear(), exp, err)
 		}
 		state, err := chromedp.Run(ctx, chromedp.Poll[string](`(function () {
 			var s = window.lastState; return s && s.brand === 'amex' && s.last4 ? JSON.stringify([s.fields.number.complete, s.fields.cvc.complete, s.last4]) : null;
@@ -367,6 +381,37 @@ func TestCheckoutCardFieldsBrowser(t *testing.T) {
 		}
 	})
 
+	// The dashboard's Developers page edits the origins of its mode and
+	// says so once they are saved; the CLI reads what it stored.
+	t.Run("DashboardOrigins", func(t *testing.T) {
+		t.Parallel()
+		email, password := dashboardUser(t, g, dbURL, m.MerchantID)
+		ctx := newBrowser(t)
+		signIn(t, ctx, g, email, password)
+		browserDo(t, ctx, g, "save the allowed origins",
+			chromedp.Navigate(g.url+"/dashboard/test/developers"),
+			chromedp.WaitVisible(chromedp.CSS("#origins-form")),
+			chromedp.SendKeys(chromedp.CSS("#origins"), "https://Staging.shop.example:443\nhttps://qa.shop.example:8443"),
+			chromedp.Click(chromedp.CSS("#save-origins")),
+			chromedp.WaitVisible(chromedp.CSS("#developers-notice")),
+		)
+		notice, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#developers-notice")))
+		if err != nil || !strings.Contains(notice, "allowed origins were saved") {
+			t.Fatalf("notice %q %v", notice, err)
+		}
+		list, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#allowed-origins")))
+		if err != nil || !strings.Contains(list, "https://staging.shop.example") || !strings.Contains(list, "https://qa.shop.example:8443") {
+			t.Fatalf("listed origins %q %v", list, err)
+		}
+		var shown struct {
+			Origins []string `json:"origins"`
+		}
+		mustCLI(t, &shown, "merchant", "origins", "show", "--merchant", m.MerchantID, "--mode", "test", "--json", "--database-url", dbURL)
+		if strings.Join(shown.Origins, " ") != "https://staging.shop.example https://qa.shop.example:8443" {
+			t.Fatalf("origins stored %q", shown.Origins)
+		}
+	})
+
 	// A page whose origin the merchant did not allow never gets the
 	// fields: the gateway refuses to serve them to it, and a page that
 	// names an allowed origin it does not have gets a frame the browser
@@ -395,3 +440,99 @@ func TestCheckoutCardFieldsBrowser(t *testing.T) {
 		})
 	}
 }
+
+// TestDemoCheckoutBrowser runs `paygate demo` and pays on the example shop
+// it prints, as a newcomer would: the page tokenizes in the gateway's frame,
+// the shop's backend pays with the token, the result page shows captured.
+func TestDemoCheckoutBrowser(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	dir := t.TempDir()
+	cmd := exec.Command(binary, "demo", "--addr", addr, "--metrics-addr=", "--database-url", "sqlite:"+filepath.Join(dir, "demo.db"))
+	cmd.Env = append(os.Environ(), "PAYGATE_DRAIN_DELAY=0s", "HOME="+dir)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	var logsMu sync.Mutex
+	cmd.Stderr = writerFunc(func(p []byte) (int, error) {
+		logsMu.Lock()
+		defer logsMu.Unlock()
+		return logs.Write(p)
+	})
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+	})
+	shopc := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if rest, ok := strings.CutPrefix(sc.Text(), "Try the checkout in a browser: "); ok {
+				shopc <- strings.TrimSpace(rest)
+			}
+		}
+	}()
+	var shopURL string
+	select {
+	case shopURL = <-shopc:
+	case <-time.After(60 * time.Second):
+		logsMu.Lock()
+		defer logsMu.Unlock()
+		t.Fatalf("demo printed no checkout URL\n%s", logs.String())
+	}
+	gatewayURL := "http://" + addr
+	eventually(t, 60*time.Second, "the demo gateway", func() bool {
+		resp, err := http.Get(gatewayURL + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	if !strings.HasPrefix(shopURL, "http://127.0.0.1:") || shopURL == gatewayURL+"/" {
+		t.Fatalf("checkout URL %q, want another loopback port than the gateway's", shopURL)
+	}
+	// The shopper opens it as localhost: another site than the gateway's
+	// 127.0.0.1, so the frame runs in a process of its own.
+	page := strings.Replace(shopURL, "127.0.0.1", "localhost", 1)
+
+	ctx := newBrowser(t)
+	console := watchConsole(t, ctx)
+	if err := chromedp.Do(ctx, chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS("#pay"))); err != nil {
+		t.Fatalf("demo shop: %v", err)
+	}
+	frame := cardFrame(t, ctx, gatewayURL)
+	typeCard(t, ctx, frame, "4242424242424242", "12"+futureYear(), "123", "Demo Shopper")
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#pay")), chromedp.WaitVisible(chromedp.CSS("#status"))); err != nil {
+		msg, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.getElementById('message') || {}).textContent || ''`))
+		t.Fatalf("result page: %v (%s)", err, msg)
+	}
+	status, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#status")))
+	if err != nil || status != "captured" {
+		t.Fatalf("demo payment status %q %v", status, err)
+	}
+	if p := console.CSP(); len(p) > 0 {
+		t.Fatalf("Content-Security-Policy problems:\n%s", strings.Join(p, "\n"))
+	}
+}
+
+// writerFunc is an io.Writer of a func.
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

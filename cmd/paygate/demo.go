@@ -72,6 +72,21 @@ func cmdDemo(ctx context.Context, c *cli, args []string) error {
 	if err := printDemo(c.stdout, cfg, created, existing, login); err != nil {
 		return err
 	}
+	// The example checkout needs the test keys, which only a merchant made
+	// now has in hand; it runs as long as the server does.
+	ctx, stopShop := context.WithCancel(ctx)
+	defer stopShop()
+	if created != nil {
+		shop, err := startDemoShop(ctx, cfg.BaseURL, created.TestSecretKey, created.TestPublicKey)
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(c.stdout, "\nTry the checkout in a browser: %s/\n", shop); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(c.stdout, "\nThe example checkout page runs when demo creates its merchant (on a new database).")
+	}
 	return runServer(ctx, c, cfg)
 }
 

@@ -6,8 +6,8 @@
 //     frame on the page, and the element's createToken() asks the frame for
 //     a single-use token. It talks to the frame by postMessage, to the
 //     gateway's origin only, and hears only the frame it made.
-//   - GET /js/v1/card-frame.html?key=<public key>&origin=<page origin>, the
-//     fields themselves, on the gateway's origin. The key picks the merchant
+//   - GET /js/v1/card-frame.html?key=<public key>&origin=<page origin>
+//     [&locale=en|fr|de], the fields themselves, on the gateway's origin. The key picks the merchant
 //     and mode; the page's origin must be one the merchant allows (test
 //     mode also allows any port of http://localhost and http://127.0.0.1).
 //     The frame posts the card to POST /v1/tokens on its own origin and
@@ -186,6 +186,37 @@ type frameData struct {
 	Key, Parent, Mode string
 	ScriptPath        string
 	StylePath         string
+	L                 frameWords
+}
+
+// frameWords are the frame's labels in one language; card-frame.js has
+// the error messages of the same languages.
+type frameWords struct {
+	Lang, Title, Form, Number, Expiry, ExpiryHint, CVC, CVCHint, Name, Submit string
+}
+
+// frameLanguages are the languages of the locale option; any other is
+// shown in English.
+var frameLanguages = map[string]frameWords{
+	"en": {Lang: "en", Title: "Card details", Form: "Card details", Number: "Card number", Expiry: "Expiry date",
+		ExpiryHint: "(MM / YY)", CVC: "Security code", CVCHint: "(CVC)", Name: "Name on card", Submit: "Submit"},
+	"fr": {Lang: "fr", Title: "Carte bancaire", Form: "Carte bancaire", Number: "Numéro de carte", Expiry: "Date d’expiration",
+		ExpiryHint: "(MM / AA)", CVC: "Code de sécurité", CVCHint: "(CVC)", Name: "Nom sur la carte", Submit: "Valider"},
+	"de": {Lang: "de", Title: "Kartendaten", Form: "Kartendaten", Number: "Kartennummer", Expiry: "Ablaufdatum",
+		ExpiryHint: "(MM / JJ)", CVC: "Sicherheitscode", CVCHint: "(CVC)", Name: "Name auf der Karte", Submit: "Senden"},
+}
+
+// frameLanguage picks the words of a locale ("fr", "fr-CA", "de_DE"…),
+// English when there are none.
+func frameLanguage(locale string) frameWords {
+	l := strings.ToLower(locale)
+	if i := strings.IndexAny(l, "-_"); i >= 0 {
+		l = l[:i]
+	}
+	if w, ok := frameLanguages[l]; ok {
+		return w
+	}
+	return frameLanguages["en"]
 }
 
 // serveFrame serves the card fields' page for the public key of the query
@@ -212,7 +243,7 @@ func (h *Handler) serveFrame(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var b bytes.Buffer
-	err = frameTemplate.Execute(&b, frameData{Key: q.Get("key"), Parent: parent, Mode: string(key.Mode),
+	err = frameTemplate.Execute(&b, frameData{Key: q.Get("key"), Parent: parent, Mode: string(key.Mode), L: frameLanguage(q.Get("locale")),
 		ScriptPath: FrameScriptPath + "?v=" + strings.Trim(assets[FrameScriptPath].etag, `"`),
 		StylePath:  FrameStylePath + "?v=" + strings.Trim(assets[FrameStylePath].etag, `"`)})
 	if err != nil {

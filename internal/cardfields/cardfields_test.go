@@ -42,7 +42,7 @@ type fixture struct {
 	test, live, secret, revoke string
 }
 
-func newFixture(t *testing.T) fixture {
+func newFixture(t testing.TB) fixture {
 	t.Helper()
 	now := time.Now()
 	store := &fakeKeys{origins: map[paygate.Mode][]string{
@@ -233,6 +233,56 @@ func TestScriptsPostToNamedOrigins(t *testing.T) {
 		}
 		if !strings.Contains(s, "e.origin !==") || !strings.Contains(s, "e.source !==") {
 			t.Errorf("%s does not check the origin and source of the messages it hears", name)
+		}
+	}
+}
+
+// BenchmarkFrame serves the card frame (key lookup and origins from an
+// in-memory store, the template, the headers): what the gateway adds to a
+// checkout page's load besides the store's two reads.
+func BenchmarkFrame(b *testing.B) {
+	f := newFixture(b)
+	path := framePath(f.live, "https://shop.example")
+	b.ReportAllocs()
+	for b.Loop() {
+		if w := get(f.h, path, nil); w.Code != http.StatusOK {
+			b.Fatal(w.Code)
+		}
+	}
+}
+
+// BenchmarkScript serves paygate.js from memory.
+func BenchmarkScript(b *testing.B) {
+	f := newFixture(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if w := get(f.h, ScriptPath, nil); w.Code != http.StatusOK {
+			b.Fatal(w.Code)
+		}
+	}
+}
+
+// TestFrameLocale: the locale option picks the labels (and, through
+// <html lang>, the frame script's messages); an unknown one is English.
+func TestFrameLocale(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	for _, c := range []struct{ locale, lang, label string }{
+		{"fr-FR", "fr", "Numéro de carte"},
+		{"de", "de", "Kartennummer"},
+		{"pt-BR", "en", "Card number"},
+		{"", "en", "Card number"},
+	} {
+		w := get(f.h, framePath(f.live, "https://shop.example")+"&locale="+url.QueryEscape(c.locale), nil)
+		body := w.Body.String()
+		if w.Code != http.StatusOK || !strings.Contains(body, `<html lang="`+c.lang+`"`) || !strings.Contains(body, `<label for="number">`+c.label+`</label>`) {
+			t.Errorf("locale %q: %d\n%s", c.locale, w.Code, body)
+		}
+	}
+	js, _ := staticFS.ReadFile("static/card-frame.js")
+	for lang := range frameLanguages {
+		if !strings.Contains(string(js), "\n    "+lang+": {") {
+			t.Errorf("card-frame.js has no messages in %q", lang)
 		}
 	}
 }

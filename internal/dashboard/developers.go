@@ -40,6 +40,19 @@ type developersData struct {
 	// page is rendered, so that submitting the form again (a reload of the
 	// page that showed the secret) creates no second key.
 	CreateKey string
+	// Origins are the origins allowed to embed the card fields in this
+	// mode (decisions §19); OriginsText is what the form shows: those, or
+	// what was typed when it was refused, and OriginsError why.
+	Origins      []string
+	OriginsText  string
+	OriginsError string
+	// TestOrigins are the sources test mode always allows.
+	TestOrigins []string
+	// Gateway is the gateway's public URL, for the paygate.js snippet.
+	Gateway string
+	// PublicHint is the hint of the mode's newest working public key,
+	// for the snippet ("" when there is none).
+	PublicHint string
 }
 
 // keyStatus is a key's state at t, as a badge word.
@@ -55,14 +68,33 @@ func keyStatus(k paygate.APIKey, t time.Time) string {
 	return "active"
 }
 
-// developers serves GET /developers: the API keys of the mode and a
-// summary of the webhook endpoint.
+// developers serves GET /developers: the API keys of the mode, a summary
+// of the webhook endpoint, and the card fields: the allowed origins and a
+// paygate.js snippet.
 func (d *Dashboard) developers(w http.ResponseWriter, r *http.Request, v *viewer, _ []string) {
-	ctx := r.Context()
-	keys, err := account.MerchantKeys(ctx, d.store, v.User.MerchantID, v.Mode)
+	data, err := d.loadDevelopers(r, v)
 	if err != nil {
 		d.fail(w, r, v, err)
 		return
+	}
+	if rid := r.URL.Query().Get("revoked"); rid != "" {
+		data.Notice = "The key was revoked: requests made with it now get 401."
+	}
+	if r.URL.Query().Get("created") != "" {
+		data.Notice = "This form already created a key (listed below). Its secret was shown only once: if it was not copied, revoke that key and create another."
+	}
+	if r.URL.Query().Get("origins") == "saved" {
+		data.Notice = "The allowed origins were saved. They apply to the next card fields loaded."
+	}
+	d.render(w, r, v, http.StatusOK, "developers", data)
+}
+
+// loadDevelopers reads what the Developers page shows.
+func (d *Dashboard) loadDevelopers(r *http.Request, v *viewer) (developersData, error) {
+	ctx := r.Context()
+	keys, err := account.MerchantKeys(ctx, d.store, v.User.MerchantID, v.Mode)
+	if err != nil {
+		return developersData{}, err
 	}
 	var data developersData
 	now := d.now()
@@ -76,22 +108,64 @@ func (d *Dashboard) developers(w http.ResponseWriter, r *http.Request, v *viewer
 	}
 	sortKeys(data.Secret)
 	sortKeys(data.Public)
+	for _, k := range data.Public {
+		if k.Active {
+			data.PublicHint = k.Hint
+			break
+		}
+	}
 	ep, err := d.store.WebhookEndpointState(ctx, v.User.MerchantID, v.Mode)
 	switch {
 	case err == nil:
 		data.Webhook = &ep
 	case !paygate.IsNotFound(err):
+		return developersData{}, err
+	}
+	if data.Origins, err = d.store.AllowedOrigins(ctx, v.User.MerchantID, v.Mode); err != nil {
+		return developersData{}, err
+	}
+	data.OriginsText = strings.Join(data.Origins, "\n")
+	if v.Mode == paygate.ModeTest {
+		data.TestOrigins = paygate.TestModeFrameOrigins
+	}
+	data.Gateway = strings.TrimSuffix(d.cfg.BaseURL, "/")
+	data.CreateKey = id.New()
+	return data, nil
+}
+
+// setOrigins serves POST /origins: the origins allowed to embed the card
+// fields in this mode (field origins: one per line, or separated by commas
+// or spaces; empty clears them). A refused list shows the page again with
+// the error (400); a valid one is stored with its audit entry in one unit.
+func (d *Dashboard) setOrigins(w http.ResponseWriter, r *http.Request, v *viewer, _ []string) {
+	data, err := d.loadDevelopers(r, v)
+	if err != nil {
 		d.fail(w, r, v, err)
 		return
 	}
-	if rid := r.URL.Query().Get("revoked"); rid != "" {
-		data.Notice = "The key was revoked: requests made with it now get 401."
+	typed := r.PostFormValue("origins")
+	origins, err := paygate.NormalizeOrigins(v.Mode, strings.FieldsFunc(typed, func(c rune) bool {
+		return c == ',' || c == ' ' || c == '\n' || c == '\r' || c == '\t'
+	}))
+	if err != nil {
+		msg := err.Error()
+		var pe *paygate.Error
+		if errors.As(err, &pe) {
+			msg = pe.Message
+		}
+		data.OriginsText, data.OriginsError = typed, "The origins were not saved: "+msg+"."
+		d.render(w, r, v, http.StatusBadRequest, "developers", data)
+		return
 	}
-	if r.URL.Query().Get("created") != "" {
-		data.Notice = "This form already created a key (listed below). Its secret was shown only once: if it was not copied, revoke that key and create another."
+	now := d.now()
+	ch := paygate.OriginsChange{MerchantID: v.User.MerchantID, Mode: v.Mode, Origins: origins, At: now}
+	e := paygate.AuditEntry{ID: newID(), MerchantID: v.User.MerchantID, Mode: v.Mode, UserID: v.User.ID, Email: v.User.Email,
+		Action: paygate.AuditOriginsChanged, Detail: ch.Describe(), RemoteAddr: clientAddr(r), CreatedAt: now}
+	if err := d.store.Commit(r.Context(), paygate.Unit{Ops: []paygate.Op{ch, e}}); err != nil {
+		d.fail(w, r, v, err)
+		return
 	}
-	data.CreateKey = id.New()
-	d.render(w, r, v, http.StatusOK, "developers", data)
+	http.Redirect(w, r, modePath(v, "/developers")+"?origins=saved", http.StatusSeeOther)
 }
 
 // sortKeys puts working keys first, newest first within each group.

@@ -24,6 +24,73 @@
     return;
   }
 
+  // ---- words, in the language the gateway rendered the frame in ----
+
+  var words = {
+    en: {
+      enter_number: 'Enter the card number.',
+      incomplete_number: 'The card number is incomplete.',
+      invalid_number: 'The card number is not valid.',
+      enter_expiry: 'Enter the expiry date.',
+      incomplete_expiry: 'The expiry date is incomplete (MM / YY).',
+      invalid_month: 'The expiry month must be 01 to 12.',
+      expired_card: 'The card has expired.',
+      far_expiry: 'The expiry year is too far ahead.',
+      enter_cvc: 'Enter the security code.',
+      cvc_amex: 'The security code is the 4 digits on the front of the card.',
+      cvc_3: 'The security code is 3 digits.',
+      enter_name: 'Enter the name on the card.',
+      long_name: 'The name is too long.',
+      not_saved: 'The card could not be saved.',
+      rate_limited: 'Too many attempts. Please wait a minute and try again.',
+      network: 'The payment service could not be reached. Check your connection and try again.',
+      busy: 'A token is already being created.'
+    },
+    fr: {
+      enter_number: 'Saisissez le numéro de carte.',
+      incomplete_number: 'Le numéro de carte est incomplet.',
+      invalid_number: 'Le numéro de carte n\u2019est pas valide.',
+      enter_expiry: 'Saisissez la date d\u2019expiration.',
+      incomplete_expiry: 'La date d\u2019expiration est incomplète (MM / AA).',
+      invalid_month: 'Le mois d\u2019expiration doit être entre 01 et 12.',
+      expired_card: 'La carte a expiré.',
+      far_expiry: 'L\u2019année d\u2019expiration est trop lointaine.',
+      enter_cvc: 'Saisissez le code de sécurité.',
+      cvc_amex: 'Le code de sécurité est formé des 4 chiffres au recto de la carte.',
+      cvc_3: 'Le code de sécurité compte 3 chiffres.',
+      enter_name: 'Saisissez le nom figurant sur la carte.',
+      long_name: 'Le nom est trop long.',
+      not_saved: 'La carte n\u2019a pas pu être enregistrée.',
+      rate_limited: 'Trop de tentatives. Patientez une minute puis réessayez.',
+      network: 'Le service de paiement est injoignable. Vérifiez votre connexion et réessayez.',
+      busy: 'Un jeton est déjà en cours de création.'
+    },
+    de: {
+      enter_number: 'Geben Sie die Kartennummer ein.',
+      incomplete_number: 'Die Kartennummer ist unvollständig.',
+      invalid_number: 'Die Kartennummer ist ungültig.',
+      enter_expiry: 'Geben Sie das Ablaufdatum ein.',
+      incomplete_expiry: 'Das Ablaufdatum ist unvollständig (MM / JJ).',
+      invalid_month: 'Der Ablaufmonat muss zwischen 01 und 12 liegen.',
+      expired_card: 'Die Karte ist abgelaufen.',
+      far_expiry: 'Das Ablaufjahr liegt zu weit in der Zukunft.',
+      enter_cvc: 'Geben Sie den Sicherheitscode ein.',
+      cvc_amex: 'Der Sicherheitscode besteht aus den 4 Ziffern auf der Vorderseite der Karte.',
+      cvc_3: 'Der Sicherheitscode hat 3 Ziffern.',
+      enter_name: 'Geben Sie den Namen auf der Karte ein.',
+      long_name: 'Der Name ist zu lang.',
+      not_saved: 'Die Karte konnte nicht gespeichert werden.',
+      rate_limited: 'Zu viele Versuche. Bitte warten Sie eine Minute und versuchen Sie es erneut.',
+      network: 'Der Zahlungsdienst ist nicht erreichbar. Prüfen Sie Ihre Verbindung und versuchen Sie es erneut.',
+      busy: 'Ein Token wird bereits erstellt.'
+    }
+  };
+  var lang = words[root.getAttribute('lang')] ? root.getAttribute('lang') : 'en';
+
+  function text(key) {
+    return words[lang][key] || words.en[key];
+  }
+
   // ---- card rules (as the gateway's internal/card package knows them) ----
 
   function digitsOf(s) {
@@ -89,14 +156,16 @@
     jcb: 'JCB', diners: 'Diners Club', unionpay: 'UnionPay'
   };
 
-  // lengthsOf is the number lengths a brand issues; the gateway takes 13
-  // to 19 digits whatever the brand.
+  // lengthsOf is the number lengths a brand issues, shortest first; a
+  // brand the frame does not know may have any length the gateway takes
+  // (13 to 19 digits).
   function lengthsOf(brand) {
     switch (brand) {
       case 'amex': return [15];
       case 'diners': return [14, 16, 19];
       case 'visa': return [13, 16, 19];
       case 'mastercard': return [16];
+      case 'unknown': return [13, 14, 15, 16, 17, 18, 19];
       default: return [16, 17, 18, 19];
     }
   }
@@ -105,8 +174,8 @@
     return brand === 'amex' ? 4 : 3;
   }
 
-  // groupsOf is how a number of the brand is written: amex 4-6-5, diners
-  // of 14 digits 4-6-4, every other in groups of four.
+  // format writes a number as its brand does: amex 4-6-5, diners of 14
+  // digits 4-6-4, every other in groups of four.
   function format(digits, brand) {
     var groups = [4, 4, 4, 4, 3];
     if (brand === 'amex') {
@@ -174,36 +243,36 @@
       case 'number': {
         var d = digitsOf(v);
         if (d.length === 0) {
-          return { code: 'incomplete_number', message: 'Enter the card number.' };
+          return { code: 'incomplete_number', message: text('enter_number') };
         }
         var ls = lengthsOf(brand);
         if (d.length < ls[0] || d.length < 13) {
-          return { code: 'incomplete_number', message: 'The card number is incomplete.' };
+          return { code: 'incomplete_number', message: text('incomplete_number') };
         }
         if (!luhn(d) || d.length > 19) {
-          return { code: 'invalid_number', message: 'The card number is not valid.' };
+          return { code: 'invalid_number', message: text('invalid_number') };
         }
         return null;
       }
       case 'expiry': {
         var e = parseExpiry(v);
         if (digitsOf(v).length === 0) {
-          return { code: 'incomplete_expiry', message: 'Enter the expiry date.' };
+          return { code: 'incomplete_expiry', message: text('enter_expiry') };
         }
         if (!e) {
-          return { code: 'incomplete_expiry', message: 'The expiry date is incomplete (MM / YY).' };
+          return { code: 'incomplete_expiry', message: text('incomplete_expiry') };
         }
         if (e.month < 1 || e.month > 12) {
-          return { code: 'invalid_expiry', message: 'The expiry month must be 01 to 12.' };
+          return { code: 'invalid_expiry', message: text('invalid_month') };
         }
         var now = new Date();
         // Valid through the last day of its month (UTC), as the gateway
         // judges it.
         if (e.year < now.getUTCFullYear() || (e.year === now.getUTCFullYear() && e.month < now.getUTCMonth() + 1)) {
-          return { code: 'expired_card', message: 'The card has expired.' };
+          return { code: 'expired_card', message: text('expired_card') };
         }
         if (e.year > now.getUTCFullYear() + 50) {
-          return { code: 'invalid_expiry', message: 'The expiry year is too far ahead.' };
+          return { code: 'invalid_expiry', message: text('far_expiry') };
         }
         return null;
       }
@@ -211,12 +280,12 @@
         var c = digitsOf(v);
         var want = cvcLength(brand);
         if (c.length === 0) {
-          return { code: 'incomplete_cvc', message: 'Enter the security code.' };
+          return { code: 'incomplete_cvc', message: text('enter_cvc') };
         }
         if (c.length !== want) {
           return {
             code: c.length < want ? 'incomplete_cvc' : 'invalid_cvc',
-            message: brand === 'amex' ? 'The security code is the 4 digits on the front of the card.' : 'The security code is 3 digits.'
+            message: text(brand === 'amex' ? 'cvc_amex' : 'cvc_3')
           };
         }
         return null;
@@ -224,10 +293,10 @@
       case 'name': {
         var n = v.trim();
         if (n.length === 0) {
-          return { code: 'incomplete_name', message: 'Enter the name on the card.' };
+          return { code: 'incomplete_name', message: text('enter_name') };
         }
         if (n.length > 100) {
-          return { code: 'invalid_name', message: 'The name is too long.' };
+          return { code: 'invalid_name', message: text('long_name') };
         }
         return null;
       }
@@ -315,7 +384,8 @@
 
   fields.expiry.addEventListener('input', function (e) {
     var d = digitsOf(fields.expiry.value);
-    if (d.length === 1 && d > '1') {
+    var month = d.length === 1 && d > '1';
+    if (month) {
       d = '0' + d; // "4" is April
     }
     d = d.slice(0, 4);
@@ -325,6 +395,10 @@
       out = d.slice(0, 2) + ' / ' + d.slice(2);
     }
     reformat(fields.expiry, out);
+    if (month && document.activeElement === fields.expiry) {
+      // The month is complete: the year comes next.
+      fields.expiry.setSelectionRange(out.length, out.length);
+    }
     changed();
   });
 
@@ -419,7 +493,7 @@
 
   function tokenize(id) {
     if (busy) {
-      fail(id, 'api_error', 'tokenize_in_progress', 'A token is already being created.');
+      fail(id, 'api_error', 'tokenize_in_progress', text('busy'));
       return;
     }
     var first = null;
@@ -481,10 +555,10 @@
         return;
       }
       var e = (r.data && r.data.error) || {};
-      var message = typeof e.message === 'string' ? e.message : 'The card could not be saved.';
+      var message = typeof e.message === 'string' ? e.message : text('not_saved');
       var code = typeof e.code === 'string' ? e.code : 'HTTP_' + r.status;
       if (r.status === 429) {
-        fail(id, 'rate_limited', code, 'Too many attempts. Please wait a minute and try again.');
+        fail(id, 'rate_limited', code, text('rate_limited'));
         return;
       }
       var field = apiFields[e.param];
@@ -500,7 +574,7 @@
       fail(id, 'api_error', code, message);
     }, function () {
       busy = false;
-      fail(id, 'network_error', 'network_error', 'The payment service could not be reached. Check your connection and try again.');
+      fail(id, 'network_error', 'network_error', text('network'));
     });
   }
 

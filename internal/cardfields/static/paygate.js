@@ -8,7 +8,8 @@
  *       style: { fontFamily: 'Georgia, serif', color: '#222' },
  *       onReady: function () {},
  *       onChange: function (state) {},   // {brand, complete, empty, last4?, fields}
- *       onSubmit: function () {}         // Enter pressed in the fields
+ *       onSubmit: function () {},        // Enter pressed in the fields
+ *       locale: 'fr'                     // labels and messages: en (default), fr, de
  *     });
  *     card.createToken().then(function (token) { ... token.id ... },
  *                            function (err) { ... err.type, err.code, err.field ... });
@@ -88,7 +89,8 @@
 
     var iframe = document.createElement('iframe');
     iframe.src = gatewayOrigin + framePath + '?key=' + encodeURIComponent(publicKey) +
-      '&origin=' + encodeURIComponent(global.location.origin);
+      '&origin=' + encodeURIComponent(global.location.origin) +
+      (typeof options.locale === 'string' ? '&locale=' + encodeURIComponent(options.locale) : '');
     iframe.title = 'Secure card payment input';
     iframe.setAttribute('frameborder', '0');
     iframe.setAttribute('scrolling', 'no');
