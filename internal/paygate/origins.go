@@ -111,8 +111,11 @@ func NormalizeOrigins(mode Mode, list []string) ([]string, error) {
 	return out, nil
 }
 
-// validHost reports whether host is an IPv4 address or a domain name of
-// labels of letters, digits and inner hyphens, 253 characters at most.
+// validHost reports whether host is a dotted-quad IPv4 address or a domain
+// name of labels of letters, digits and inner hyphens, 253 characters at
+// most. A name whose last label is a number ("1.2.3", "256.1.1.1",
+// "10.0x1") is refused: a browser reads such a host as an IPv4 address in
+// some other spelling, so the origin stored would not be the one a page has.
 func validHost(host string) bool {
 	if ip := net.ParseIP(host); ip != nil {
 		return ip.To4() != nil && !strings.Contains(host, ":")
@@ -120,7 +123,11 @@ func validHost(host string) bool {
 	if host == "" || len(host) > 253 {
 		return false
 	}
-	for _, label := range strings.Split(host, ".") {
+	labels := strings.Split(host, ".")
+	if numericLabel(labels[len(labels)-1]) {
+		return false
+	}
+	for _, label := range labels {
 		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
 			return false
 		}
@@ -129,6 +136,27 @@ func validHost(host string) bool {
 			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
 				return false
 			}
+		}
+	}
+	return true
+}
+
+// numericLabel reports whether a label is a number as the URL standard's
+// IPv4 parser reads one: decimal digits, or 0x followed by hex digits.
+func numericLabel(label string) bool {
+	digits := "0123456789"
+	if rest, ok := strings.CutPrefix(label, "0x"); ok {
+		label, digits = rest, "0123456789abcdef"
+		if label == "" {
+			return true
+		}
+	}
+	if label == "" {
+		return false
+	}
+	for i := 0; i < len(label); i++ {
+		if !strings.ContainsRune(digits, rune(label[i])) {
+			return false
 		}
 	}
 	return true

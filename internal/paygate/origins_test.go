@@ -16,6 +16,9 @@ func TestNormalizeOrigin(t *testing.T) {
 		{ModeLive, "https://shop.example:443", "https://shop.example"},
 		{ModeLive, "https://shop.example:8443", "https://shop.example:8443"},
 		{ModeLive, "https://203.0.113.9", "https://203.0.113.9"},
+		{ModeLive, "https://shop123.example", "https://shop123.example"},
+		{ModeLive, "https://123.example", "https://123.example"},
+		{ModeLive, "https://shop.0xyz", "https://shop.0xyz"},
 		{ModeTest, "http://localhost:3000", "http://localhost:3000"},
 		{ModeTest, "http://shop.test:80", "http://shop.test"},
 		{ModeTest, "http://127.0.0.1:08080", "http://127.0.0.1:8080"},
@@ -56,6 +59,15 @@ func TestNormalizeOrigin(t *testing.T) {
 		{ModeTest, "https://a.example,https://b.example"},
 		{ModeTest, "https://ex'ample.com"},
 		{ModeTest, "https://" + strings.Repeat("a", 64) + ".example"},
+		// A last label that is a number makes a browser read the host as
+		// an IPv4 address in another spelling.
+		{ModeTest, "https://1.2.3"},
+		{ModeTest, "https://256.1.1.1"},
+		{ModeTest, "https://shop.example.123"},
+		{ModeTest, "https://127.1"},
+		{ModeTest, "https://2130706433"},
+		{ModeTest, "https://10.0x1"},
+		{ModeTest, "https://shop.0x"},
 	}
 	for _, c := range bad {
 		got, err := NormalizeOrigin(c.mode, c.in)
