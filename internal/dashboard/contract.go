@@ -54,8 +54,8 @@ const (
 	accessUndeclared access = iota
 	// needRead: every role (reading pages, searching, exporting).
 	needRead
-	// needDeveloper: keys and webhooks, in either mode (owner, admin,
-	// developer).
+	// needDeveloper: keys, webhooks and the card fields' allowed origins,
+	// in either mode (owner, admin, developer).
 	needDeveloper
 	// needPaymentAction: actions on a merchant's payments and customers
 	// (refund, capture, void, deleting a stored card): owner and admin in

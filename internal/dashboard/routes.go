@@ -9,7 +9,7 @@ func (d *Dashboard) adminRoutes() []route {
 	return []route{
 		{method: http.MethodGet, pattern: "/developers", need: needRead, h: d.developers},
 		{method: http.MethodPost, pattern: "/keys", need: needDeveloper, h: d.createKey},
-		{method: http.MethodPost, pattern: "/origins", need: needAdmin, h: d.setOrigins},
+		{method: http.MethodPost, pattern: "/origins", need: needDeveloper, h: d.setOrigins},
 		{method: http.MethodGet, pattern: "/keys/{id}/rotate", need: needDeveloper, h: d.rotateKey},
 		{method: http.MethodPost, pattern: "/keys/{id}/rotate", need: needDeveloper, h: d.rotateKey},
 		{method: http.MethodGet, pattern: "/keys/{id}/revoke", need: needDeveloper, h: d.revokeKey},

@@ -112,6 +112,17 @@ func TestRoutesByRole(t *testing.T) {
 		b.mustSignIn(email)
 		browsers[role] = b
 	}
+	// The card fields' origins are developer settings, as the webhook's
+	// are: one policy for both.
+	needs := map[string]access{}
+	for _, rt := range s.d.routes {
+		if rt.method == http.MethodPost {
+			needs[rt.pattern] = rt.need
+		}
+	}
+	if needs["/origins"] != needs["/webhook"] {
+		t.Errorf("POST /origins needs %v, POST /webhook %v: want the same", needs["/origins"], needs["/webhook"])
+	}
 	params := regexp.MustCompile(`\{[^}]+\}`)
 	for _, rt := range s.d.routes {
 		for _, mode := range []paygate.Mode{paygate.ModeTest, paygate.ModeLive} {
