@@ -11,8 +11,8 @@
 //     and mode; the page's origin must be one the merchant allows (test
 //     mode also allows any port of http://localhost and http://127.0.0.1).
 //     The frame posts the card to POST /v1/tokens on its own origin and
-//     tells the page only the brand, the last four digits, whether each
-//     field is valid, and the token.
+//     tells the page only the brand, whether each field is valid, and the
+//     token (whose card.last4 are the only digits of the number it learns).
 //   - GET /js/v1/card-frame.js and /js/v1/card-frame.css, the frame's
 //     script and style (the frame runs no inline script or style).
 //
@@ -192,18 +192,18 @@ type frameData struct {
 // frameWords are the frame's labels in one language; card-frame.js has
 // the error messages of the same languages.
 type frameWords struct {
-	Lang, Title, Form, Number, Expiry, ExpiryHint, CVC, CVCHint, Name, Submit string
+	Lang, Title, Form, Number, Expiry, ExpiryHint, ExpiryPlaceholder, CVC, CVCHint, Name, Submit string
 }
 
 // frameLanguages are the languages of the locale option; any other is
 // shown in English.
 var frameLanguages = map[string]frameWords{
 	"en": {Lang: "en", Title: "Card details", Form: "Card details", Number: "Card number", Expiry: "Expiry date",
-		ExpiryHint: "(MM / YY)", CVC: "Security code", CVCHint: "(CVC)", Name: "Name on card", Submit: "Submit"},
+		ExpiryHint: "(MM / YY)", ExpiryPlaceholder: "MM / YY", CVC: "Security code", CVCHint: "(CVC)", Name: "Name on card", Submit: "Submit"},
 	"fr": {Lang: "fr", Title: "Carte bancaire", Form: "Carte bancaire", Number: "Numéro de carte", Expiry: "Date d’expiration",
-		ExpiryHint: "(MM / AA)", CVC: "Code de sécurité", CVCHint: "(CVC)", Name: "Nom sur la carte", Submit: "Valider"},
+		ExpiryHint: "(MM / AA)", ExpiryPlaceholder: "MM / AA", CVC: "Code de sécurité", CVCHint: "(CVC)", Name: "Nom sur la carte", Submit: "Valider"},
 	"de": {Lang: "de", Title: "Kartendaten", Form: "Kartendaten", Number: "Kartennummer", Expiry: "Ablaufdatum",
-		ExpiryHint: "(MM / JJ)", CVC: "Sicherheitscode", CVCHint: "(CVC)", Name: "Name auf der Karte", Submit: "Senden"},
+		ExpiryHint: "(MM / JJ)", ExpiryPlaceholder: "MM / JJ", CVC: "Sicherheitscode", CVCHint: "(CVC)", Name: "Name auf der Karte", Submit: "Senden"},
 }
 
 // frameLanguage picks the words of a locale ("fr", "fr-CA", "de_DE"…),

@@ -267,17 +267,26 @@ func BenchmarkScript(b *testing.B) {
 func TestFrameLocale(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	for _, c := range []struct{ locale, lang, label string }{
-		{"fr-FR", "fr", "Numéro de carte"},
-		{"de", "de", "Kartennummer"},
-		{"pt-BR", "en", "Card number"},
-		{"", "en", "Card number"},
+	for _, c := range []struct{ locale, lang, label, placeholder string }{
+		{"fr-FR", "fr", "Numéro de carte", "MM / AA"},
+		{"de", "de", "Kartennummer", "MM / JJ"},
+		{"pt-BR", "en", "Card number", "MM / YY"},
+		{"", "en", "Card number", "MM / YY"},
 	} {
 		w := get(f.h, framePath(f.live, "https://shop.example")+"&locale="+url.QueryEscape(c.locale), nil)
 		body := w.Body.String()
-		if w.Code != http.StatusOK || !strings.Contains(body, `<html lang="`+c.lang+`"`) || !strings.Contains(body, `<label for="number">`+c.label+`</label>`) {
+		if w.Code != http.StatusOK || !strings.Contains(body, `<html lang="`+c.lang+`"`) || !strings.Contains(body, `<label for="number">`+c.label+`</label>`) ||
+			!strings.Contains(body, `placeholder="`+c.placeholder+`"`) {
 			t.Errorf("locale %q: %d\n%s", c.locale, w.Code, body)
 		}
+		// Every field is required, and says so to assistive technology.
+		if n := strings.Count(body, `aria-required="true"`); n != 4 {
+			t.Errorf("locale %q: %d fields say aria-required, want 4", c.locale, n)
+		}
+	}
+	css, _ := staticFS.ReadFile("static/card-frame.css")
+	if strings.Contains(string(css), "display: none") {
+		t.Errorf("card-frame.css hides something with display: none; an empty aria-live region must stay rendered")
 	}
 	js, _ := staticFS.ReadFile("static/card-frame.js")
 	for lang := range frameLanguages {

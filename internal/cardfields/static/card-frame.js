@@ -6,9 +6,9 @@
  * <html data-parent>: it posts to that origin alone (never to any origin) and reads
  * only messages from window.parent with that origin. The card number and
  * the security code never leave this frame except in the POST to
- * /v1/tokens on the gateway's own origin; the page hears the brand, the
- * last four digits once the number is valid, whether each field is valid,
- * and the token.
+ * /v1/tokens on the gateway's own origin; the page hears the brand,
+ * whether each field is valid, and the token (whose card.last4 is the only
+ * digits of the number it ever learns).
  *
  * Messages to the page: {paygate: 1, type: 'ready' | 'change' | 'resize' |
  * 'submit' | 'token' | 'error', ...}. From the page: {paygate: 1, type:
@@ -245,11 +245,13 @@
         if (d.length === 0) {
           return { code: 'incomplete_number', message: text('enter_number') };
         }
+        // Complete only at a length the brand issues: a Luhn-valid
+        // prefix of a longer number is still being typed.
         var ls = lengthsOf(brand);
-        if (d.length < ls[0] || d.length < 13) {
+        if (ls.indexOf(d.length) < 0 && d.length < ls[ls.length - 1]) {
           return { code: 'incomplete_number', message: text('incomplete_number') };
         }
-        if (!luhn(d) || d.length > 19) {
+        if (ls.indexOf(d.length) < 0 || !luhn(d)) {
           return { code: 'invalid_number', message: text('invalid_number') };
         }
         return null;
@@ -310,8 +312,10 @@
     errorsEl[name].textContent = visible ? err.message : '';
   }
 
-  // state is what the page may know: no digit of the number but the last
-  // four once it is valid, nothing of the security code.
+  // state is what the page may know: the brand and whether each field is
+  // complete, no digit of the number (not even the last four, which change
+  // as the shopper types: the token carries them) and nothing of the
+  // security code.
   function state() {
     var brand = currentBrand();
     var out = { brand: brand, complete: true, empty: true, fields: {} };
@@ -322,9 +326,6 @@
       out.complete = out.complete && !err;
       out.empty = out.empty && empty;
     });
-    if (out.fields.number.complete) {
-      out.last4 = digitsOf(fields.number.value).slice(-4);
-    }
     return out;
   }
 
@@ -384,6 +385,11 @@
 
   fields.expiry.addEventListener('input', function (e) {
     var d = digitsOf(fields.expiry.value);
+    if (d.length === 6 && d.slice(2, 4) === '20') {
+      // A four-digit year, pasted or filled in by the browser ("12/2029"):
+      // its last two digits are the year.
+      d = d.slice(0, 2) + d.slice(4);
+    }
     var month = d.length === 1 && d > '1';
     if (month) {
       d = '0' + d; // "4" is April

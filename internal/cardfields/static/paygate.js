@@ -7,7 +7,7 @@
  *     var card = Paygate('smtgw_pk_test_...').mountCard('#card', {
  *       style: { fontFamily: 'Georgia, serif', color: '#222' },
  *       onReady: function () {},
- *       onChange: function (state) {},   // {brand, complete, empty, last4?, fields}
+ *       onChange: function (state) {},   // {brand, complete, empty, fields}
  *       onSubmit: function () {},        // Enter pressed in the fields
  *       locale: 'fr'                     // labels and messages: en (default), fr, de
  *     });
@@ -17,8 +17,9 @@
  *
  * The fields live in an iframe served by the gateway (the origin this
  * script was loaded from), so the card number never reaches this page: it
- * hears only the brand, the last four digits, whether each field is valid,
- * and the token. createToken is a method of the card element and resolves
+ * hears only the brand, whether each field is valid, and the token (whose
+ * card.last4 are the only digits of the number it learns). createToken is
+ * a method of the card element and resolves
  * to {id, card: {brand, last4, expiryMonth, expiryYear}, expiresAt}; it
  * rejects with a PaygateError whose type is 'validation_error',
  * 'api_error', 'network_error' or 'rate_limited', with code, message and
@@ -35,6 +36,14 @@
   var framePath = '/js/v1/card-frame.html';
   var readyTimeout = 15000;
   var tokenTimeout = 60000;
+
+  // frameTitles name the frame for assistive technology, in the languages
+  // of the locale option (as the frame itself picks them).
+  var frameTitles = {
+    en: 'Secure card payment input',
+    fr: 'Saisie sécurisée de la carte de paiement',
+    de: 'Sichere Eingabe der Zahlungskarte'
+  };
 
   function PaygateError(type, code, message, field) {
     this.name = 'PaygateError';
@@ -91,7 +100,8 @@
     iframe.src = gatewayOrigin + framePath + '?key=' + encodeURIComponent(publicKey) +
       '&origin=' + encodeURIComponent(global.location.origin) +
       (typeof options.locale === 'string' ? '&locale=' + encodeURIComponent(options.locale) : '');
-    iframe.title = 'Secure card payment input';
+    var lang = String(options.locale || '').toLowerCase().split(/[-_]/)[0];
+    iframe.title = Object.prototype.hasOwnProperty.call(frameTitles, lang) ? frameTitles[lang] : frameTitles.en;
     iframe.setAttribute('frameborder', '0');
     iframe.setAttribute('scrolling', 'no');
     iframe.setAttribute('allowtransparency', 'true');
