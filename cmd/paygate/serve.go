@@ -280,7 +280,8 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		TrustedProxies:           cfg.TrustedProxies,
 		Endpoints:                provider.Endpoints(connector.Services{Payments: payments, Logger: log}),
 		Metrics:                  mx,
-		CardFields:               cardfields.New(cardfields.Config{Store: st, Clock: clock, Logger: log}),
+		CardFields: cardfields.New(cardfields.Config{Store: st, Clock: clock, Logger: log,
+			Limiter: limiter, UnauthenticatedLimit: cfg.RateLimitUnauthenticated}),
 	})
 
 	// Requests run on a context of their own: the signal that stops serve

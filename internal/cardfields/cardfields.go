@@ -39,7 +39,9 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/clientaddr"
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/ratelimit"
 	"github.com/paygate/paygate/internal/web"
 )
 
@@ -99,13 +101,21 @@ type Config struct {
 	Store  Keys
 	Clock  paygate.Clock
 	Logger *slog.Logger
+	// Limiter and UnauthenticatedLimit charge a frame asked for with a key
+	// that is not an active public key to its client address's budget of
+	// failed authentications, the API's (decisions §6): over it, the
+	// frame answers 429. Without a Limiter, nothing is charged.
+	Limiter              ratelimit.Limiter
+	UnauthenticatedLimit int
 }
 
 // Handler serves Paths.
 type Handler struct {
-	store Keys
-	clock paygate.Clock
-	log   *slog.Logger
+	store       Keys
+	clock       paygate.Clock
+	log         *slog.Logger
+	limiter     ratelimit.Limiter
+	unauthLimit int
 }
 
 // New returns the handler. It panics without a store (a wiring mistake).
@@ -119,7 +129,10 @@ func New(cfg Config) *Handler {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Handler{store: cfg.Store, clock: cfg.Clock, log: cfg.Logger}
+	if cfg.Limiter != nil && cfg.UnauthenticatedLimit < 1 {
+		panic("cardfields.New: UnauthenticatedLimit must be at least 1 with a Limiter")
+	}
+	return &Handler{store: cfg.Store, clock: cfg.Clock, log: cfg.Logger, limiter: cfg.Limiter, unauthLimit: cfg.UnauthenticatedLimit}
 }
 
 // ServeHTTP serves GET and HEAD of Paths; anything else is 404 (the caller
@@ -176,6 +189,9 @@ var (
 	pageBadOrigin = web.Page{Tone: "bad", Mark: "!", Heading: "Card fields unavailable",
 		Message: "This page is not allowed to show these card fields.",
 		Next:    "The shop must add its page's origin to the allowed origins (paygate merchant origins set, or the dashboard's Developers page)."}
+	pageLimited = web.Page{Tone: "bad", Mark: "!", Heading: "Card fields unavailable",
+		Message: "Too many requests with keys that are not active public keys came from this address.",
+		Next:    "Wait a minute, then reload the page."}
 	pageUnavailable = web.Page{Tone: "info", Mark: "i", Heading: "Please try again",
 		Message: "The card fields cannot be shown right now.",
 		Next:    "Reload the page in a moment."}
@@ -226,7 +242,7 @@ func (h *Handler) serveFrame(w http.ResponseWriter, r *http.Request) {
 	key, err := h.publicKey(r.Context(), q.Get("key"))
 	if err != nil {
 		if paygate.ErrorCode(err) == paygate.CodeUnauthorized {
-			web.WritePage(w, http.StatusUnauthorized, pageBadKey, nil)
+			h.refuse(w, r)
 			return
 		}
 		h.unavailable(w, r, err)
@@ -301,6 +317,22 @@ func (h *Handler) publicKey(ctx context.Context, s string) (paygate.APIKey, erro
 		return paygate.APIKey{}, auth.Unauthorized()
 	}
 	return key, nil
+}
+
+// refuse answers a frame asked for with a key that is not an active public
+// key: 401, or 429 once the client address spent its budget of failed
+// authentications, which every refusal is charged to (the API's, so that
+// guessing keys here costs what it costs there).
+func (h *Handler) refuse(w http.ResponseWriter, r *http.Request) {
+	if h.limiter != nil {
+		d, err := h.limiter.Allow(r.Context(), "unauth:"+clientaddr.FromRequest(r), h.unauthLimit)
+		if err == nil && !d.Allowed {
+			w.Header().Set("Retry-After", strconv.Itoa(max(int((d.RetryAfter+time.Second-1)/time.Second), 1)))
+			web.WritePage(w, http.StatusTooManyRequests, pageLimited, nil)
+			return
+		}
+	}
+	web.WritePage(w, http.StatusUnauthorized, pageBadKey, nil)
 }
 
 // unavailable answers a store failure: 503 when the database cannot be

@@ -12,6 +12,7 @@ import (
 
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/ratelimit"
 )
 
 // fakeKeys is a store of keys and allowed origins.
@@ -293,5 +294,42 @@ func TestFrameLocale(t *testing.T) {
 		if !strings.Contains(string(js), "\n    "+lang+": {") {
 			t.Errorf("card-frame.js has no messages in %q", lang)
 		}
+	}
+}
+
+// TestFrameBadKeysLimited: every frame asked for with a key that is not an
+// active public key is charged to the client address's budget of failed
+// authentications; over it the answer is 429, while a good key from that
+// address and a bad key from another address are answered as usual.
+func TestFrameBadKeysLimited(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	store := f.h.store
+	const limit = 5
+	h := New(Config{Store: store, Limiter: ratelimit.NewMemory(), UnauthenticatedLimit: limit})
+	from := func(addr, key string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(http.MethodGet, framePath(key, "https://shop.example"), nil)
+		r.RemoteAddr = addr + ":40000"
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w
+	}
+	for i := range limit {
+		key := "smtgw_pk_live_" + strings.Repeat(string(rune('a'+i)), 40)
+		if w := from("192.0.2.7", key); w.Code != http.StatusUnauthorized {
+			t.Fatalf("bad key %d: %d, want 401", i+1, w.Code)
+		}
+	}
+	for _, key := range []string{"smtgw_pk_live_" + strings.Repeat("z", 40), "not a key", f.secret} {
+		w := from("192.0.2.7", key)
+		if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") == "" {
+			t.Fatalf("bad key %q over the budget: %d (Retry-After %q), want 429", key, w.Code, w.Header().Get("Retry-After"))
+		}
+	}
+	if w := from("192.0.2.7", f.live); w.Code != http.StatusOK {
+		t.Fatalf("a good key from the limited address: %d", w.Code)
+	}
+	if w := from("192.0.2.8", "smtgw_pk_live_"+strings.Repeat("z", 40)); w.Code != http.StatusUnauthorized {
+		t.Fatalf("a bad key from another address: %d, want 401", w.Code)
 	}
 }
