@@ -6,11 +6,14 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"strings"
+	"time"
 
+	"github.com/paygate/paygate/internal/account"
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/id"
 	"github.com/paygate/paygate/internal/paygate"
@@ -49,6 +52,7 @@ func cmdDemo(ctx context.Context, c *cli, args []string) error {
 	var created *merchantCreated
 	var existing paygate.Merchant
 	var login demoLogin
+	var shopKeys demoShopKeys
 	err = withStore(ctx, cfg.DatabaseURL, func(ctx context.Context, st paygate.Store) error {
 		first, err := st.Merchants(ctx, paygate.MerchantQuery{Limit: 1})
 		if err != nil {
@@ -56,7 +60,10 @@ func cmdDemo(ctx context.Context, c *cli, args []string) error {
 		}
 		if len(first) > 0 {
 			existing = first[0]
-			return nil
+			// Its keys were shown once and only their hashes are kept:
+			// the example checkout gets keys of its own.
+			shopKeys, err = createDemoShopKeys(ctx, st, existing.ID, now())
+			return err
 		}
 		out, err := createMerchant(ctx, st, demoMerchantName)
 		if err != nil {
@@ -72,22 +79,88 @@ func cmdDemo(ctx context.Context, c *cli, args []string) error {
 	if err := printDemo(c.stdout, cfg, created, existing, login); err != nil {
 		return err
 	}
-	// The example checkout needs the test keys, which only a merchant made
-	// now has in hand; it runs as long as the server does.
-	ctx, stopShop := context.WithCancel(ctx)
+	// The example checkout pays with test keys: the new merchant's, or
+	// keys made for it now on a merchant that already existed. It runs as
+	// long as the server does.
+	shopCtx, stopShop := context.WithCancel(ctx)
 	defer stopShop()
 	if created != nil {
-		shop, err := startDemoShop(ctx, cfg.BaseURL, created.TestSecretKey, created.TestPublicKey)
-		if err != nil {
-			return err
-		}
-		if _, err := fmt.Fprintf(c.stdout, "\nTry the checkout in a browser: %s/\n", shop); err != nil {
-			return err
-		}
-	} else {
-		fmt.Fprintln(c.stdout, "\nThe example checkout page runs when demo creates its merchant (on a new database).")
+		shopKeys = demoShopKeys{Secret: created.TestSecretKey, Public: created.TestPublicKey}
 	}
-	return runServer(ctx, c, cfg)
+	shop, err := startDemoShop(shopCtx, cfg.BaseURL, shopKeys.Secret, shopKeys.Public)
+	if err != nil {
+		return errors.Join(err, revokeDemoShopKeys(ctx, cfg.DatabaseURL, shopKeys))
+	}
+	if _, err := fmt.Fprintf(c.stdout, "\nTry the checkout in a browser: %s/\n", shop); err != nil {
+		return errors.Join(err, revokeDemoShopKeys(ctx, cfg.DatabaseURL, shopKeys))
+	}
+	if err := runServer(shopCtx, c, cfg); err != nil {
+		// A failed server leaves its keys to expire (demoShopKeyLife).
+		return err
+	}
+	return revokeDemoShopKeys(ctx, cfg.DatabaseURL, shopKeys)
+}
+
+// demoShopKeyLife is how long the keys made for the example checkout of an
+// existing merchant work if demo does not end cleanly to revoke them.
+const demoShopKeyLife = 24 * time.Hour
+
+// demoShopKeys are the test keys the example checkout runs with; keys
+// (their records) is set when demo made them for a merchant that already
+// existed, and demo revokes those when it stops.
+type demoShopKeys struct {
+	Secret, Public string
+	keys           []paygate.APIKey
+}
+
+// createDemoShopKeys makes a test secret key and a test public key for the
+// merchant's example checkout, expiring after demoShopKeyLife, in one unit
+// with their audit entries (actor cli, as every key the CLI makes).
+func createDemoShopKeys(ctx context.Context, st paygate.Store, merchantID string, t time.Time) (demoShopKeys, error) {
+	var out demoShopKeys
+	expires := t.Add(demoShopKeyLife)
+	var u paygate.Unit
+	for _, typ := range []paygate.KeyType{paygate.KeySecret, paygate.KeyPublic} {
+		secret, key, err := auth.NewKey(id.New(), merchantID, paygate.ModeTest, typ, t)
+		if err != nil {
+			return demoShopKeys{}, fmt.Errorf("generate key: %w", err)
+		}
+		key.ExpiresAt = &expires
+		if typ == paygate.KeySecret {
+			out.Secret = secret
+		} else {
+			out.Public = secret
+		}
+		out.keys = append(out.keys, key)
+		u.Add(key)
+		u.Add(account.CLI.Entry(merchantID, paygate.ModeTest, paygate.AuditKeyCreated, key.ID,
+			fmt.Sprintf("%s key %s for the demo's example checkout, expires %s", typ, key.Hint, expires.UTC().Format(time.RFC3339)), t))
+	}
+	if err := st.Commit(ctx, u); err != nil {
+		return demoShopKeys{}, fmt.Errorf("create the example checkout's keys: %w", err)
+	}
+	return out, nil
+}
+
+// revokeDemoShopKeys revokes the keys demo made for the example checkout of
+// an existing merchant (none when it created the merchant), audited as the
+// CLI's.
+func revokeDemoShopKeys(ctx context.Context, dbURL string, k demoShopKeys) error {
+	if len(k.keys) == 0 {
+		return nil
+	}
+	// The server stopped because ctx was cancelled: the revocation still
+	// runs, for a bounded time.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	return withStore(ctx, dbURL, func(ctx context.Context, st paygate.Store) error {
+		for _, key := range k.keys {
+			if _, err := account.RevokeKeyBy(ctx, st, key, now(), account.CLI); err != nil {
+				return fmt.Errorf("revoke the example checkout's key %s: %w", key.ID, err)
+			}
+		}
+		return nil
+	})
 }
 
 // printDemo tells the operator the demo merchant and a first payment to
