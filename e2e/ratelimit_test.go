@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -124,5 +125,35 @@ func TestRateLimitRedisDown(t *testing.T) {
 	}
 	if n != 1 {
 		t.Fatalf("%d Redis warnings, want exactly 1:\n%s", n, logs)
+	}
+}
+
+// TestRateLimitCardFrame: the card frame asked for with keys that are not
+// active public keys spends the client address's budget of failed
+// authentications, the API's: a flood of bad keys gets 429, on the frame
+// and on the API alike, while a valid key still works.
+func TestRateLimitCardFrame(t *testing.T) {
+	db := sqliteEngine().url(t)
+	m := createMerchant(t, db, "Frames Ltd")
+	g := startGateway(t, db, "--rate-limit-unauthenticated", "3")
+	frame := func(key string) int {
+		resp, err := http.Get(g.url + "/js/v1/card-frame.html?key=" + url.QueryEscape(key) + "&origin=" + url.QueryEscape("http://localhost:3000"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for i := range 3 {
+		if code := frame("smtgw_pk_test_" + strings.Repeat(string(rune('A'+i)), 40)); code != http.StatusUnauthorized {
+			t.Fatalf("bad key %d: %d, want 401", i+1, code)
+		}
+	}
+	if code := frame("smtgw_pk_test_" + strings.Repeat("Z", 40)); code != http.StatusTooManyRequests {
+		t.Fatalf("bad key over the budget: %d, want 429", code)
+	}
+	expect(t, g.call(http.MethodGet, probePath, "smtgw_sk_test_"+strings.Repeat("Z", 40), nil), 429, "RATE_LIMITED")
+	if code := frame(m.TestPublicKey); code != http.StatusOK {
+		t.Fatalf("the frame with a valid key from the limited address: %d", code)
 	}
 }
