@@ -74,8 +74,12 @@ type providersOutput struct {
 // scoreOutput is one provider's score for a currency and card brand: its
 // counted attempts and approvals over the route's window, their ratio, and
 // its share (0 to 1) of the currency and brand's recent attempts.
+//
+// The JSON keys are exactly decisions §21's; Mode is for the text table
+// only (a provider serves one mode, so the rows are unambiguous without
+// it).
 type scoreOutput struct {
-	Mode     string  `json:"mode"`
+	Mode     string  `json:"-"`
 	Provider string  `json:"provider"`
 	Currency string  `json:"currency"`
 	Brand    string  `json:"brand"`

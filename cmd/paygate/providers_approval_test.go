@@ -106,8 +106,8 @@ routes:
 	}
 }
 
-// TestSetApprovalOnlySandboxes: a provider of another kind is a usage
-// error (exit 2) that says why.
+// TestSetApprovalOnlySandboxes: a provider of another kind is a failure
+// (exit 1, not a usage error) that says why.
 func TestSetApprovalOnlySandboxes(t *testing.T) {
 	t.Parallel()
 	cfg, err := provider.ParseConfig("paygate.yaml", []byte(`
@@ -129,7 +129,7 @@ routes:
 	}
 	_, err = overridableProvider(router, "stripe-live")
 	var u *usageError
-	if !errors.As(err, &u) || !strings.Contains(err.Error(), `provider "stripe-live" (stripe) takes no approval rate: only sandbox providers do`) {
+	if err == nil || errors.As(err, &u) || !strings.Contains(err.Error(), `provider "stripe-live" (stripe) takes no approval rate: only sandbox providers do`) {
 		t.Fatalf("stripe: %v", err)
 	}
 	if o, err := overridableProvider(router, "sb"); err != nil || o.ID() != "sb" {
