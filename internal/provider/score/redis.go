@@ -178,11 +178,29 @@ func (r *Redis) Record(ctx context.Context, g Group, provider string, size int, 
 }
 
 // tryRedis reports whether Redis is to be used now: it is not failing, or
-// it failed at least RetryAfter ago.
+// it failed at least RetryAfter ago and this caller is the one probe
+// (claimProbe).
 func (r *Redis) tryRedis() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return !r.failing || !r.cfg.Clock.Now().Before(r.retryAfter)
+	return r.claimProbe(r.cfg.Clock.Now())
+}
+
+// claimProbe, with mu held, reports whether a call may go to Redis now.
+// While Redis fails, once RetryAfter has passed, the first caller gets
+// the probe and pushes retryAfter forward before trying, so that the
+// payments running meanwhile keep routing on this node's scores rather
+// than all waiting on a Redis that does not answer (single flight: one
+// probe per RetryAfter; each payment still costs at most one round trip).
+func (r *Redis) claimProbe(now time.Time) bool {
+	if !r.failing {
+		return true
+	}
+	if now.Before(r.retryAfter) {
+		return false
+	}
+	r.retryAfter = now.Add(r.cfg.RetryAfter + r.cfg.Timeout)
+	return true
 }
 
 // fail notes a failed call: counted, logged when Redis was working.
@@ -254,12 +272,12 @@ func (r *Redis) Stats(g Group, providers []string, out []Stat) {
 	r.mu.Lock()
 	c := r.cache[g]
 	useLocal := r.failing || c == nil || c.stats == nil
-	if !r.failing || !now.Before(r.retryAfter) {
-		if c == nil {
-			c = &cached{}
-			r.cache[g] = c
-		}
-		if !c.refreshing && now.Sub(c.at) >= r.cfg.CacheFor {
+	if c == nil || !c.refreshing && now.Sub(c.at) >= r.cfg.CacheFor {
+		if r.claimProbe(now) {
+			if c == nil {
+				c = &cached{}
+				r.cache[g] = c
+			}
 			c.refreshing = true
 			go r.refresh(g)
 		}
