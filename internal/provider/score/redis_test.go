@@ -308,3 +308,39 @@ func TestRedisRetrySingleFlight(t *testing.T) {
 		t.Fatalf("local scores: %+v, want the 21 attempts", out[0])
 	}
 }
+
+// When Redis evicts a group's counters hash (any eviction policy), every
+// provider's window is started again at its next attempt, never counted
+// against counters that no longer match it.
+func TestRedisCountersEvicted(t *testing.T) {
+	u := testenv.RedisURL(t)
+	client := redisClient(t, u, "")
+	r := NewRedis(client, RedisConfig{Timeout: 10 * time.Second})
+	g := testGroup(t)
+	ctx := context.Background()
+	for range 3 {
+		r.Record(ctx, g, "a", 3, Approved)
+		r.Record(ctx, g, "b", 3, Approved)
+	}
+	c, tr, _ := keys(g, "")
+	if err := client.Del(ctx, c).Err(); err != nil {
+		t.Fatal(err)
+	}
+	r.Record(ctx, g, "a", 3, Failed)
+	for range 3 {
+		r.Record(ctx, g, "b", 3, Failed)
+	}
+	got := stats(r, g, "a", "b")
+	if got[0].Attempts != 1 || got[0].Approved != 0 || got[1].Attempts != 3 || got[1].Approved != 0 {
+		t.Fatalf("after the counters' eviction: a %+v, b %+v; want a 1 attempt, b 3, none approved", got[0], got[1])
+	}
+	// The traffic list evicted alone: its counters start again.
+	if err := client.Del(ctx, tr).Err(); err != nil {
+		t.Fatal(err)
+	}
+	r.Record(ctx, g, "a", 3, Approved)
+	got = stats(r, g, "a", "b")
+	if got[0].Traffic != 1 || got[1].Traffic != 0 || got[0].Share != 1 {
+		t.Fatalf("after the traffic list's eviction: a %+v, b %+v", got[0], got[1])
+	}
+}
