@@ -177,8 +177,12 @@ func cmdProviders(ctx context.Context, c *cli, args []string) error {
 		if reports, err = st.BreakerReports(ctx, now().Add(-provider.ReportFreshFor)); err != nil {
 			return fmt.Errorf("read breaker reports: %w", err)
 		}
-		if scores, err = st.RoutingScores(ctx, now().Add(-provider.ScoreFreshFor)); err != nil {
-			return fmt.Errorf("read routing scores: %w", err)
+		for _, mode := range []paygate.Mode{paygate.ModeTest, paygate.ModeLive} {
+			ms, err := st.RoutingScores(ctx, mode, now().Add(-provider.ScoreFreshFor))
+			if err != nil {
+				return fmt.Errorf("read routing scores: %w", err)
+			}
+			scores = append(scores, ms...)
 		}
 		return nil
 	})
