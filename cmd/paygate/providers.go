@@ -266,7 +266,11 @@ func cmdProviderDrain(ctx context.Context, c *cli, verb string, args []string) e
 	}
 	logInstallChange(ctx, action, slog.String("provider", id), slog.String("database", redactURL(dbURL)))
 	if asJSON {
-		return writeJSON(c.stdout, providerStateOutput{Provider: st.ProviderID, Drained: st.Drained, ChangedAt: formatTime(st.UpdatedAt)})
+		changed := now() // a restore of a provider never drained changes nothing
+		if at := st.DrainChangedAt(); at != nil {
+			changed = *at
+		}
+		return writeJSON(c.stdout, providerStateOutput{Provider: st.ProviderID, Drained: st.Drained, ChangedAt: formatTime(changed)})
 	}
 	if drain {
 		_, err = fmt.Fprintf(c.stdout, "Provider %s is drained: every serve node takes it out of its routes within a second.\n"+
@@ -315,7 +319,7 @@ func describeProviders(routing *provider.Config, router *provider.Router, states
 			}
 			if st, ok := stateOf[s.ID]; ok {
 				po.Drained = st.Drained
-				po.ChangedAt = formatTimePtr(&st.UpdatedAt)
+				po.ChangedAt = formatTimePtr(st.DrainChangedAt())
 				po.ApprovalRate = st.ApprovalRate
 			}
 			worst := paygate.BreakerClosed

@@ -51,6 +51,10 @@ routes:
 	if a.ID != "a" || a.ApprovalRate == nil || *a.ApprovalRate != 0.6 || a.Drained || a.State != "available" || b.ApprovalRate != nil {
 		t.Fatalf("providers after set-approval: %+v %+v", a, b)
 	}
+	// changedAt is the last drain or restore: a, only overridden, has none.
+	if a.ChangedAt != nil {
+		t.Fatalf("changedAt %s of a provider never drained or restored", *a.ChangedAt)
+	}
 	if strings.Count(r.stdout, "approvalRate") != 1 {
 		t.Fatalf("approvalRate shown for a provider without an override: %s", r.stdout)
 	}

@@ -37,10 +37,11 @@ const drainProvider = `
 
 // setApproval sets or clears a sandbox provider's approval rate override
 // (SandboxApproval); a provider without a state gets one, not drained,
-// stamped At.
+// its drain never changed (updated_at the epoch, see
+// paygate.ProviderState.DrainChangedAt).
 const setApproval = `
 	INSERT INTO provider_states AS p (provider_id, drained, updated_at, approval_rate, approval_at)
-	VALUES ($1, false, $3, $2, CASE WHEN $2::double precision IS NULL THEN NULL ELSE $3::timestamptz END)
+	VALUES ($1, false, 'epoch'::timestamptz, $2, CASE WHEN $2::double precision IS NULL THEN NULL ELSE $3::timestamptz END)
 	ON CONFLICT (provider_id) DO UPDATE SET
 		approval_rate = EXCLUDED.approval_rate,
 		approval_at = EXCLUDED.approval_at`

@@ -44,7 +44,8 @@ func drainProvider(ctx context.Context, tx *sql.Tx, d paygate.ProviderDrain) err
 
 // setApproval sets or clears a sandbox provider's approval rate override
 // (SandboxApproval); a provider without a state gets one, not drained,
-// stamped At.
+// its drain never changed (updated_at the epoch, see
+// paygate.ProviderState.DrainChangedAt).
 func setApproval(ctx context.Context, tx *sql.Tx, a paygate.SandboxApproval) error {
 	var at any
 	if a.Rate != nil {
@@ -52,11 +53,11 @@ func setApproval(ctx context.Context, tx *sql.Tx, a paygate.SandboxApproval) err
 	}
 	_, err := tx.ExecContext(ctx, `
 		INSERT INTO provider_states (provider_id, drained, updated_at, approval_rate, approval_at)
-		VALUES (?1, 0, ?2, ?3, ?4)
+		VALUES (?1, 0, 0, ?2, ?3)
 		ON CONFLICT (provider_id) DO UPDATE SET
 			approval_rate = excluded.approval_rate,
 			approval_at = excluded.approval_at`,
-		a.ProviderID, micros(a.At), a.Rate, at)
+		a.ProviderID, a.Rate, at)
 	return err
 }
 

@@ -122,11 +122,15 @@ func routingCases() []testCase {
 			}
 			rate := func(r float64) *float64 { return &r }
 			when := func(d time.Duration) *time.Time { t := at(d); return &t }
-			// A provider without a state gets one, not drained.
+			// A provider without a state gets one, not drained, never
+			// drained or restored (no DrainChangedAt).
 			must(t, commitOp(ctx(t), s, paygate.SandboxApproval{ProviderID: "sandbox-a", Rate: rate(0.6), At: at(time.Minute)}))
 			equal(t, "override of a provider without a state", paygate.ProviderState{
-				ProviderID: "sandbox-a", UpdatedAt: at(time.Minute), ApprovalRate: rate(0.6), ApprovalAt: when(time.Minute),
+				ProviderID: "sandbox-a", UpdatedAt: time.Unix(0, 0).UTC(), ApprovalRate: rate(0.6), ApprovalAt: when(time.Minute),
 			}, stateOf("sandbox-a"))
+			if c := stateOf("sandbox-a").DrainChangedAt(); c != nil {
+				t.Fatalf("a provider only overridden has a drain change at %s", c)
+			}
 			// A drain keeps the override; a new override keeps the drain.
 			must(t, commitOp(ctx(t), s, paygate.ProviderDrain{ProviderID: "sandbox-a", Drained: true, At: at(2 * time.Minute)}))
 			must(t, commitOp(ctx(t), s, paygate.SandboxApproval{ProviderID: "sandbox-a", Rate: rate(0.95), At: at(3 * time.Minute)}))
