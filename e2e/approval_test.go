@@ -27,7 +27,7 @@ func TestSetApprovalWhileServing(t *testing.T) {
 
 		mustCLI(t, nil, "providers", "set-approval", "--provider", "sandbox-eu", "--rate", "0", "--database-url", db)
 		setAt := time.Now()
-		eventually(t, time.Second, "sandbox-eu to decline every card outside the table", func() bool {
+		eventually(t, 5*time.Second, "sandbox-eu to decline every card outside the table", func() bool {
 			return other() == http.StatusBadRequest
 		})
 		t.Logf("override in force after %s", time.Since(setAt))
@@ -42,7 +42,7 @@ func TestSetApprovalWhileServing(t *testing.T) {
 		}
 
 		mustCLI(t, nil, "providers", "set-approval", "--provider", "sandbox-eu", "--clear", "--database-url", db)
-		eventually(t, time.Second, "the configured approval rate back", func() bool {
+		eventually(t, 5*time.Second, "the configured approval rate back", func() bool {
 			return other() == http.StatusCreated
 		})
 	})

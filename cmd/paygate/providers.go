@@ -74,8 +74,12 @@ type providersOutput struct {
 // scoreOutput is one provider's score for a currency and card brand: its
 // counted attempts and approvals over the route's window, their ratio, and
 // its share (0 to 1) of the currency and brand's recent attempts.
+//
+// The JSON keys are exactly decisions §21's; Mode is for the text table
+// only (a provider serves one mode, so the rows are unambiguous without
+// it).
 type scoreOutput struct {
-	Mode     string  `json:"mode"`
+	Mode     string  `json:"-"`
 	Provider string  `json:"provider"`
 	Currency string  `json:"currency"`
 	Brand    string  `json:"brand"`
@@ -173,8 +177,12 @@ func cmdProviders(ctx context.Context, c *cli, args []string) error {
 		if reports, err = st.BreakerReports(ctx, now().Add(-provider.ReportFreshFor)); err != nil {
 			return fmt.Errorf("read breaker reports: %w", err)
 		}
-		if scores, err = st.RoutingScores(ctx, now().Add(-provider.ScoreFreshFor)); err != nil {
-			return fmt.Errorf("read routing scores: %w", err)
+		for _, mode := range []paygate.Mode{paygate.ModeTest, paygate.ModeLive} {
+			ms, err := st.RoutingScores(ctx, mode, now().Add(-provider.ScoreFreshFor))
+			if err != nil {
+				return fmt.Errorf("read routing scores: %w", err)
+			}
+			scores = append(scores, ms...)
 		}
 		return nil
 	})
@@ -258,7 +266,11 @@ func cmdProviderDrain(ctx context.Context, c *cli, verb string, args []string) e
 	}
 	logInstallChange(ctx, action, slog.String("provider", id), slog.String("database", redactURL(dbURL)))
 	if asJSON {
-		return writeJSON(c.stdout, providerStateOutput{Provider: st.ProviderID, Drained: st.Drained, ChangedAt: formatTime(st.UpdatedAt)})
+		changed := now() // a restore of a provider never drained changes nothing
+		if at := st.DrainChangedAt(); at != nil {
+			changed = *at
+		}
+		return writeJSON(c.stdout, providerStateOutput{Provider: st.ProviderID, Drained: st.Drained, ChangedAt: formatTime(changed)})
 	}
 	if drain {
 		_, err = fmt.Fprintf(c.stdout, "Provider %s is drained: every serve node takes it out of its routes within a second.\n"+
@@ -307,7 +319,7 @@ func describeProviders(routing *provider.Config, router *provider.Router, states
 			}
 			if st, ok := stateOf[s.ID]; ok {
 				po.Drained = st.Drained
-				po.ChangedAt = formatTimePtr(&st.UpdatedAt)
+				po.ChangedAt = formatTimePtr(st.DrainChangedAt())
 				po.ApprovalRate = st.ApprovalRate
 			}
 			worst := paygate.BreakerClosed

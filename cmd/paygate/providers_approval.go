@@ -130,8 +130,10 @@ func parseApprovalRate(s string) (float64, error) {
 }
 
 // overridableProvider returns the provider id of the routing table when it
-// takes an approval rate (a sandbox). An unknown id fails (exit 1, as a
-// drain's); a provider of another kind is a usage error (exit 2).
+// takes an approval rate (a sandbox). An unknown id or a provider of
+// another kind fails (exit 1, as a drain's of an unknown id): the command
+// line is well formed, the provider is not one the command applies to
+// (decisions §14: exit 2 is for usage errors only).
 func overridableProvider(router *provider.Router, id string) (provider.ApprovalOverrider, error) {
 	var known []string
 	kind := ""
@@ -155,7 +157,7 @@ func overridableProvider(router *provider.Router, id string) (provider.ApprovalO
 	if kind == "" {
 		kind = "not a sandbox"
 	}
-	return nil, usageErrorf("provider %q (%s) takes no approval rate: only sandbox providers do", id, kind)
+	return nil, fmt.Errorf("provider %q (%s) takes no approval rate: only sandbox providers do", id, kind)
 }
 
 // formatRate writes a rate as a percentage, "95%" or "62.5%".

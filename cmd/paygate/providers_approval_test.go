@@ -51,6 +51,10 @@ routes:
 	if a.ID != "a" || a.ApprovalRate == nil || *a.ApprovalRate != 0.6 || a.Drained || a.State != "available" || b.ApprovalRate != nil {
 		t.Fatalf("providers after set-approval: %+v %+v", a, b)
 	}
+	// changedAt is the last drain or restore: a, only overridden, has none.
+	if a.ChangedAt != nil {
+		t.Fatalf("changedAt %s of a provider never drained or restored", *a.ChangedAt)
+	}
 	if strings.Count(r.stdout, "approvalRate") != 1 {
 		t.Fatalf("approvalRate shown for a provider without an override: %s", r.stdout)
 	}
@@ -106,8 +110,8 @@ routes:
 	}
 }
 
-// TestSetApprovalOnlySandboxes: a provider of another kind is a usage
-// error (exit 2) that says why.
+// TestSetApprovalOnlySandboxes: a provider of another kind is a failure
+// (exit 1, not a usage error) that says why.
 func TestSetApprovalOnlySandboxes(t *testing.T) {
 	t.Parallel()
 	cfg, err := provider.ParseConfig("paygate.yaml", []byte(`
@@ -129,7 +133,7 @@ routes:
 	}
 	_, err = overridableProvider(router, "stripe-live")
 	var u *usageError
-	if !errors.As(err, &u) || !strings.Contains(err.Error(), `provider "stripe-live" (stripe) takes no approval rate: only sandbox providers do`) {
+	if err == nil || errors.As(err, &u) || !strings.Contains(err.Error(), `provider "stripe-live" (stripe) takes no approval rate: only sandbox providers do`) {
 		t.Fatalf("stripe: %v", err)
 	}
 	if o, err := overridableProvider(router, "sb"); err != nil || o.ID() != "sb" {

@@ -131,9 +131,16 @@ routes:
 		if len(raw.Scores) != 2 {
 			t.Fatalf("scores: %s", r.stdout)
 		}
-		for _, k := range []string{"provider", "currency", "brand", "attempts", "approved", "score", "share"} {
-			if _, ok := raw.Scores[0][k]; !ok {
-				t.Fatalf("score without %q: %v", k, raw.Scores[0])
+		// Exactly decisions §21's keys, no more.
+		keys := []string{"provider", "currency", "brand", "attempts", "approved", "score", "share"}
+		for _, sc := range raw.Scores {
+			if len(sc) != len(keys) {
+				t.Fatalf("score with other keys than %v: %v", keys, sc)
+			}
+			for _, k := range keys {
+				if _, ok := sc[k]; !ok {
+					t.Fatalf("score without %q: %v", k, sc)
+				}
 			}
 		}
 		b := raw.Scores[1]

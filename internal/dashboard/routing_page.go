@@ -12,13 +12,9 @@ import (
 )
 
 // The Routing page (decisions.md section 21): what the success-rate router
-// knows of each provider, and how each provider authorized this merchant's
-// payments over the last hour.
-
-// routingScoresFreshFor is how old a node's last score report may be and
-// still be shown: nodes report at least every 5 seconds, and a stopped
-// node withdraws its scores, so older reports are of nodes that died.
-const routingScoresFreshFor = 30 * time.Second
+// knows of each provider for the currencies and card brands of this
+// merchant's recent payments, and how each provider authorized this
+// merchant's payments over the last hour.
 
 // routingChartSpan is how far back the chart looks.
 const routingChartSpan = time.Hour
@@ -26,7 +22,10 @@ const routingChartSpan = time.Hour
 // routingData is the Routing page.
 type routingData struct {
 	// Scores are the router's scores of the viewer's mode, by currency,
-	// brand and provider.
+	// brand and provider, for the (currency, brand) groups of this
+	// merchant's answered payments of the chart's hour only: the scores
+	// are the installation's, and other groups would tell of other
+	// merchants' traffic.
 	Scores []scoreRow
 	// Chart is the SVG of the authorization rate per provider; Buckets and
 	// Providers its numbers for the table, Providers sorted by id. From and
@@ -39,8 +38,13 @@ type routingData struct {
 	Attempts int64
 }
 
-// scoreRow is a score as the page shows it.
-type scoreRow struct{ paygate.RoutingScore }
+// scoreRow is a score as the page shows it: no node name, no report time
+// (the installation's internals).
+type scoreRow struct {
+	ProviderID, Currency, Brand string
+	Attempts, Approved          int64
+	Share                       float64
+}
 
 // ScoreText is the score as a percentage, a dash without attempts.
 func (r scoreRow) ScoreText() string { return percent(r.Approved, r.Attempts) }
@@ -65,23 +69,14 @@ type rateCell struct {
 // Rate is the cell's authorization rate, a dash without attempts.
 func (c rateCell) Rate() string { return percent(c.Approved, c.Attempts) }
 
-// routingPage serves GET /routing: the success-rate router's scores of the
-// viewer's mode (the installation's, from every merchant's payments) and a
-// chart of this merchant's authorization rate per provider over the last
-// hour, in 5-minute buckets.
+// routingPage serves GET /routing: a chart of this merchant's
+// authorization rate per provider over the last hour, in 5-minute buckets,
+// and the success-rate router's scores of the viewer's mode (the
+// installation's, from every merchant's payments) for the currencies and
+// card brands of this merchant's payments in that hour.
 func (d *Dashboard) routingPage(w http.ResponseWriter, r *http.Request, v *viewer, _ []string) {
 	now := d.now()
-	all, err := d.store.RoutingScores(r.Context(), now.Add(-routingScoresFreshFor))
-	if err != nil {
-		d.fail(w, r, v, err)
-		return
-	}
 	var data routingData
-	for _, s := range all {
-		if s.Mode == v.Mode {
-			data.Scores = append(data.Scores, scoreRow{s})
-		}
-	}
 	// Twelve whole buckets, the last one the current (partial) one.
 	data.To = now.Truncate(paygate.ProviderStatPeriod).Add(paygate.ProviderStatPeriod)
 	data.From = data.To.Add(-routingChartSpan)
@@ -89,6 +84,24 @@ func (d *Dashboard) routingPage(w http.ResponseWriter, r *http.Request, v *viewe
 	if err != nil {
 		d.fail(w, r, v, err)
 		return
+	}
+	type group struct{ currency, brand string }
+	own := map[group]bool{}
+	for _, s := range stats {
+		own[group{s.Currency, s.Brand}] = true
+	}
+	if len(own) > 0 {
+		all, err := d.store.RoutingScores(r.Context(), v.Mode, now.Add(-paygate.RoutingScoresFreshFor))
+		if err != nil {
+			d.fail(w, r, v, err)
+			return
+		}
+		for _, s := range all {
+			if own[group{s.Currency, s.Brand}] {
+				data.Scores = append(data.Scores, scoreRow{ProviderID: s.ProviderID, Currency: s.Currency, Brand: s.Brand,
+					Attempts: s.Attempts, Approved: s.Approved, Share: s.Share})
+			}
+		}
 	}
 	loc := v.Loc
 	if loc == nil {

@@ -68,6 +68,10 @@ func TestRoutingPage(t *testing.T) {
 		score(paygate.ModeTest, "sandbox-eu", "visa", 200, 190, 0.925),
 		score(paygate.ModeTest, "sandbox-global", "visa", 40, 24, 0.075),
 		score(paygate.ModeLive, "stripe-live", "visa", 80, 79, 1),
+		// A group none of a's payments touched: another merchant's
+		// traffic, never shown to a.
+		{Mode: paygate.ModeTest, ProviderID: "sandbox-xx", Currency: "GBP", Brand: "visa", Attempts: 7, Approved: 7, Score: 1, Share: 1,
+			Node: "n1", UpdatedAt: now.Add(-2 * time.Second)},
 	}}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +93,7 @@ func TestRoutingPage(t *testing.T) {
 			t.Errorf("routing page lacks %q", want)
 		}
 	}
-	for _, never := range []string{"stripe-live", `id="no-scores"`, "(0/6)", "(1/6)"} {
+	for _, never := range []string{"stripe-live", `id="no-scores"`, "(0/6)", "(1/6)", "sandbox-xx", "n1"} {
 		if strings.Contains(pg.body, never) {
 			t.Errorf("routing page shows %q", never)
 		}
@@ -99,14 +103,16 @@ func TestRoutingPage(t *testing.T) {
 		t.Errorf("%d rows in the chart's table, want 12", n)
 	}
 
-	// Live mode: its own scores, none of the test payments.
+	// Live mode: no live payments, so no scores (not even live ones),
+	// none of the test payments.
 	live := f.getRouting(f.aLive.viewer)
-	if !strings.Contains(live.body, "stripe-live") || strings.Contains(live.body, "sandbox-eu") ||
-		!strings.Contains(live.body, "No answered payments in the last hour.") {
+	if strings.Contains(live.body, "stripe-live") || strings.Contains(live.body, "sandbox-eu") ||
+		!strings.Contains(live.body, `id="no-scores"`) || !strings.Contains(live.body, "No answered payments in the last hour.") {
 		t.Errorf("live routing page:\n%s", live.body)
 	}
 
-	// Scores of a node silent for more than 30 seconds are not shown.
+	// Scores of a node silent for longer than paygate.RoutingScoresFreshFor
+	// are not shown.
 	f.clock.Set(now.Add(time.Minute))
 	if pg := f.getRouting(f.a.viewer); !strings.Contains(pg.body, `id="no-scores"`) {
 		t.Error("stale scores shown")

@@ -13,6 +13,11 @@ const ProviderStatPeriod = 5 * time.Minute
 type ProviderStat struct {
 	Start      time.Time // UTC
 	ProviderID string
+	// Currency and Brand are the payments' currency and card brand (the
+	// success-rate router's groups; the Routing page shows the scores of
+	// the groups the merchant's own payments touched).
+	Currency string
+	Brand    string
 	// Attempts counts the payments the provider answered: authorized,
 	// captured, voided or failed. Payments still pending (created,
 	// pending_3ds, pending_consent) are left out: they have no answer yet.

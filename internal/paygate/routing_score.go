@@ -27,13 +27,30 @@ type RoutingScore struct {
 	UpdatedAt time.Time
 }
 
+// RoutingScoresFreshFor is how old a node's last score report may be and
+// still be shown (by `paygate providers` and the dashboard alike): nodes
+// report at least every 4 seconds (decisions §21: at least every 5), and a
+// stopped node withdraws its scores, so older reports are of nodes that
+// died or cannot reach the database.
+const RoutingScoresFreshFor = 15 * time.Second
+
+// RoutingScoresForgetAfter is how long after its last report a node's
+// scores are deleted by any other node's report (a node that crashed,
+// named host:pid, never withdraws them).
+const RoutingScoresForgetAfter = time.Hour
+
 // RoutingScoreReplacement replaces every score Node reported with Scores
 // (all of which name that node), stamped at At. No scores forgets the node.
-// It never fails the unit.
+// Heartbeat keeps the node's stored scores (Scores is ignored: they did
+// not change) and only stamps them At. Either way the scores of every node
+// last stamped before ForgetBefore (when set) are deleted. It never fails
+// the unit.
 type RoutingScoreReplacement struct {
-	Node   string
-	Scores []RoutingScore
-	At     time.Time
+	Node         string
+	Scores       []RoutingScore
+	At           time.Time
+	Heartbeat    bool
+	ForgetBefore time.Time
 }
 
 func (RoutingScoreReplacement) unitOp() {}
@@ -42,8 +59,12 @@ func (RoutingScoreReplacement) unitOp() {}
 // router's scores, written by every node at least every 5 seconds so that
 // `paygate providers` and the dashboard show them while nodes serve.
 type RoutingScoreStore interface {
-	// RoutingScores returns, for each (mode, provider, currency, brand),
-	// the most recent score any node reported at or after since, sorted by
-	// mode, currency, brand and provider.
-	RoutingScores(ctx context.Context, since time.Time) ([]RoutingScore, error)
+	// RoutingScores returns the scores of the mode reported at or after
+	// since, sorted by currency, brand and provider: for each (currency,
+	// brand), the complete snapshot of one node, the one that reported it
+	// last (ties: the first node by name). Nodes sharing Redis report the
+	// same scores; without Redis each node's are its own, and one node's
+	// snapshot keeps its shares adding up (a mix of nodes' would not, and
+	// shares cannot be summed without each node's traffic).
+	RoutingScores(ctx context.Context, mode Mode, since time.Time) ([]RoutingScore, error)
 }

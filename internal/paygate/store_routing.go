@@ -17,12 +17,24 @@ type ProviderState struct {
 	ProviderID string
 	Drained    bool
 	// UpdatedAt is when Drained last changed, or when the state was first
-	// stored (by a SandboxApproval for a provider never drained).
+	// stored by a drain or restore; the Unix epoch for a state a
+	// SandboxApproval stored, of a provider never drained or restored
+	// (DrainChangedAt).
 	UpdatedAt time.Time
 	// ApprovalRate is the operator's approval rate override (0 to 1), nil
 	// when none; ApprovalAt is when it was set, nil when none.
 	ApprovalRate *float64
 	ApprovalAt   *time.Time
+}
+
+// DrainChangedAt returns when the provider was last drained or restored,
+// nil when it never was (its state was stored by a SandboxApproval).
+func (s ProviderState) DrainChangedAt() *time.Time {
+	if s.UpdatedAt.Unix() <= 0 {
+		return nil
+	}
+	t := s.UpdatedAt
+	return &t
 }
 
 // SandboxApproval sets (Rate non-nil, 0 to 1) or clears (nil) the approval

@@ -168,6 +168,9 @@ type (
 		Window     *windowSize `yaml:"window"`
 		Explore    *percent    `yaml:"explore"`
 		MinSamples *samples    `yaml:"minSamples"`
+		// MinSamplesAlias is min_samples, the issue's spelling of
+		// minSamples (decisions §21 spells minSamples); one of the two.
+		MinSamplesAlias *samples `yaml:"min_samples"`
 	}
 )
 
@@ -788,7 +791,7 @@ func (p *parser) strategy(mode paygate.Mode, key, where string, n *yaml.Node) (*
 	}
 	switch r.Strategy {
 	case "", StrategyPriority:
-		for _, k := range []string{"window", "explore", "minSamples"} {
+		for _, k := range []string{"window", "explore", "minSamples", "min_samples"} {
 			if at := nodes[k]; at != nil {
 				return nil, p.errAt(at, "%s: %s applies to strategy %s only", where, k, StrategySuccessRate)
 			}
@@ -801,8 +804,25 @@ func (p *parser) strategy(mode paygate.Mode, key, where string, n *yaml.Node) (*
 		if r.Explore != nil {
 			s.Explore = int(*r.Explore)
 		}
+		if r.MinSamples != nil && r.MinSamplesAlias != nil {
+			return nil, p.errAt(nodes["min_samples"], "%s: give minSamples or min_samples (the same setting), not both", where)
+		}
+		samplesAt := nodes["minSamples"]
 		if r.MinSamples != nil {
 			s.MinSamples = int(*r.MinSamples)
+		}
+		if r.MinSamplesAlias != nil {
+			s.MinSamples, samplesAt = int(*r.MinSamplesAlias), nodes["min_samples"]
+		}
+		if s.MinSamples > s.Window {
+			// No provider could ever reach minSamples in its window: every
+			// payment would explore.
+			if samplesAt == nil {
+				return nil, p.errAt(nodes["window"], "%s: window %d is below minSamples (default %d); give a minSamples of at most the window",
+					where, s.Window, s.MinSamples)
+			}
+			return nil, p.errAt(samplesAt, "%s: minSamples %d exceeds window %d: a provider could never reach it",
+				where, s.MinSamples, s.Window)
 		}
 		if p.cfg.SuccessRate == nil {
 			p.cfg.SuccessRate = map[paygate.Mode]map[string]score.Settings{}

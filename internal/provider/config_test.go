@@ -181,7 +181,7 @@ routes:
 		{"ErrRouteCurrencyNotServed", head + "routes:\n  test:\n    USD: [eu]\n", 7, `provider "eu" does not serve USD`},
 		{"ErrRouteOtherMode", head + "routes:\n  test:\n    default: [eu]\n  live:\n    default: [eu]\n", 9, `provider "eu" serves test mode`},
 		{"ErrRouteNotAList", head + "routes:\n  test:\n    EUR: eu\n", 7, "must be a list"},
-		{"ErrStrategyUnknownKey", head + "routes:\n  test:\n    EUR:\n      providers: [eu]\n      strategy: success_rate\n      windw: 10\n", 10, `unknown key "windw" in routes.test.EUR (known: explore, minSamples, providers, strategy, window)`},
+		{"ErrStrategyUnknownKey", head + "routes:\n  test:\n    EUR:\n      providers: [eu]\n      strategy: success_rate\n      windw: 10\n", 10, `unknown key "windw" in routes.test.EUR (known: explore, minSamples, min_samples, providers, strategy, window)`},
 		{"ErrStrategyName", head + "routes:\n  test:\n    EUR: {providers: [eu], strategy: fastest}\n", 7, "strategy must be priority or success_rate"},
 		{"ErrStrategyNoProviders", head + "routes:\n  test:\n    EUR:\n      strategy: success_rate\n", 8, "routes.test.EUR needs providers"},
 		{"ErrStrategyWindowZero", head + "routes:\n  test:\n    EUR: {providers: [eu], strategy: success_rate, window: 0}\n", 7, "window must be from 1 to 10000"},
@@ -189,6 +189,10 @@ routes:
 		{"ErrStrategyExplore", head + "routes:\n  test:\n    default: {providers: [eu], strategy: success_rate, explore: 101}\n", 7, "explore must be from 0 to 100"},
 		{"ErrStrategyExploreText", head + "routes:\n  test:\n    default: {providers: [eu], strategy: success_rate, explore: 5%}\n", 7, "explore must be a whole number"},
 		{"ErrStrategyMinSamples", head + "routes:\n  test:\n    EUR: {providers: [eu], strategy: success_rate, minSamples: -1}\n", 7, "minSamples must be from 0"},
+		{"ErrStrategyMinSamplesOverWindow", head + "routes:\n  test:\n    EUR:\n      providers: [eu]\n      strategy: success_rate\n      minSamples: 60\n      window: 50\n", 10, "minSamples 60 exceeds window 50"},
+		{"ErrStrategyAliasOverWindow", head + "routes:\n  test:\n    EUR:\n      providers: [eu]\n      strategy: success_rate\n      window: 50\n      min_samples: 51\n", 11, "minSamples 51 exceeds window 50"},
+		{"ErrStrategyWindowUnderDefaultSamples", head + "routes:\n  test:\n    EUR:\n      providers: [eu]\n      strategy: success_rate\n      window: 10\n", 10, "window 10 is below minSamples (default 20)"},
+		{"ErrStrategyBothSpellings", head + "routes:\n  test:\n    EUR:\n      providers: [eu]\n      strategy: success_rate\n      minSamples: 5\n      min_samples: 5\n", 11, "give minSamples or min_samples"},
 		{"ErrStrategyPriorityWindow", head + "routes:\n  test:\n    EUR:\n      providers: [eu]\n      window: 50\n", 9, "window applies to strategy success_rate only"},
 		{"ErrStrategyUnknownProvider", head + "routes:\n  test:\n    EUR:\n      providers:\n        - eu\n        - nope\n      strategy: success_rate\n", 10, `routes.test.EUR: unknown provider "nope"`},
 		{"ErrTwoDocuments", head + "routes:\n  test: {}\n---\nx: 1\n", 7, "only one YAML document"},
@@ -232,6 +236,7 @@ routes:
       explore: 0
       minSamples: 0
     GBP: {providers: [c, a], strategy: priority}
+    SEK: {providers: [a, b], strategy: success_rate, window: 30, min_samples: 7}
     JPY: [a]
     default: {providers: [c, b], strategy: success_rate, explore: 10}
 `
@@ -247,6 +252,7 @@ routes:
 	want := map[paygate.Mode]map[string]score.Settings{paygate.ModeTest: {
 		"EUR":     {Window: 200, Explore: 5, MinSamples: 20},
 		"USD":     {Window: 50, Explore: 0, MinSamples: 0},
+		"SEK":     {Window: 30, Explore: 5, MinSamples: 7},
 		"default": {Window: 200, Explore: 10, MinSamples: 20},
 	}}
 	if !reflect.DeepEqual(cfg.SuccessRate, want) {

@@ -14,6 +14,7 @@ import (
 	"github.com/sony/gobreaker/v2"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/provider/connector"
 	"github.com/paygate/paygate/internal/provider/score"
 )
 
@@ -156,6 +157,11 @@ func (r *Router) RouteCard(mode paygate.Mode, currency, brand string) []paygate.
 	}
 	if sc != nil && len(out) > 1 {
 		r.choose(sc, out)
+	}
+	if len(out) > 1 {
+		// The entry tried first, with others behind it (after choose:
+		// the position the payment really tries it at).
+		out[0].(*routed).head = true
 	}
 	if len(out) > 0 || len(static) == 0 {
 		return out
@@ -368,6 +374,9 @@ type routed struct {
 	// sc is set for the entries of a success_rate route: the outcome of
 	// each charge goes to the scorer.
 	sc *scoring
+	// head is set on the route's first entry when others follow it: its
+	// charges tell the provider so (connector.WithRoutePosition).
+	head bool
 }
 
 func (r *routed) ID() string { return r.g.id }
@@ -402,6 +411,7 @@ func (r *routed) Charge(ctx context.Context, req paygate.ChargeRequest) (res pay
 	if r.refuse != "" {
 		return paygate.ChargeResult{}, g.unavailable(r.refuse)
 	}
+	ctx = connector.WithRoutePosition(ctx, r.head)
 	now := g.router.now()
 	deadline := chargeStart(req.PaymentID, now).Add(ChargeBudget)
 	if !now.Before(deadline) {

@@ -1,9 +1,6 @@
 package provider
 
 import (
-	"context"
-	"errors"
-
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/provider/score"
 )
@@ -60,19 +57,17 @@ func (r *Router) choose(sc *scoring, out []paygate.Provider) {
 }
 
 // scoreOutcome is what a charge's answer says of its provider, false when
-// it says nothing: a caller that hung up, or a test card's simulated
-// unavailability (card 4000000000000259, which fails over on purpose).
-// Errors and timeouts are failures; a decline is one unless the issuer's
-// reason says nothing of the provider (score.Declined); a 3-D Secure
-// challenge still to come is traffic only.
+// it says nothing: whatever the circuit breakers ignore
+// (excludedFromBreaker), that is a caller that hung up or any error a test
+// card produced on purpose (decisions §12: 0259's unavailability, 0119's
+// PROVIDER_ERROR, 0705's timeout), which would otherwise teach the scores a
+// simulated fate. Other errors and timeouts are failures; a decline is one
+// unless the issuer's reason says nothing of the provider
+// (score.Declined); a 3-D Secure challenge still to come is traffic only
+// (its outcome after the challenge is not fed back).
 func scoreOutcome(res paygate.ChargeResult, err error) (score.Outcome, bool) {
 	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			return 0, false
-		}
-		var co cardOutcome
-		var pe *paygate.ProviderError
-		if errors.As(err, &co) && co.CardOutcome() && errors.As(err, &pe) && pe.Kind == paygate.ProviderUnavailable {
+		if excludedFromBreaker(err) {
 			return 0, false
 		}
 		return score.Failed, true

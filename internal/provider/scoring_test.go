@@ -228,3 +228,47 @@ func TestPriorityRouteUnscored(t *testing.T) {
 		t.Fatalf("a priority route fed the scorer: %+v", s)
 	}
 }
+
+// cardFate is a provider whose every charge fails with an error a test
+// card produced on purpose (as sandbox.CardOutcomeError does).
+type cardFate struct {
+	id   string
+	kind paygate.ProviderErrorKind
+}
+
+type cardFateError struct{ *paygate.ProviderError }
+
+func (e cardFateError) Unwrap() error     { return e.ProviderError }
+func (e cardFateError) CardOutcome() bool { return true }
+
+func (p *cardFate) ID() string { return p.id }
+func (p *cardFate) Charge(context.Context, paygate.ChargeRequest) (paygate.ChargeResult, error) {
+	return paygate.ChargeResult{}, cardFateError{&paygate.ProviderError{Kind: p.kind, Provider: p.id, Message: "simulated"}}
+}
+func (p *cardFate) Capture(context.Context, paygate.PaymentOp) error { return nil }
+func (p *cardFate) Void(context.Context, paygate.PaymentOp) error    { return nil }
+func (p *cardFate) Refund(context.Context, paygate.RefundRequest) (paygate.RefundResult, error) {
+	return paygate.RefundResult{Status: paygate.RefundSucceeded}, nil
+}
+
+// Test cards' simulated errors (0119's PROVIDER_ERROR, 0705's unknown
+// outcome, 0259's unavailability) are ignored by the breakers, so by the
+// scores too (decisions §12).
+func TestSuccessRateIgnoresTestCardErrors(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []paygate.ProviderErrorKind{paygate.ProviderFailed, paygate.ProviderUnknownOutcome, paygate.ProviderUnavailable} {
+		p := &cardFate{id: "a", kind: kind}
+		r := newScoredRouter(t, score.Defaults(), DefaultBreaker(), p, newRated("b", 100, 1))
+		for _, e := range r.RouteCard(paygate.ModeTest, "EUR", "visa") {
+			if e.ID() != "a" {
+				continue
+			}
+			for range 10 {
+				_, _ = e.Charge(context.Background(), paygate.ChargeRequest{PaymentID: uuid.Must(uuid.NewV7()).String()})
+			}
+		}
+		if s := r.Scorer().Scores(); len(s) != 0 {
+			t.Fatalf("kind %d: test-card errors fed the scores: %+v", kind, s)
+		}
+	}
+}

@@ -112,7 +112,8 @@ func NewTable(routes map[paygate.Mode]Routes) (*Table, error) {
 // NewScoredTable is NewTable with success_rate routes (decisions §21):
 // per mode, the settings of each route whose strategy is success_rate, by
 // currency or "default". It fails when such a route is not in routes or
-// its settings are out of range.
+// its settings are out of range (minSamples above the window included: no
+// provider could reach it).
 func NewScoredTable(routes map[paygate.Mode]Routes, successRate map[paygate.Mode]map[string]score.Settings) (*Table, error) {
 	t, err := NewTable(routes)
 	if err != nil {
@@ -127,7 +128,7 @@ func NewScoredTable(routes map[paygate.Mode]Routes, successRate map[paygate.Mode
 				key != defaultRouteKey && mt.currency[key] == nil:
 				return nil, fmt.Errorf("provider: %s mode: success_rate settings for %s, which has no route", mode, key)
 			case set.Window < 1 || set.Window > score.MaxWindow || set.Explore < 0 || set.Explore > 100 ||
-				set.MinSamples < 0 || set.MinSamples > score.MaxWindow:
+				set.MinSamples < 0 || set.MinSamples > set.Window:
 				return nil, fmt.Errorf("provider: %s mode: route %s: success_rate settings out of range: %+v", mode, key, set)
 			}
 			if mt.scored == nil {

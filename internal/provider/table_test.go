@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/provider/score"
 )
 
 func ids(ps []paygate.Provider) []string {
@@ -211,5 +212,19 @@ func BenchmarkRoute(b *testing.B) {
 		if len(tab.Route(paygate.ModeTest, "EUR")) != 2 {
 			b.Fatal("bad route")
 		}
+	}
+}
+
+// A minSamples above the window could never be reached: refused.
+func TestNewScoredTableRefusesMinSamplesOverWindow(t *testing.T) {
+	p := newRated("a", 100, 1)
+	routes := map[paygate.Mode]Routes{paygate.ModeTest: {Default: []paygate.Provider{p}}}
+	bad := map[paygate.Mode]map[string]score.Settings{paygate.ModeTest: {defaultRouteKey: {Window: 10, Explore: 5, MinSamples: 11}}}
+	if _, err := NewScoredTable(routes, bad); err == nil || !strings.Contains(err.Error(), "out of range") {
+		t.Fatalf("minSamples 11 over window 10: %v", err)
+	}
+	ok := map[paygate.Mode]map[string]score.Settings{paygate.ModeTest: {defaultRouteKey: {Window: 10, Explore: 5, MinSamples: 10}}}
+	if _, err := NewScoredTable(routes, ok); err != nil {
+		t.Fatalf("minSamples equal to the window: %v", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -22,10 +23,13 @@ const (
 	// ReportFreshFor is how long a breaker report counts as current.
 	ReportFreshFor = 3 * DefaultReportEvery
 	// DefaultScoreEvery is how often a node writes its success-rate
-	// routing scores (decisions §21: at least every 5 seconds).
+	// routing scores when they changed.
 	DefaultScoreEvery = 2 * time.Second
+	// ScoreHeartbeat is the longest a node goes without stamping its
+	// scores, changed or not (decisions §21: at least every 5 seconds).
+	ScoreHeartbeat = 4 * time.Second
 	// ScoreFreshFor is how long a node's scores count as current.
-	ScoreFreshFor = 5 * DefaultScoreEvery
+	ScoreFreshFor = paygate.RoutingScoresFreshFor
 )
 
 // StateStore is the part of the store the Watcher uses.
@@ -50,8 +54,11 @@ type Watcher struct {
 	done   chan struct{}
 	once   sync.Once
 	// scored is set once this node wrote routing scores, so that later
-	// writes replace them even when it has none left.
-	scored bool
+	// writes replace them even when it has none left; lastScores and
+	// scoredAt are what it last wrote and when (touched by the loop only).
+	scored     bool
+	lastScores []paygate.RoutingScore
+	scoredAt   time.Time
 
 	// approvals are the approval rate overrides in force (applyApprovals),
 	// touched by poll only, which never runs twice at once.
@@ -209,18 +216,30 @@ func (w *Watcher) report(ctx context.Context) {
 }
 
 // reportScores stores this node's routing scores (decisions §21), when it
-// has some or had some.
+// has some or had some: replaced when they changed since the last write,
+// else only stamped again (a heartbeat) once ScoreHeartbeat has passed.
+// Each write also deletes the scores of nodes silent for
+// RoutingScoresForgetAfter (crashed nodes never withdraw theirs).
 func (w *Watcher) reportScores(ctx context.Context) {
 	scores := w.router.Scorer().Scores()
 	if len(scores) == 0 && !w.scored {
 		return
 	}
-	w.scored = true
 	for i := range scores {
 		scores[i].Node = w.cfg.Node
 	}
-	replace := paygate.RoutingScoreReplacement{Node: w.cfg.Node, Scores: scores, At: w.cfg.Clock.Now()}
-	if err := w.store.Commit(ctx, paygate.Unit{Ops: []paygate.Op{replace}}); err != nil && ctx.Err() == nil {
-		w.cfg.Logger.Warn("report routing scores", "error", err)
+	now := w.cfg.Clock.Now()
+	same := w.scored && slices.Equal(scores, w.lastScores)
+	if same && now.Sub(w.scoredAt) < ScoreHeartbeat {
+		return
 	}
+	replace := paygate.RoutingScoreReplacement{Node: w.cfg.Node, Scores: scores, At: now, Heartbeat: same,
+		ForgetBefore: now.Add(-paygate.RoutingScoresForgetAfter)}
+	if err := w.store.Commit(ctx, paygate.Unit{Ops: []paygate.Op{replace}}); err != nil {
+		if ctx.Err() == nil {
+			w.cfg.Logger.Warn("report routing scores", "error", err)
+		}
+		return
+	}
+	w.scored, w.lastScores, w.scoredAt = true, scores, now
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/provider/score"
+	"github.com/paygate/paygate/internal/testenv"
 )
 
 // memStates is a StateStore in memory.
@@ -22,6 +23,8 @@ type memStates struct {
 	fail      bool
 	reports   map[string][]paygate.BreakerReport
 	scores    map[string]paygate.RoutingScoreReplacement
+	// scoreOps are the score replacements committed, in order.
+	scoreOps []paygate.RoutingScoreReplacement
 }
 
 func (m *memStates) ProviderStates(context.Context) ([]paygate.ProviderState, error) {
@@ -47,6 +50,14 @@ func (m *memStates) Commit(_ context.Context, u paygate.Unit) error {
 		if sr, ok := op.(paygate.RoutingScoreReplacement); ok {
 			if m.scores == nil {
 				m.scores = map[string]paygate.RoutingScoreReplacement{}
+			}
+			m.scoreOps = append(m.scoreOps, sr)
+			if sr.Heartbeat {
+				if kept, ok := m.scores[sr.Node]; ok {
+					kept.At = sr.At
+					m.scores[sr.Node] = kept
+				}
+				continue
 			}
 			if len(sr.Scores) == 0 {
 				delete(m.scores, sr.Node)
@@ -168,4 +179,46 @@ func TestWatcherStartFails(t *testing.T) {
 		t.Fatal("started without the provider states")
 	}
 	w.Stop() // a watcher that did not start stops at once
+}
+
+// Unchanged scores are not rewritten, but stamped again (a heartbeat)
+// every ScoreHeartbeat; each write forgets nodes silent for an hour.
+func TestWatcherScoreHeartbeat(t *testing.T) {
+	t.Parallel()
+	a, b := newRated("a", 100, 1), newRated("b", 0, 2)
+	r := newScoredRouter(t, score.Settings{Window: 10, Explore: 0, MinSamples: 2}, DefaultBreaker(), a, b)
+	st := &memStates{drained: map[string]bool{}, reports: map[string][]paygate.BreakerReport{}}
+	clock := testenv.NewClock(time.Now())
+	w := NewWatcher(r, st, WatcherConfig{Node: "n1", Clock: clock})
+	ops := func() []paygate.RoutingScoreReplacement {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		return slices.Clone(st.scoreOps)
+	}
+	for range 5 {
+		payCard(r, "visa")
+	}
+	ctx := context.Background()
+	w.reportScores(ctx)
+	if got := ops(); len(got) != 1 || got[0].Heartbeat || len(got[0].Scores) != 2 ||
+		!got[0].ForgetBefore.Equal(clock.Now().Add(-paygate.RoutingScoresForgetAfter)) {
+		t.Fatalf("first write: %+v", got)
+	}
+	clock.Add(DefaultScoreEvery)
+	w.reportScores(ctx)
+	if got := ops(); len(got) != 1 {
+		t.Fatalf("unchanged scores rewritten before the heartbeat: %+v", got[1:])
+	}
+	clock.Add(ScoreHeartbeat - DefaultScoreEvery)
+	w.reportScores(ctx)
+	got := ops()
+	if len(got) != 2 || !got[1].Heartbeat || !got[1].At.Equal(clock.Now()) || got[1].ForgetBefore.IsZero() {
+		t.Fatalf("after %s unchanged: %+v, want a heartbeat", ScoreHeartbeat, got)
+	}
+	payCard(r, "visa")
+	clock.Add(DefaultScoreEvery)
+	w.reportScores(ctx)
+	if got := ops(); len(got) != 3 || got[2].Heartbeat || len(got[2].Scores) != 2 {
+		t.Fatalf("changed scores: %+v, want a replacement", got)
+	}
 }

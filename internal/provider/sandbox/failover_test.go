@@ -3,12 +3,17 @@ package sandbox_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/sandbox"
+	"github.com/paygate/paygate/internal/provider/score"
 )
+
+// The configuration file of these tests knows the sandbox kind.
+func init() { provider.Register(sandbox.Connector) }
 
 // attempt is one provider call of the loop below.
 type attempt struct {
@@ -156,4 +161,80 @@ func builtinTable(t *testing.T) *provider.Table {
 		t.Fatal(err)
 	}
 	return tab
+}
+
+// TestFailoverCardFollowsTheScores: on a success_rate route the first
+// provider tried is whichever the scores put first, not the configured
+// head; card 0259 is unavailable there and captured by the next, whichever
+// provider the scores favour. A priority route is unchanged.
+func TestFailoverCardFollowsTheScores(t *testing.T) {
+	t.Parallel()
+	cfg, err := provider.ParseConfig("paygate.yaml", []byte(`
+providers:
+  - {id: sb-a, kind: sandbox}
+  - {id: sb-b, kind: sandbox}
+routes:
+  test:
+    EUR: {providers: [sb-a, sb-b], strategy: success_rate, window: 50, explore: 5, minSamples: 10}
+    default: [sb-a, sb-b]
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	router, err := cfg.Build(provider.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := score.Group{Mode: paygate.ModeTest, Currency: "EUR", Brand: "visa"}
+	n := 0
+	pay := func(currency string) (first string, tried []string, by string) {
+		t.Helper()
+		n++
+		for _, p := range router.RouteCard(paygate.ModeTest, currency, "visa") {
+			tried = append(tried, p.ID())
+			_, err := p.Charge(context.Background(), paygate.ChargeRequest{
+				PaymentID: fmt.Sprintf("pay_%d", n), MerchantID: "m_1", Mode: paygate.ModeTest,
+				Amount: paygate.Money{Amount: 1000, Currency: currency},
+				Card:   paygate.Card{Number: paygate.PAN(sandbox.CardFailover), ExpMonth: 12, ExpYear: 2040, CVV: "123"},
+			})
+			var pe *paygate.ProviderError
+			if err == nil {
+				return tried[0], tried, p.ID()
+			}
+			if !errors.As(err, &pe) || pe.Kind != paygate.ProviderUnavailable {
+				t.Fatalf("%s: %v", p.ID(), err)
+			}
+		}
+		return tried[0], tried, ""
+	}
+	for _, favoured := range []string{"sb-b", "sb-a"} {
+		// The favoured provider approves everything, the other nothing.
+		for range 50 {
+			router.Scorer().Record(context.Background(), g, favoured, 50, score.Approved)
+			other := "sb-a"
+			if favoured == "sb-a" {
+				other = "sb-b"
+			}
+			router.Scorer().Record(context.Background(), g, other, 50, score.Failed)
+		}
+		// (Each capture by the next provider counts for it: 30 payments
+		// leave the favoured one ahead.)
+		firsts := map[string]int{}
+		for range 30 {
+			first, tried, by := pay("EUR")
+			firsts[first]++
+			if len(tried) != 2 || by != tried[1] {
+				t.Fatalf("favouring %s: tried %v, captured by %q; want the first unavailable and the next to capture", favoured, tried, by)
+			}
+		}
+		if firsts[favoured] < 25 {
+			t.Fatalf("favouring %s, first tried: %v", favoured, firsts)
+		}
+	}
+	// A priority route: the configured head is unavailable, the next captures.
+	for range 10 {
+		if _, tried, by := pay("USD"); len(tried) != 2 || tried[0] != "sb-a" || by != "sb-b" {
+			t.Fatalf("priority route: tried %v, captured by %q", tried, by)
+		}
+	}
 }

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/paygate"
+	"github.com/paygate/paygate/internal/provider/connector"
 )
 
 var _ paygate.Provider = (*Provider)(nil)
@@ -149,6 +150,20 @@ func (p *Provider) Currencies() []string {
 	return out
 }
 
+// firstWithNext reports whether card 4000000000000259 is unavailable here:
+// this charge is its payment's first attempt with another provider of the
+// route behind it. A router says so (connector.RoutePosition), from the
+// order the payment really tries its route in (a success_rate route puts
+// whichever provider scores best first); a charge that did not come
+// through one goes by the routes the provider was told it heads (FirstOf,
+// FirstOfDefault).
+func (p *Provider) firstWithNext(ctx context.Context, currency string) bool {
+	if head, known := connector.RoutePosition(ctx); known {
+		return head
+	}
+	return p.failsOver[currency] || (p.failsOverOthers && !p.notFirst[currency])
+}
+
 // decide answers a charge from the test-card table by the card number, at
 // once and without side effects; Charge (ledger.go) records and times the
 // answer. Declines are results with status failed, a decline code and a
@@ -180,7 +195,7 @@ func (p *Provider) decide(ctx context.Context, req paygate.ChargeRequest) (payga
 	case CardProviderError:
 		return paygate.ChargeResult{}, p.fail(paygate.ProviderFailed, msgProviderError)
 	case CardFailover:
-		if p.failsOver[currency] || (p.failsOverOthers && !p.notFirst[currency]) {
+		if p.firstWithNext(ctx, currency) {
 			return paygate.ChargeResult{}, p.fail(paygate.ProviderUnavailable, msgUnavailable)
 		}
 	case Card3DS, Card3DSCaptureDeclined:

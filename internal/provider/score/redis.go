@@ -111,15 +111,30 @@ func keys(g Group, provider string) (counters, traffic, window string) {
 // provider's window; ARGV the provider, the window's size, the outcome
 // ("1" approved, "0" failed, "" uncounted) and the keys' time to live in
 // ms. Counters are fields "n:" (attempts), "a:" (approved) and "t:"
-// (traffic) followed by the provider. A key that expired without the
-// others is made consistent first. It answers HGETALL of the counters.
+// (traffic) followed by the provider. A key that expired or was evicted
+// without the others is made consistent first, so that any eviction
+// policy is safe: a provider's window list exists exactly when its "n:"
+// counter does (each outcome pushed increments it, and trimming keeps it
+// at least 1), so when one is missing both go, whichever provider's
+// window it is (the counters hash may have lost every provider's: each
+// provider's list is dropped at its next attempt, and until then the
+// counters say it has no attempts); the traffic list and the "t:"
+// counters likewise. It answers HGETALL of the counters.
 var recordScript = redis.NewScript(`
 local c, t, w = KEYS[1], KEYS[2], KEYS[3]
 local p, size, o, ttl = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4])
-if redis.call('EXISTS', c) == 0 then
-  redis.call('DEL', t, w)
-elseif redis.call('EXISTS', w) == 0 then
+if (redis.call('EXISTS', w) == 1) ~= (redis.call('HEXISTS', c, 'n:' .. p) == 1) then
+  redis.call('DEL', w)
   redis.call('HDEL', c, 'n:' .. p, 'a:' .. p)
+end
+if redis.call('EXISTS', c) == 0 then
+  redis.call('DEL', t)
+elseif redis.call('EXISTS', t) == 0 then
+  for _, f in ipairs(redis.call('HKEYS', c)) do
+    if string.sub(f, 1, 2) == 't:' then
+      redis.call('HDEL', c, f)
+    end
+  end
 end
 redis.call('LPUSH', t, p)
 redis.call('HINCRBY', c, 't:' .. p, 1)
@@ -178,11 +193,29 @@ func (r *Redis) Record(ctx context.Context, g Group, provider string, size int, 
 }
 
 // tryRedis reports whether Redis is to be used now: it is not failing, or
-// it failed at least RetryAfter ago.
+// it failed at least RetryAfter ago and this caller is the one probe
+// (claimProbe).
 func (r *Redis) tryRedis() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return !r.failing || !r.cfg.Clock.Now().Before(r.retryAfter)
+	return r.claimProbe(r.cfg.Clock.Now())
+}
+
+// claimProbe, with mu held, reports whether a call may go to Redis now.
+// While Redis fails, once RetryAfter has passed, the first caller gets
+// the probe and pushes retryAfter forward before trying, so that the
+// payments running meanwhile keep routing on this node's scores rather
+// than all waiting on a Redis that does not answer (single flight: one
+// probe per RetryAfter; each payment still costs at most one round trip).
+func (r *Redis) claimProbe(now time.Time) bool {
+	if !r.failing {
+		return true
+	}
+	if now.Before(r.retryAfter) {
+		return false
+	}
+	r.retryAfter = now.Add(r.cfg.RetryAfter + r.cfg.Timeout)
+	return true
 }
 
 // fail notes a failed call: counted, logged when Redis was working.
@@ -254,12 +287,12 @@ func (r *Redis) Stats(g Group, providers []string, out []Stat) {
 	r.mu.Lock()
 	c := r.cache[g]
 	useLocal := r.failing || c == nil || c.stats == nil
-	if !r.failing || !now.Before(r.retryAfter) {
-		if c == nil {
-			c = &cached{}
-			r.cache[g] = c
-		}
-		if !c.refreshing && now.Sub(c.at) >= r.cfg.CacheFor {
+	if c == nil || !c.refreshing && now.Sub(c.at) >= r.cfg.CacheFor {
+		if r.claimProbe(now) {
+			if c == nil {
+				c = &cached{}
+				r.cache[g] = c
+			}
 			c.refreshing = true
 			go r.refresh(g)
 		}

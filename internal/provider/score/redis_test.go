@@ -234,3 +234,113 @@ func TestRedisOutageFallsBack(t *testing.T) {
 		t.Fatalf("the recovery was not logged:\n%s", logs)
 	}
 }
+
+// blackhole listens on loopback, accepts connections and never answers.
+func blackhole(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	return ln.Addr().String()
+}
+
+// After RetryAfter, of the payments running at once against a Redis that
+// does not answer, only one probes it; the others route on this node's
+// scores without waiting.
+func TestRedisRetrySingleFlight(t *testing.T) {
+	t.Parallel()
+	addr := blackhole(t)
+	clock := testenv.NewClock(time.Now())
+	var errs atomic.Int64
+	r := NewRedis(redisClient(t, "redis://"+addr, ""), RedisConfig{
+		Timeout: 100 * time.Millisecond, CacheFor: time.Hour, Clock: clock, OnError: func() { errs.Add(1) },
+	})
+	g := testGroup(t)
+	r.Record(context.Background(), g, "a", 100, Approved)
+	if n := errs.Load(); n != 1 {
+		t.Fatalf("%d errors after the first call, want 1", n)
+	}
+	clock.Add(DefaultRetryAfter)
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			r.Record(context.Background(), g, "a", 100, Approved)
+		}()
+		go func() {
+			defer wg.Done()
+			var out [1]Stat
+			r.Stats(g, []string{"a"}, out[:])
+		}()
+	}
+	wg.Wait()
+	waitFor(t, "the probe to fail", func() bool { return errs.Load() >= 2 })
+	time.Sleep(200 * time.Millisecond) // any other probe would have failed by now
+	if n := errs.Load(); n != 2 {
+		t.Fatalf("%d failed calls after RetryAfter with 40 concurrent callers, want 2 (one probe)", n)
+	}
+	var out [1]Stat
+	r.Stats(g, []string{"a"}, out[:])
+	if out[0].Attempts != 21 {
+		t.Fatalf("local scores: %+v, want the 21 attempts", out[0])
+	}
+}
+
+// When Redis evicts a group's counters hash (any eviction policy), every
+// provider's window is started again at its next attempt, never counted
+// against counters that no longer match it.
+func TestRedisCountersEvicted(t *testing.T) {
+	u := testenv.RedisURL(t)
+	client := redisClient(t, u, "")
+	r := NewRedis(client, RedisConfig{Timeout: 10 * time.Second})
+	g := testGroup(t)
+	ctx := context.Background()
+	for range 3 {
+		r.Record(ctx, g, "a", 3, Approved)
+		r.Record(ctx, g, "b", 3, Approved)
+	}
+	c, tr, _ := keys(g, "")
+	if err := client.Del(ctx, c).Err(); err != nil {
+		t.Fatal(err)
+	}
+	r.Record(ctx, g, "a", 3, Failed)
+	for range 3 {
+		r.Record(ctx, g, "b", 3, Failed)
+	}
+	got := stats(r, g, "a", "b")
+	if got[0].Attempts != 1 || got[0].Approved != 0 || got[1].Attempts != 3 || got[1].Approved != 0 {
+		t.Fatalf("after the counters' eviction: a %+v, b %+v; want a 1 attempt, b 3, none approved", got[0], got[1])
+	}
+	// The traffic list evicted alone: its counters start again.
+	if err := client.Del(ctx, tr).Err(); err != nil {
+		t.Fatal(err)
+	}
+	r.Record(ctx, g, "a", 3, Approved)
+	got = stats(r, g, "a", "b")
+	if got[0].Traffic != 1 || got[1].Traffic != 0 || got[0].Share != 1 {
+		t.Fatalf("after the traffic list's eviction: a %+v, b %+v", got[0], got[1])
+	}
+}

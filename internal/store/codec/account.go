@@ -130,10 +130,11 @@ func ScanPaymentStat(row Scanner) (paygate.PaymentStat, error) {
 }
 
 // ScanProviderStat reads a row of the engines' provider statistics: the
-// period's start, the provider, attempts and approved.
+// period's start, the provider, the currency, the card brand, attempts and
+// approved.
 func ScanProviderStat(row Scanner) (paygate.ProviderStat, error) {
 	var st paygate.ProviderStat
-	if err := row.Scan(At(&st.Start), &st.ProviderID, &st.Attempts, &st.Approved); err != nil {
+	if err := row.Scan(At(&st.Start), &st.ProviderID, &st.Currency, &st.Brand, &st.Attempts, &st.Approved); err != nil {
 		return paygate.ProviderStat{}, err
 	}
 	return st, nil

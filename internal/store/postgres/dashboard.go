@@ -420,14 +420,14 @@ func (s *Store) PaymentStats(ctx context.Context, merchantID string, mode paygat
 // columns of codec.ScanProviderStat.
 const providerStatsQuery = `
 	SELECT to_timestamp((floor(extract(epoch FROM created_at) / $1::bigint)::bigint * $1::bigint)::double precision) AS period,
-		provider_id,
+		provider_id, currency, card_brand,
 		count(*),
 		count(*) FILTER (WHERE status IN ('authorized', 'captured', 'voided'))
 	FROM payments
 	WHERE merchant_id = $2 AND mode = $3 AND created_at >= $4 AND created_at < $5
 		AND provider_id <> '' AND status IN ('authorized', 'captured', 'voided', 'failed')
-	GROUP BY 1, 2
-	ORDER BY 1, 2`
+	GROUP BY 1, 2, 3, 4
+	ORDER BY 1, 2, 3, 4`
 
 // providerStatsArgs are the arguments of providerStatsQuery.
 func providerStatsArgs(merchantID string, mode paygate.Mode, from, to time.Time) []any {

@@ -37,10 +37,11 @@ const drainProvider = `
 
 // setApproval sets or clears a sandbox provider's approval rate override
 // (SandboxApproval); a provider without a state gets one, not drained,
-// stamped At.
+// its drain never changed (updated_at the epoch, see
+// paygate.ProviderState.DrainChangedAt).
 const setApproval = `
 	INSERT INTO provider_states AS p (provider_id, drained, updated_at, approval_rate, approval_at)
-	VALUES ($1, false, $3, $2, CASE WHEN $2::double precision IS NULL THEN NULL ELSE $3::timestamptz END)
+	VALUES ($1, false, 'epoch'::timestamptz, $2, CASE WHEN $2::double precision IS NULL THEN NULL ELSE $3::timestamptz END)
 	ON CONFLICT (provider_id) DO UPDATE SET
 		approval_rate = EXCLUDED.approval_rate,
 		approval_at = EXCLUDED.approval_at`
@@ -173,6 +174,13 @@ func recoveryClaimArgs(c paygate.RecoveryClaim) namedArgs {
 // (RoutingScoreReplacement): a delete and an insert of the new ones, in
 // the unit's transaction.
 func queueRoutingScoreReplacement(b *pgx.Batch, r paygate.RoutingScoreReplacement) {
+	if !r.ForgetBefore.IsZero() {
+		b.Queue(`DELETE FROM routing_scores WHERE updated_at < $1`, r.ForgetBefore)
+	}
+	if r.Heartbeat {
+		b.Queue(`UPDATE routing_scores SET updated_at = $2 WHERE node = $1`, r.Node, r.At)
+		return
+	}
 	b.Queue(`DELETE FROM routing_scores WHERE node = $1`, r.Node)
 	if len(r.Scores) == 0 {
 		return
@@ -194,15 +202,19 @@ func queueRoutingScoreReplacement(b *pgx.Batch, r paygate.RoutingScoreReplacemen
 		r.Node, modes, providers, currencies, brands, attempts, approved, scores, shares, r.At)
 }
 
-// RoutingScores returns, for each (mode, provider, currency, brand), the
-// most recent score any node reported at or after since.
-func (s *Store) RoutingScores(ctx context.Context, since time.Time) ([]paygate.RoutingScore, error) {
+// RoutingScores returns the mode's scores reported at or after since: per
+// (currency, brand), the snapshot of the node that reported it last.
+func (s *Store) RoutingScores(ctx context.Context, mode paygate.Mode, since time.Time) ([]paygate.RoutingScore, error) {
 	rows, err := s.pool.Query(ctx, `
-		SELECT `+codec.RoutingScoreColumns+` FROM (
-			SELECT DISTINCT ON (mode, currency, brand, provider_id) `+codec.RoutingScoreColumns+`
-			FROM routing_scores WHERE updated_at >= $1
-			ORDER BY mode, currency, brand, provider_id, updated_at DESC, node
-		) latest ORDER BY mode, currency, brand, provider_id`, since)
+		WITH latest AS (
+			SELECT DISTINCT ON (currency, brand) currency, brand, node
+			FROM routing_scores WHERE mode = $1 AND updated_at >= $2
+			ORDER BY currency, brand, updated_at DESC, node
+		)
+		SELECT `+codec.RoutingScoreColumns+`
+		FROM routing_scores JOIN latest USING (currency, brand, node)
+		WHERE mode = $1 AND updated_at >= $2
+		ORDER BY currency, brand, provider_id`, string(mode), since)
 	if err != nil {
 		return nil, translate(err)
 	}

@@ -491,15 +491,15 @@ const microsPerProviderPeriod = int64(paygate.ProviderStatPeriod / time.Microsec
 // as paymentStatsQuery does, and groups the answered ones per period and
 // provider, in the columns of codec.ScanProviderStat.
 const providerStatsQuery = `
-	SELECT period, provider_id, count(*), sum(status IN ('authorized', 'captured', 'voided'))
+	SELECT period, provider_id, currency, card_brand, count(*), sum(status IN ('authorized', 'captured', 'voided'))
 	FROM (
-		SELECT created_at - (((created_at % ?1) + ?1) % ?1) AS period, provider_id, status
+		SELECT created_at - (((created_at % ?1) + ?1) % ?1) AS period, provider_id, currency, card_brand, status
 		FROM payments INDEXED BY payments_list
 		WHERE merchant_id = ?2 AND mode = ?3 AND created_at >= ?4 AND created_at < ?5
 			AND provider_id <> '' AND status IN ('authorized', 'captured', 'voided', 'failed')
 	)
-	GROUP BY period, provider_id
-	ORDER BY period, provider_id`
+	GROUP BY period, provider_id, currency, card_brand
+	ORDER BY period, provider_id, currency, card_brand`
 
 // ProviderStats counts the answered payments of (merchant, mode) created in
 // [from, to) per paygate.ProviderStatPeriod and provider, ordered by period

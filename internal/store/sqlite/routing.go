@@ -44,7 +44,8 @@ func drainProvider(ctx context.Context, tx *sql.Tx, d paygate.ProviderDrain) err
 
 // setApproval sets or clears a sandbox provider's approval rate override
 // (SandboxApproval); a provider without a state gets one, not drained,
-// stamped At.
+// its drain never changed (updated_at the epoch, see
+// paygate.ProviderState.DrainChangedAt).
 func setApproval(ctx context.Context, tx *sql.Tx, a paygate.SandboxApproval) error {
 	var at any
 	if a.Rate != nil {
@@ -52,11 +53,11 @@ func setApproval(ctx context.Context, tx *sql.Tx, a paygate.SandboxApproval) err
 	}
 	_, err := tx.ExecContext(ctx, `
 		INSERT INTO provider_states (provider_id, drained, updated_at, approval_rate, approval_at)
-		VALUES (?1, 0, ?2, ?3, ?4)
+		VALUES (?1, 0, 0, ?2, ?3)
 		ON CONFLICT (provider_id) DO UPDATE SET
 			approval_rate = excluded.approval_rate,
 			approval_at = excluded.approval_at`,
-		a.ProviderID, micros(a.At), a.Rate, at)
+		a.ProviderID, a.Rate, at)
 	return err
 }
 
@@ -173,6 +174,15 @@ func claimRecovery(ctx context.Context, tx *sql.Tx, c paygate.RecoveryClaim) err
 // replaceRoutingScores replaces the node's scores with the given ones
 // (RoutingScoreReplacement).
 func replaceRoutingScores(ctx context.Context, tx *sql.Tx, r paygate.RoutingScoreReplacement) error {
+	if !r.ForgetBefore.IsZero() {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM routing_scores WHERE updated_at < ?`, micros(r.ForgetBefore)); err != nil {
+			return err
+		}
+	}
+	if r.Heartbeat {
+		_, err := tx.ExecContext(ctx, `UPDATE routing_scores SET updated_at = ? WHERE node = ?`, micros(r.At), r.Node)
+		return err
+	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM routing_scores WHERE node = ?`, r.Node); err != nil {
 		return err
 	}
@@ -189,15 +199,21 @@ func replaceRoutingScores(ctx context.Context, tx *sql.Tx, r paygate.RoutingScor
 	return nil
 }
 
-// RoutingScores returns, for each (mode, provider, currency, brand), the
-// most recent score any node reported at or after since.
-func (s *Store) RoutingScores(ctx context.Context, since time.Time) ([]paygate.RoutingScore, error) {
+// RoutingScores returns the mode's scores reported at or after since: per
+// (currency, brand), the snapshot of the node that reported it last.
+func (s *Store) RoutingScores(ctx context.Context, mode paygate.Mode, since time.Time) ([]paygate.RoutingScore, error) {
 	rows, err := s.read.QueryContext(ctx, `
-		SELECT `+codec.RoutingScoreColumns+` FROM (
-			SELECT `+codec.RoutingScoreColumns+`, ROW_NUMBER() OVER (
-				PARTITION BY mode, currency, brand, provider_id ORDER BY updated_at DESC, node) AS rank
-			FROM routing_scores WHERE updated_at >= ?
-		) WHERE rank = 1 ORDER BY mode, currency, brand, provider_id`, micros(since))
+		WITH latest AS (
+			SELECT currency, brand, node FROM (
+				SELECT currency, brand, node, ROW_NUMBER() OVER (
+					PARTITION BY currency, brand ORDER BY updated_at DESC, node) AS rank
+				FROM routing_scores WHERE mode = ?1 AND updated_at >= ?2
+			) WHERE rank = 1
+		)
+		SELECT `+codec.RoutingScoreColumns+`
+		FROM routing_scores JOIN latest USING (currency, brand, node)
+		WHERE mode = ?1 AND updated_at >= ?2
+		ORDER BY currency, brand, provider_id`, string(mode), micros(since))
 	if err != nil {
 		return nil, translate(err)
 	}

@@ -664,10 +664,10 @@ func dashboardCases() []testCase {
 			must(t, err)
 			p := paygate.ProviderStatPeriod
 			equal(t, "stats per period and provider", []paygate.ProviderStat{
-				{Start: h, ProviderID: "sandbox-a", Attempts: 3, Approved: 2},
-				{Start: h, ProviderID: "sandbox-b", Attempts: 2, Approved: 1},
-				{Start: h.Add(p), ProviderID: "sandbox-a", Attempts: 1, Approved: 0},
-				{Start: h.Add(11 * p), ProviderID: "sandbox-b", Attempts: 1, Approved: 1},
+				{Start: h, ProviderID: "sandbox-a", Currency: "EUR", Brand: "visa", Attempts: 3, Approved: 2},
+				{Start: h, ProviderID: "sandbox-b", Currency: "EUR", Brand: "visa", Attempts: 2, Approved: 1},
+				{Start: h.Add(p), ProviderID: "sandbox-a", Currency: "EUR", Brand: "visa", Attempts: 1, Approved: 0},
+				{Start: h.Add(11 * p), ProviderID: "sandbox-b", Currency: "EUR", Brand: "visa", Attempts: 1, Approved: 1},
 			}, got)
 			none, err := s.ProviderStats(ctx(t), f.merchant.ID, paygate.ModeTest, to.Add(time.Hour), to.Add(2*time.Hour))
 			must(t, err)

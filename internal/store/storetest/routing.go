@@ -122,11 +122,15 @@ func routingCases() []testCase {
 			}
 			rate := func(r float64) *float64 { return &r }
 			when := func(d time.Duration) *time.Time { t := at(d); return &t }
-			// A provider without a state gets one, not drained.
+			// A provider without a state gets one, not drained, never
+			// drained or restored (no DrainChangedAt).
 			must(t, commitOp(ctx(t), s, paygate.SandboxApproval{ProviderID: "sandbox-a", Rate: rate(0.6), At: at(time.Minute)}))
 			equal(t, "override of a provider without a state", paygate.ProviderState{
-				ProviderID: "sandbox-a", UpdatedAt: at(time.Minute), ApprovalRate: rate(0.6), ApprovalAt: when(time.Minute),
+				ProviderID: "sandbox-a", UpdatedAt: time.Unix(0, 0).UTC(), ApprovalRate: rate(0.6), ApprovalAt: when(time.Minute),
 			}, stateOf("sandbox-a"))
+			if c := stateOf("sandbox-a").DrainChangedAt(); c != nil {
+				t.Fatalf("a provider only overridden has a drain change at %s", c)
+			}
 			// A drain keeps the override; a new override keeps the drain.
 			must(t, commitOp(ctx(t), s, paygate.ProviderDrain{ProviderID: "sandbox-a", Drained: true, At: at(2 * time.Minute)}))
 			must(t, commitOp(ctx(t), s, paygate.SandboxApproval{ProviderID: "sandbox-a", Rate: rate(0.95), At: at(3 * time.Minute)}))
@@ -208,7 +212,8 @@ func routingCases() []testCase {
 				}
 				return out
 			}
-			got, err := s.RoutingScores(ctx(t), base)
+			test := paygate.ModeTest
+			got, err := s.RoutingScores(ctx(t), test, base)
 			must(t, err)
 			if got == nil || len(got) != 0 {
 				t.Fatalf("scores before any report: %#v, want an empty list", got)
@@ -226,30 +231,60 @@ func routingCases() []testCase {
 			must(t, commitOp(ctx(t), s, paygate.RoutingScoreReplacement{Node: "a", Scores: a, At: at(time.Minute)}))
 			must(t, commitOp(ctx(t), s, paygate.RoutingScoreReplacement{Node: "b", Scores: b, At: at(2 * time.Minute)}))
 			sa, sb := stamp(a, at(time.Minute)), stamp(b, at(2*time.Minute))
-			got, err = s.RoutingScores(ctx(t), base)
+			got, err = s.RoutingScores(ctx(t), test, base)
 			must(t, err)
-			// Per (mode, provider, currency, brand) the latest report (b's for
-			// sandbox-a EUR visa), sorted by mode, currency, brand, provider.
-			equal(t, "scores", []paygate.RoutingScore{sa[3], sa[2], sb[0], sa[0], sb[1]}, got)
-			got, err = s.RoutingScores(ctx(t), at(2*time.Minute))
+			// Per (currency, brand) of the mode, one node's whole snapshot,
+			// the latest: b's for EUR visa (its sandbox-a alone, never mixed
+			// with a's sandbox-b), a's for EUR mastercard; sorted by
+			// currency, brand, provider. The live score is not there.
+			equal(t, "scores", []paygate.RoutingScore{sa[2], sb[0], sb[1]}, got)
+			got, err = s.RoutingScores(ctx(t), paygate.ModeLive, base)
+			must(t, err)
+			equal(t, "live scores", []paygate.RoutingScore{sa[3]}, got)
+			got, err = s.RoutingScores(ctx(t), test, at(2*time.Minute))
 			must(t, err)
 			equal(t, "scores since b's", []paygate.RoutingScore{sb[0], sb[1]}, got)
 
-			// A node's new report replaces all its scores: a newer score of
-			// a wins over b's for the same key.
-			a2 := []paygate.RoutingScore{score("a", paygate.ModeTest, "sandbox-a", "EUR", "visa", 200, 150, 0.5)}
+			// A node's new report replaces all its scores: a's newer EUR visa
+			// snapshot wins over b's.
+			a2 := []paygate.RoutingScore{
+				score("a", paygate.ModeTest, "sandbox-a", "EUR", "visa", 200, 150, 0.5),
+				score("a", paygate.ModeTest, "sandbox-b", "EUR", "visa", 200, 100, 0.5),
+			}
 			must(t, commitOp(ctx(t), s, paygate.RoutingScoreReplacement{Node: "a", Scores: a2, At: at(3 * time.Minute)}))
-			got, err = s.RoutingScores(ctx(t), base)
+			got, err = s.RoutingScores(ctx(t), test, base)
 			must(t, err)
-			equal(t, "scores after a's new report", []paygate.RoutingScore{stamp(a2, at(3*time.Minute))[0], sb[1]}, got)
+			sa2 := stamp(a2, at(3*time.Minute))
+			equal(t, "scores after a's new report", []paygate.RoutingScore{sa2[0], sa2[1], sb[1]}, got)
+
+			// A heartbeat stamps the node's scores again without changing
+			// them: b's EUR visa snapshot is the latest again.
+			must(t, commitOp(ctx(t), s, paygate.RoutingScoreReplacement{Node: "b", Heartbeat: true, At: at(4 * time.Minute)}))
+			got, err = s.RoutingScores(ctx(t), test, base)
+			must(t, err)
+			sb4 := stamp(b, at(4*time.Minute))
+			equal(t, "scores after b's heartbeat", []paygate.RoutingScore{sb4[0], sb4[1]}, got)
+
+			// Any report deletes the scores of nodes silent since
+			// ForgetBefore (a crashed node never withdraws its own).
+			must(t, commitOp(ctx(t), s, paygate.RoutingScoreReplacement{Node: "b", Heartbeat: true, At: at(5 * time.Minute),
+				ForgetBefore: at(4 * time.Minute)}))
+			got, err = s.RoutingScores(ctx(t), test, at(3*time.Minute))
+			must(t, err)
+			equal(t, "scores after forgetting a", stamp(b, at(5*time.Minute)), got)
+			got, err = s.RoutingScores(ctx(t), test, base)
+			must(t, err)
+			equal(t, "a's old scores are gone", stamp(b, at(5*time.Minute)), got)
 
 			// No scores forget the node; two nodes in one unit.
 			must(t, commitOp(ctx(t), s, paygate.RoutingScoreReplacement{Node: "b"},
-				paygate.RoutingScoreReplacement{Node: "a", At: at(4 * time.Minute)}))
-			got, err = s.RoutingScores(ctx(t), base)
-			must(t, err)
-			if len(got) != 0 {
-				t.Fatalf("scores after forgetting both nodes: %+v", got)
+				paygate.RoutingScoreReplacement{Node: "a", At: at(6 * time.Minute)}))
+			for _, mode := range []paygate.Mode{paygate.ModeTest, paygate.ModeLive} {
+				got, err = s.RoutingScores(ctx(t), mode, base)
+				must(t, err)
+				if len(got) != 0 {
+					t.Fatalf("%s scores after forgetting both nodes: %+v", mode, got)
+				}
 			}
 		}},
 		{"SandboxLedger", func(t *testing.T, s paygate.Store) {
