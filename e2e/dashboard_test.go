@@ -28,7 +28,22 @@ func TestDashboardDevelopersBrowser(t *testing.T) {
 // browserText reads the text of the first element matching sel.
 func browserText(t *testing.T, ctx context.Context, sel string) string {
 	t.Helper()
-	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+	var (
+		s   string
+		err error
+	)
+	// The node found by the wait before may be replaced when the page's
+	// document is updated under a loaded machine ("No node with given id
+	// found"): read it again, a few times, before calling it a failure.
+	for range 5 {
+		if err = chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(sel))); err == nil {
+			s, err = chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		}
+		if err == nil || !strings.Contains(err.Error(), "No node with given id") {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	if err != nil {
 		t.Fatalf("read %s: %v", sel, err)
 	}
