@@ -816,13 +816,15 @@ func (p *parser) strategy(mode paygate.Mode, key, where string, n *yaml.Node) (*
 		}
 		if s.MinSamples > s.Window {
 			// No provider could ever reach minSamples in its window: every
-			// payment would explore.
+			// payment would explore. A window below the default minSamples
+			// lowers the default to the window; a minSamples given above
+			// the window is refused.
 			if samplesAt == nil {
-				return nil, p.errAt(nodes["window"], "%s: window %d is below minSamples (default %d); give a minSamples of at most the window",
-					where, s.Window, s.MinSamples)
+				s.MinSamples = s.Window
+			} else {
+				return nil, p.errAt(samplesAt, "%s: minSamples %d exceeds window %d: a provider could never reach it",
+					where, s.MinSamples, s.Window)
 			}
-			return nil, p.errAt(samplesAt, "%s: minSamples %d exceeds window %d: a provider could never reach it",
-				where, s.MinSamples, s.Window)
 		}
 		if p.cfg.SuccessRate == nil {
 			p.cfg.SuccessRate = map[paygate.Mode]map[string]score.Settings{}

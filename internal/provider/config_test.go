@@ -191,7 +191,6 @@ routes:
 		{"ErrStrategyMinSamples", head + "routes:\n  test:\n    EUR: {providers: [eu], strategy: success_rate, minSamples: -1}\n", 7, "minSamples must be from 0"},
 		{"ErrStrategyMinSamplesOverWindow", head + "routes:\n  test:\n    EUR:\n      providers: [eu]\n      strategy: success_rate\n      minSamples: 60\n      window: 50\n", 10, "minSamples 60 exceeds window 50"},
 		{"ErrStrategyAliasOverWindow", head + "routes:\n  test:\n    EUR:\n      providers: [eu]\n      strategy: success_rate\n      window: 50\n      min_samples: 51\n", 11, "minSamples 51 exceeds window 50"},
-		{"ErrStrategyWindowUnderDefaultSamples", head + "routes:\n  test:\n    EUR:\n      providers: [eu]\n      strategy: success_rate\n      window: 10\n", 10, "window 10 is below minSamples (default 20)"},
 		{"ErrStrategyBothSpellings", head + "routes:\n  test:\n    EUR:\n      providers: [eu]\n      strategy: success_rate\n      minSamples: 5\n      min_samples: 5\n", 11, "give minSamples or min_samples"},
 		{"ErrStrategyPriorityWindow", head + "routes:\n  test:\n    EUR:\n      providers: [eu]\n      window: 50\n", 9, "window applies to strategy success_rate only"},
 		{"ErrStrategyUnknownProvider", head + "routes:\n  test:\n    EUR:\n      providers:\n        - eu\n        - nope\n      strategy: success_rate\n", 10, `routes.test.EUR: unknown provider "nope"`},
@@ -238,6 +237,7 @@ routes:
     GBP: {providers: [c, a], strategy: priority}
     SEK: {providers: [a, b], strategy: success_rate, window: 30, min_samples: 7}
     JPY: [a]
+    CHF: {providers: [a, b], strategy: success_rate, window: 10}
     default: {providers: [c, b], strategy: success_rate, explore: 10}
 `
 	cfg, err := ParseConfig("x.yaml", []byte(raw), nil)
@@ -253,6 +253,7 @@ routes:
 		"EUR":     {Window: 200, Explore: 5, MinSamples: 20},
 		"USD":     {Window: 50, Explore: 0, MinSamples: 0},
 		"SEK":     {Window: 30, Explore: 5, MinSamples: 7},
+		"CHF":     {Window: 10, Explore: 5, MinSamples: 10}, // the default minSamples, lowered to the window
 		"default": {Window: 200, Explore: 10, MinSamples: 20},
 	}}
 	if !reflect.DeepEqual(cfg.SuccessRate, want) {

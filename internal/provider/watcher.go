@@ -28,6 +28,11 @@ const (
 	// ScoreHeartbeat is the longest a node goes without stamping its
 	// scores, changed or not (decisions §21: at least every 5 seconds).
 	ScoreHeartbeat = 4 * time.Second
+	// ScoreRewriteEvery is the longest a node goes without writing its
+	// scores whole: a heartbeat only stamps the rows it finds, so rows that
+	// went missing meanwhile (deleted as silent by another node after a
+	// long outage of this one) come back within it.
+	ScoreRewriteEvery = time.Minute
 	// ScoreFreshFor is how long a node's scores count as current.
 	ScoreFreshFor = paygate.RoutingScoresFreshFor
 )
@@ -59,6 +64,7 @@ type Watcher struct {
 	scored     bool
 	lastScores []paygate.RoutingScore
 	scoredAt   time.Time
+	replacedAt time.Time
 
 	// approvals are the approval rate overrides in force (applyApprovals),
 	// touched by poll only, which never runs twice at once.
@@ -233,7 +239,8 @@ func (w *Watcher) reportScores(ctx context.Context) {
 	if same && now.Sub(w.scoredAt) < ScoreHeartbeat {
 		return
 	}
-	replace := paygate.RoutingScoreReplacement{Node: w.cfg.Node, Scores: scores, At: now, Heartbeat: same,
+	heartbeat := same && now.Sub(w.replacedAt) < ScoreRewriteEvery
+	replace := paygate.RoutingScoreReplacement{Node: w.cfg.Node, Scores: scores, At: now, Heartbeat: heartbeat,
 		ForgetBefore: now.Add(-paygate.RoutingScoresForgetAfter)}
 	if err := w.store.Commit(ctx, paygate.Unit{Ops: []paygate.Op{replace}}); err != nil {
 		if ctx.Err() == nil {
@@ -242,4 +249,7 @@ func (w *Watcher) reportScores(ctx context.Context) {
 		return
 	}
 	w.scored, w.lastScores, w.scoredAt = true, scores, now
+	if !heartbeat {
+		w.replacedAt = now
+	}
 }

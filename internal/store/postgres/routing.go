@@ -175,7 +175,7 @@ func recoveryClaimArgs(c paygate.RecoveryClaim) namedArgs {
 // the unit's transaction.
 func queueRoutingScoreReplacement(b *pgx.Batch, r paygate.RoutingScoreReplacement) {
 	if !r.ForgetBefore.IsZero() {
-		b.Queue(`DELETE FROM routing_scores WHERE updated_at < $1`, r.ForgetBefore)
+		b.Queue(`DELETE FROM routing_scores WHERE updated_at < $1 AND node <> $2`, r.ForgetBefore, r.Node)
 	}
 	if r.Heartbeat {
 		b.Queue(`UPDATE routing_scores SET updated_at = $2 WHERE node = $1`, r.Node, r.At)

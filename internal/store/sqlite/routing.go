@@ -175,7 +175,7 @@ func claimRecovery(ctx context.Context, tx *sql.Tx, c paygate.RecoveryClaim) err
 // (RoutingScoreReplacement).
 func replaceRoutingScores(ctx context.Context, tx *sql.Tx, r paygate.RoutingScoreReplacement) error {
 	if !r.ForgetBefore.IsZero() {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM routing_scores WHERE updated_at < ?`, micros(r.ForgetBefore)); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM routing_scores WHERE updated_at < ? AND node <> ?`, micros(r.ForgetBefore), r.Node); err != nil {
 			return err
 		}
 	}

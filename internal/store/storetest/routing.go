@@ -275,6 +275,13 @@ func routingCases() []testCase {
 			got, err = s.RoutingScores(ctx(t), test, base)
 			must(t, err)
 			equal(t, "a's old scores are gone", stamp(b, at(5*time.Minute)), got)
+			// A report never forgets its own node's rows, however long the
+			// node was silent: its heartbeat stamps them again.
+			must(t, commitOp(ctx(t), s, paygate.RoutingScoreReplacement{Node: "b", Heartbeat: true, At: at(5*time.Minute + 30*time.Second),
+				ForgetBefore: at(5*time.Minute + 10*time.Second)}))
+			got, err = s.RoutingScores(ctx(t), test, base)
+			must(t, err)
+			equal(t, "b's scores after its late heartbeat", stamp(b, at(5*time.Minute+30*time.Second)), got)
 
 			// No scores forget the node; two nodes in one unit.
 			must(t, commitOp(ctx(t), s, paygate.RoutingScoreReplacement{Node: "b"},
