@@ -144,7 +144,11 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request, key paygate
 		s.writeError(w, r, e)
 		return
 	}
-	t, err := s.cfg.Payments.Tokenize(ctx, key.MerchantID, key.Mode, c, clientIP(r))
+	t, err := s.cfg.Payments.Tokenize(ctx, key, c, clientIP(r))
+	if paygate.ErrorCode(err) == paygate.CodeUnauthorized {
+		s.refuse(w, r, err) // the key was revoked since it authenticated
+		return
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return

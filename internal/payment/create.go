@@ -53,11 +53,22 @@ func (s *Service) Create(ctx context.Context, req Request, in CreateInput) (Resu
 		}
 		// Opened for the provider call; dropped with in when Create
 		// returns (token.go). The payment is a card payment from here.
-		c, u, err := s.tokenCard(ctx, req, in.TokenID, paymentID)
+		c, u, addr, err := s.tokenCard(ctx, req, in.TokenID, paymentID)
 		if err != nil {
 			return Result{}, unreserved(err)
 		}
 		in.Card, in.Method, use = &c, paygate.MethodCard, &u
+		// The shopper's address is the one that tokenized the card: the
+		// request comes from the merchant's server, whose address every
+		// payment of the shop shares (guardAddr).
+		if addr != "" {
+			in.ClientAddr = addr
+			if in.Billing != nil && in.BillingIPDefaulted {
+				b := *in.Billing
+				b.IPAddress = ipv4Of(addr)
+				in.Billing = &b
+			}
+		}
 	}
 	if in.Method == paygate.MethodStoredCard {
 		if req.Authenticate != nil {

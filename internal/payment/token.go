@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -59,13 +60,17 @@ func ValidTokenID(s string) bool {
 // plaintext: both are digits only.
 const sealedCardSeparator = '|'
 
-// Tokenize stores a token of the card (validated, with its CVV) for
-// (merchantID, mode), and returns it. The card-testing guard goes first
+// Tokenize stores a token of the card (validated, with its CVV) for the
+// merchant and mode of the public key, and returns it. The token's insert
+// re-checks the key (decisions §4): one revoked since its authentication
+// is UNAUTHORIZED. The client's address is kept with the token: the
+// guard counts the token's payment by it (guardAddr). The card-testing guard goes first
 // (decisions §20): a card or client address (clientAddr) that it has
 // blocked gets no token; the refusal is CARD_DECLINED with declineCode
 // blocked, as a blocked payment's answer, and nothing is stored. Other
 // errors are internal.
-func (s *Service) Tokenize(ctx context.Context, merchantID string, mode paygate.Mode, c paygate.Card, clientAddr string) (paygate.CardToken, error) {
+func (s *Service) Tokenize(ctx context.Context, key paygate.APIKey, c paygate.Card, clientAddr string) (paygate.CardToken, error) {
+	merchantID, mode := key.MerchantID, key.Mode
 	att := paygate.GuardAttempt{
 		MerchantID: merchantID, Mode: mode, Card: s.vault.Fingerprint(c.Number), Addr: clientAddr,
 	}
@@ -80,6 +85,7 @@ func (s *Service) Tokenize(ctx context.Context, merchantID string, mode paygate.
 		ID: newTokenID(), MerchantID: merchantID, Mode: mode,
 		Brand: card.Brand(c.Number.Reveal()), Last4: c.Number.Last4(),
 		ExpMonth: c.ExpMonth, ExpYear: c.ExpYear, HolderName: c.HolderName,
+		ClientAddr: clientAddr, APIKeyID: key.ID,
 		CreatedAt: now, ExpiresAt: now.Add(paygate.TokenLifetime),
 	}
 	plain := make([]byte, 0, len(c.Number)+1+len(c.CVV))
@@ -96,6 +102,9 @@ func (s *Service) Tokenize(ctx context.Context, merchantID string, mode paygate.
 	}
 	t.Sealed = sealed
 	if err := s.store.Commit(ctx, paygate.Unit{Ops: []paygate.Op{t}}); err != nil {
+		if paygate.ErrorCode(err) == paygate.CodeUnauthorized {
+			return paygate.CardToken{}, err
+		}
 		return paygate.CardToken{}, fmt.Errorf("store card token: %w", err)
 	}
 	s.log.LogAttrs(ctx, levelInfo, "card tokenized", attrToken(t), strAttr("key_id", t.KeyID))
@@ -110,39 +119,53 @@ func tokenRefused() *paygate.Error {
 }
 
 // tokenCard returns the card of the token a token payment names, opened
-// for the provider call, and the use that consumes it for the payment
-// (paymentID) in the unit that stores the payment. A token that is not
+// for the provider call, the use that consumes it for the payment
+// (paymentID) in the unit that stores the payment, and the address of the
+// client that tokenized it. A token that is not
 // usable now is INVALID_REQUEST param token; one that cannot be opened is
 // an internal failure, logged without anything of the card.
-func (s *Service) tokenCard(ctx context.Context, req Request, tokenID, paymentID string) (paygate.Card, paygate.TokenUse, error) {
+func (s *Service) tokenCard(ctx context.Context, req Request, tokenID, paymentID string) (paygate.Card, paygate.TokenUse, string, error) {
 	t, err := s.store.CardToken(ctx, req.MerchantID, req.Mode, tokenID)
 	if paygate.IsNotFound(err) {
-		return paygate.Card{}, paygate.TokenUse{}, tokenRefused()
+		return paygate.Card{}, paygate.TokenUse{}, "", tokenRefused()
 	}
 	if err != nil {
-		return paygate.Card{}, paygate.TokenUse{}, fmt.Errorf("load card token: %w", err)
+		return paygate.Card{}, paygate.TokenUse{}, "", fmt.Errorf("load card token: %w", err)
 	}
 	now := s.clock.Now()
 	if !t.Usable(now) || card.Expired(t.ExpMonth, t.ExpYear, now) {
-		return paygate.Card{}, paygate.TokenUse{}, tokenRefused()
+		return paygate.Card{}, paygate.TokenUse{}, "", tokenRefused()
 	}
 	plain, err := s.vault.OpenSecret(tokenContext(t.ID, t.MerchantID, t.Mode), t.Sealed)
 	if err != nil {
 		s.log.LogAttrs(ctx, slog.LevelError, "card token could not be decrypted",
 			attrToken(t), strAttr("key_id", t.KeyID), strAttr("error", err.Error()))
-		return paygate.Card{}, paygate.TokenUse{}, fmt.Errorf("open card token %s: %w", t.ID, err)
+		return paygate.Card{}, paygate.TokenUse{}, "", fmt.Errorf("open card token %s: %w", t.ID, err)
 	}
 	defer clear(plain)
 	number, cvv, ok := bytes.Cut(plain, []byte{sealedCardSeparator})
 	if !ok {
-		return paygate.Card{}, paygate.TokenUse{}, fmt.Errorf("open card token %s: malformed plaintext", t.ID)
+		return paygate.Card{}, paygate.TokenUse{}, "", fmt.Errorf("open card token %s: malformed plaintext", t.ID)
 	}
 	c := paygate.Card{
 		Number: paygate.PAN(number), CVV: paygate.CVV(cvv),
 		ExpMonth: t.ExpMonth, ExpYear: t.ExpYear, HolderName: t.HolderName,
 	}
 	use := paygate.TokenUse{ID: t.ID, MerchantID: t.MerchantID, Mode: t.Mode, PaymentID: paymentID, At: now}
-	return c, use, nil
+	return c, use, t.ClientAddr, nil
+}
+
+// ipv4Of is the address as billing.ipAddress takes it: dotted IPv4 (an
+// IPv4-mapped IPv6 address unmapped), "" for any other.
+func ipv4Of(addr string) string {
+	a, err := netip.ParseAddr(addr)
+	if err != nil {
+		return ""
+	}
+	if a = a.Unmap(); !a.Is4() {
+		return ""
+	}
+	return a.String()
 }
 
 // attrToken names a token in a log line: ids, brand and last four, nothing

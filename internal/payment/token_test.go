@@ -1,6 +1,7 @@
 package payment_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -8,8 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paygate/paygate/internal/httpapi"
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/vault"
 )
 
 // tokenInput is a payment with the token.
@@ -37,7 +41,7 @@ func TestTokenPaysOnceWithItsCVV(t *testing.T) {
 	t.Parallel()
 	f := newVaultFixture(t, false)
 	ctx := context.Background()
-	tok, err := f.svc.Tokenize(ctx, "m1", paygate.ModeTest, testCard, "203.0.113.9")
+	tok, err := f.svc.Tokenize(ctx, f.public, testCard, "203.0.113.9")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +86,7 @@ func TestTokenRefusals(t *testing.T) {
 	t.Parallel()
 	f := newVaultFixture(t, false)
 	ctx := context.Background()
-	tok, err := f.svc.Tokenize(ctx, "m1", paygate.ModeTest, testCard, "203.0.113.9")
+	tok, err := f.svc.Tokenize(ctx, f.public, testCard, "203.0.113.9")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +121,7 @@ func TestTokenJustBeforeExpiryPays(t *testing.T) {
 	t.Parallel()
 	f := newVaultFixture(t, false)
 	ctx := context.Background()
-	tok, err := f.svc.Tokenize(ctx, "m1", paygate.ModeTest, testCard, "203.0.113.9")
+	tok, err := f.svc.Tokenize(ctx, f.public, testCard, "203.0.113.9")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +138,7 @@ func TestTokenRaceChargesOnce(t *testing.T) {
 	t.Parallel()
 	f := newVaultFixture(t, false)
 	ctx := context.Background()
-	tok, err := f.svc.Tokenize(ctx, "m1", paygate.ModeTest, testCard, "203.0.113.9")
+	tok, err := f.svc.Tokenize(ctx, f.public, testCard, "203.0.113.9")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,5 +167,59 @@ func TestTokenRaceChargesOnce(t *testing.T) {
 	}
 	if ok != 1 || f.prov.calls.Load() != 1 {
 		t.Fatalf("%d payments succeeded and the provider was called %d times; want 1 and 1", ok, f.prov.calls.Load())
+	}
+}
+
+// TestTokenPaymentGuardedByTokenizingAddress: two tokens made from two
+// shoppers' addresses and paid from one merchant server's address are
+// counted by the card-testing guard under the shoppers' addresses, and a
+// defaulted billing.ipAddress becomes the shopper's; an explicit one still
+// wins for the guard.
+func TestTokenPaymentGuardedByTokenizingAddress(t *testing.T) {
+	t.Parallel()
+	f := newVaultFixture(t, false)
+	ctx := context.Background()
+	g := &fakeGuard{}
+	table, err := provider.NewTable(map[paygate.Mode]provider.Routes{paygate.ModeTest: {Default: []paygate.Provider{f.prov}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := vault.New(bytes.Repeat([]byte{7}, vault.KeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := payment.New(payment.Config{Store: f.st, Router: table, Encoder: httpapi.Encoder{}, Clock: f.clock, Vault: v, Guard: g})
+	const server = "192.0.2.200"
+	pay := func(addr string, billing *paygate.Billing, defaulted bool) {
+		t.Helper()
+		tok, err := svc.Tokenize(ctx, f.public, testCard, addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := tokenInput(tok.ID)
+		in.ClientAddr, in.Billing, in.BillingIPDefaulted = server, billing, defaulted
+		if _, err := svc.Create(ctx, f.request(t), in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pay("203.0.113.1", nil, false)
+	pay("203.0.113.2", &paygate.Billing{Country: "FR", IPAddress: server}, true)
+	pay("203.0.113.3", &paygate.Billing{Country: "FR", IPAddress: "198.51.100.9"}, false)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var payments []string
+	for _, a := range g.checked {
+		if a.ID != "" { // a payment's attempt; a tokenization has no id
+			payments = append(payments, a.Addr)
+		}
+	}
+	if want := []string{"203.0.113.1", "203.0.113.2", "198.51.100.9"}; strings.Join(payments, " ") != strings.Join(want, " ") {
+		t.Fatalf("the guard counted the token payments by %v, want %v", payments, want)
+	}
+	f.prov.mu.Lock()
+	last := f.prov.last
+	f.prov.mu.Unlock()
+	if last.Billing == nil || last.Billing.IPAddress != "198.51.100.9" {
+		t.Fatalf("explicit billing.ipAddress: the provider got %+v", last.Billing)
 	}
 }
