@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -221,5 +222,63 @@ func TestTokenPaymentGuardedByTokenizingAddress(t *testing.T) {
 	f.prov.mu.Unlock()
 	if last.Billing == nil || last.Billing.IPAddress != "198.51.100.9" {
 		t.Fatalf("explicit billing.ipAddress: the provider got %+v", last.Billing)
+	}
+}
+
+// paymentReads counts PaymentByID.
+type paymentReads struct {
+	paygate.Store
+	n atomic.Int32
+}
+
+func (s *paymentReads) PaymentByID(ctx context.Context, merchantID string, mode paygate.Mode, id string) (paygate.Payment, error) {
+	s.n.Add(1)
+	return s.Store.PaymentByID(ctx, merchantID, mode, id)
+}
+
+// TestTokenPaymentReadsNoPayment: a token payment reads no payment back
+// after its insert (decisions §22); with saveCard the card is stored for
+// the payment's customer all the same.
+func TestTokenPaymentReadsNoPayment(t *testing.T) {
+	t.Parallel()
+	f := newVaultFixture(t, false)
+	ctx := context.Background()
+	st := &paymentReads{Store: f.st}
+	table, err := provider.NewTable(map[paygate.Mode]provider.Routes{paygate.ModeTest: {Default: []paygate.Provider{f.prov}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := vault.New(bytes.Repeat([]byte{7}, vault.KeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := payment.New(payment.Config{Store: st, Router: table, Encoder: httpapi.Encoder{}, Clock: f.clock, Vault: v})
+	tok, err := svc.Tokenize(ctx, f.public, testCard, "203.0.113.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Create(ctx, f.request(t), tokenInput(tok.ID)); err != nil {
+		t.Fatal(err)
+	}
+	if n := st.n.Load(); n != 0 {
+		t.Fatalf("a token payment read %d payments", n)
+	}
+	tok, err = svc.Tokenize(ctx, f.public, testCard, "203.0.113.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := tokenInput(tok.ID)
+	in.SaveCard = true
+	res, err := svc.Create(ctx, f.request(t), in)
+	if err != nil || res.Payment == nil || res.Payment.StoredCardID == "" {
+		t.Fatalf("saveCard with a token: %+v %v", res.Payment, err)
+	}
+	p, err := f.st.PaymentByID(ctx, "m1", paygate.ModeTest, res.Payment.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cards, err := f.st.StoredCards(ctx, paygate.StoredCardQuery{MerchantID: "m1", Mode: paygate.ModeTest, CustomerID: p.CustomerID})
+	if err != nil || len(cards) != 1 || cards[0].ID != res.Payment.StoredCardID {
+		t.Fatalf("stored cards of the customer %+v: %v", cards, err)
 	}
 }
