@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -114,9 +115,14 @@ func (s *Service) Tokenize(ctx context.Context, key paygate.APIKey, c paygate.Ca
 // tokenRefused is the one refusal of a token that cannot pay, whatever the
 // reason (unknown, another merchant's or mode's, used, expired): it says
 // nothing of other merchants' tokens.
-func tokenRefused() *paygate.Error {
-	return paygate.Errorf(paygate.CodeInvalidRequest, "token", "The token does not exist, was already used, or has expired.")
+func tokenRefused() error {
+	return errors.Join(paygate.Errorf(paygate.CodeInvalidRequest, "token", "The token does not exist, was already used, or has expired."), errTokenUnusable)
 }
+
+// errTokenUnusable marks tokenRefused: a request whose key was read ahead
+// as free may find its token used by its own twin, the same request sent
+// twice, which committed in between (Run).
+var errTokenUnusable = errors.New("the token cannot pay")
 
 // tokenCard returns the card of the token a token payment names, opened
 // for the provider call, the use that consumes it for the payment

@@ -282,3 +282,74 @@ func TestTokenPaymentReadsNoPayment(t *testing.T) {
 		t.Fatalf("stored cards of the customer %+v: %v", cards, err)
 	}
 }
+
+// TestTokenTwinRequestAnsweredAsTakenKey: a request whose key was read
+// ahead as free (before its twin, the same request with the same
+// Idempotency-Key, committed) finds its token used by that twin: it is
+// answered as decisions §5 says, the replay once the twin completed, 409
+// while it is in flight, never 400 token. The interleaving is made by
+// hand: the read-ahead is given as empty after the twin's commit.
+func TestTokenTwinRequestAnsweredAsTakenKey(t *testing.T) {
+	t.Parallel()
+	f := newVaultFixture(t, false)
+	ctx := context.Background()
+	body := []byte(`{"paymentMethod":"token"}`)
+	run := func(key, tokenID string) (payment.Outcome, error) {
+		return f.svc.Run(ctx, payment.IdempotentRequest{
+			MerchantID: "m1", Mode: paygate.ModeTest, APIKeyID: f.keyID, Key: key,
+			Method: "POST", Path: "/v1/payments", Body: func() ([]byte, error) { return body, nil },
+			Ahead: &payment.ReadAhead{}, // read before the twin committed: no record
+		}, func([]byte) (payment.Operation, error) {
+			return func(ctx context.Context, req payment.Request) (payment.Result, error) {
+				return f.svc.Create(ctx, req, tokenInput(tokenID))
+			}, nil
+		})
+	}
+	tok, err := f.svc.Tokenize(ctx, f.public, testCard, "203.0.113.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := run("twin", tok.ID)
+	if err != nil || first.Answer.Status != 201 {
+		t.Fatalf("first: %+v %v", first, err)
+	}
+	second, err := run("twin", tok.ID)
+	if err != nil || !second.Replayed || second.Answer.Status != 201 || !bytes.Equal(second.Answer.Body, first.Answer.Body) {
+		t.Fatalf("the twin after completion: %+v %v, want the replay", second, err)
+	}
+
+	// In flight: the twin reserved the key and used the token, and has
+	// not answered yet.
+	tok, err = f.svc.Tokenize(ctx, f.public, testCard, "203.0.113.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp, err := f.svc.RequestFingerprint("POST", "/v1/payments", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, reserved, err := f.st.ReserveIdempotency(ctx, paygate.IdempotencyReservation{
+		MerchantID: "m1", Mode: paygate.ModeTest, Key: "twin-2", Fingerprint: fp, APIKeyID: f.keyID, Now: f.clock.Now(),
+	}); err != nil || !reserved {
+		t.Fatal(reserved, err)
+	}
+	use := paygate.TokenUse{ID: tok.ID, MerchantID: "m1", Mode: paygate.ModeTest, PaymentID: "p-twin", At: f.clock.Now()}
+	if err := f.st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{use}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = run("twin-2", tok.ID)
+	var pe *paygate.Error
+	if !errors.As(err, &pe) || pe.Code != paygate.CodeDuplicateRequest || !errors.Is(err, payment.ErrInFlight) {
+		t.Fatalf("the twin in flight: %v, want DUPLICATE_REQUEST in flight", err)
+	}
+
+	// Another key with a used token is still 400 token, and its key is
+	// free again.
+	_, err = run("other", tok.ID)
+	wantTokenRefused(t, "another key", err)
+	if _, reserved, err := f.st.ReserveIdempotency(ctx, paygate.IdempotencyReservation{
+		MerchantID: "m1", Mode: paygate.ModeTest, Key: "other", Fingerprint: fp, APIKeyID: f.keyID, Now: f.clock.Now(),
+	}); err != nil || !reserved {
+		t.Fatalf("the refused request's key was not released: %v %v", reserved, err)
+	}
+}
