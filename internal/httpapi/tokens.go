@@ -47,11 +47,12 @@ type tokenCardRecord struct {
 	ExpiryYear  string `json:"expiryYear"`
 }
 
-// tokenResponse renders a token; the expiry is two digits each, as
-// submitted.
-func tokenResponse(t paygate.CardToken) tokenRecord {
+// tokenResponse renders a token; its id is the token as the merchant
+// holds it (token: the stored id and the secret that alone opens the
+// card), the expiry two digits each, as submitted.
+func tokenResponse(t paygate.CardToken, token string) tokenRecord {
 	return tokenRecord{
-		ID: t.ID,
+		ID: token,
 		Card: tokenCardRecord{
 			Brand: t.Brand, Last4: t.Last4,
 			ExpiryMonth: fmt.Sprintf("%02d", t.ExpMonth), ExpiryYear: fmt.Sprintf("%02d", t.ExpYear%100),
@@ -144,7 +145,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request, key paygate
 		s.writeError(w, r, e)
 		return
 	}
-	t, err := s.cfg.Payments.Tokenize(ctx, key, c, clientIP(r))
+	t, token, err := s.cfg.Payments.Tokenize(ctx, key, c, clientIP(r))
 	if paygate.ErrorCode(err) == paygate.CodeUnauthorized {
 		s.refuse(w, r, err) // the key was revoked since it authenticated
 		return
@@ -153,5 +154,5 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request, key paygate
 		s.fail(w, r, err)
 		return
 	}
-	s.writeData(w, r, http.StatusCreated, tokenResponse(t))
+	s.writeData(w, r, http.StatusCreated, tokenResponse(t, token))
 }

@@ -42,15 +42,15 @@ func TestTokenPaysOnceWithItsCVV(t *testing.T) {
 	t.Parallel()
 	f := newVaultFixture(t, false)
 	ctx := context.Background()
-	tok, err := f.svc.Tokenize(ctx, f.public, testCard, "203.0.113.9")
+	tok, token, err := f.svc.Tokenize(ctx, f.public, testCard, "203.0.113.9")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !payment.ValidTokenID(tok.ID) || tok.Brand != "visa" || tok.Last4 != "4242" || tok.Used() ||
+	if !payment.ValidTokenID(token) || !strings.HasPrefix(token, tok.ID) || tok.Brand != "visa" || tok.Last4 != "4242" || tok.Used() ||
 		!tok.ExpiresAt.Equal(f.clock.Now().Add(15*time.Minute)) {
 		t.Fatalf("token %+v", tok)
 	}
-	res, err := f.svc.Create(ctx, f.request(t), tokenInput(tok.ID))
+	res, err := f.svc.Create(ctx, f.request(t), tokenInput(token))
 	ans := payment.StoredAnswer(res)
 	if err != nil || ans.Status != 201 || data(t, ans)["status"] != "captured" {
 		t.Fatalf("create: %v %d %s", err, ans.Status, ans.Body)
@@ -70,7 +70,7 @@ func TestTokenPaysOnceWithItsCVV(t *testing.T) {
 	if err != nil || stored.Sealed != nil || stored.KeyID != "" || stored.PaymentID != payID || !stored.Used() {
 		t.Fatalf("token after its payment %+v: %v", stored, err)
 	}
-	_, err = f.svc.Create(ctx, f.request(t), tokenInput(tok.ID))
+	_, err = f.svc.Create(ctx, f.request(t), tokenInput(token))
 	wantTokenRefused(t, "second payment", err)
 	if n := f.prov.calls.Load(); n != 1 {
 		t.Fatalf("the provider was called %d times", n)
@@ -87,23 +87,23 @@ func TestTokenRefusals(t *testing.T) {
 	t.Parallel()
 	f := newVaultFixture(t, false)
 	ctx := context.Background()
-	tok, err := f.svc.Tokenize(ctx, f.public, testCard, "203.0.113.9")
+	tok, token, err := f.svc.Tokenize(ctx, f.public, testCard, "203.0.113.9")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.svc.Create(ctx, f.request(t), tokenInput("tok_00000000000000000000000000000000"))
+	_, err = f.svc.Create(ctx, f.request(t), tokenInput("tok_0000000000000000000000000000000000000000000000000000000000000000"))
 	wantTokenRefused(t, "unknown token", err)
 	live := f.request(t)
 	live.Mode = paygate.ModeLive
-	_, err = f.svc.Create(ctx, live, tokenInput(tok.ID))
+	_, err = f.svc.Create(ctx, live, tokenInput(token))
 	wantTokenRefused(t, "a test token in live mode", err)
 	other := f.request(t)
 	other.MerchantID = "m2"
-	_, err = f.svc.Create(ctx, other, tokenInput(tok.ID))
+	_, err = f.svc.Create(ctx, other, tokenInput(token))
 	wantTokenRefused(t, "another merchant's token", err)
 
 	f.clock.Add(15 * time.Minute) // the token's expiry
-	_, err = f.svc.Create(ctx, f.request(t), tokenInput(tok.ID))
+	_, err = f.svc.Create(ctx, f.request(t), tokenInput(token))
 	wantTokenRefused(t, "expired token", err)
 	if n := f.prov.calls.Load(); n != 0 {
 		t.Fatalf("the provider was called %d times", n)
@@ -122,12 +122,12 @@ func TestTokenJustBeforeExpiryPays(t *testing.T) {
 	t.Parallel()
 	f := newVaultFixture(t, false)
 	ctx := context.Background()
-	tok, err := f.svc.Tokenize(ctx, f.public, testCard, "203.0.113.9")
+	_, token, err := f.svc.Tokenize(ctx, f.public, testCard, "203.0.113.9")
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.clock.Add(15*time.Minute - time.Millisecond)
-	if _, err := f.svc.Create(ctx, f.request(t), tokenInput(tok.ID)); err != nil {
+	if _, err := f.svc.Create(ctx, f.request(t), tokenInput(token)); err != nil {
 		t.Fatalf("a token 1 ms before its expiry: %v", err)
 	}
 }
@@ -139,7 +139,7 @@ func TestTokenRaceChargesOnce(t *testing.T) {
 	t.Parallel()
 	f := newVaultFixture(t, false)
 	ctx := context.Background()
-	tok, err := f.svc.Tokenize(ctx, f.public, testCard, "203.0.113.9")
+	_, token, err := f.svc.Tokenize(ctx, f.public, testCard, "203.0.113.9")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestTokenRaceChargesOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, errs[i] = f.svc.Create(ctx, reqs[i], tokenInput(tok.ID))
+			_, errs[i] = f.svc.Create(ctx, reqs[i], tokenInput(token))
 		}()
 	}
 	wg.Wait()
@@ -193,11 +193,11 @@ func TestTokenPaymentGuardedByTokenizingAddress(t *testing.T) {
 	const server = "192.0.2.200"
 	pay := func(addr string, billing *paygate.Billing, defaulted bool) {
 		t.Helper()
-		tok, err := svc.Tokenize(ctx, f.public, testCard, addr)
+		_, token, err := svc.Tokenize(ctx, f.public, testCard, addr)
 		if err != nil {
 			t.Fatal(err)
 		}
-		in := tokenInput(tok.ID)
+		in := tokenInput(token)
 		in.ClientAddr, in.Billing, in.BillingIPDefaulted = server, billing, defaulted
 		if _, err := svc.Create(ctx, f.request(t), in); err != nil {
 			t.Fatal(err)
@@ -253,21 +253,21 @@ func TestTokenPaymentReadsNoPayment(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc := payment.New(payment.Config{Store: st, Router: table, Encoder: httpapi.Encoder{}, Clock: f.clock, Vault: v})
-	tok, err := svc.Tokenize(ctx, f.public, testCard, "203.0.113.1")
+	_, token, err := svc.Tokenize(ctx, f.public, testCard, "203.0.113.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Create(ctx, f.request(t), tokenInput(tok.ID)); err != nil {
+	if _, err := svc.Create(ctx, f.request(t), tokenInput(token)); err != nil {
 		t.Fatal(err)
 	}
 	if n := st.n.Load(); n != 0 {
 		t.Fatalf("a token payment read %d payments", n)
 	}
-	tok, err = svc.Tokenize(ctx, f.public, testCard, "203.0.113.1")
+	_, token, err = svc.Tokenize(ctx, f.public, testCard, "203.0.113.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := tokenInput(tok.ID)
+	in := tokenInput(token)
 	in.SaveCard = true
 	res, err := svc.Create(ctx, f.request(t), in)
 	if err != nil || res.Payment == nil || res.Payment.StoredCardID == "" {
@@ -305,22 +305,22 @@ func TestTokenTwinRequestAnsweredAsTakenKey(t *testing.T) {
 			}, nil
 		})
 	}
-	tok, err := f.svc.Tokenize(ctx, f.public, testCard, "203.0.113.1")
+	tok, token, err := f.svc.Tokenize(ctx, f.public, testCard, "203.0.113.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := run("twin", tok.ID)
+	first, err := run("twin", token)
 	if err != nil || first.Answer.Status != 201 {
 		t.Fatalf("first: %+v %v", first, err)
 	}
-	second, err := run("twin", tok.ID)
+	second, err := run("twin", token)
 	if err != nil || !second.Replayed || second.Answer.Status != 201 || !bytes.Equal(second.Answer.Body, first.Answer.Body) {
 		t.Fatalf("the twin after completion: %+v %v, want the replay", second, err)
 	}
 
 	// In flight: the twin reserved the key and used the token, and has
 	// not answered yet.
-	tok, err = f.svc.Tokenize(ctx, f.public, testCard, "203.0.113.1")
+	tok, token, err = f.svc.Tokenize(ctx, f.public, testCard, "203.0.113.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +337,7 @@ func TestTokenTwinRequestAnsweredAsTakenKey(t *testing.T) {
 	if err := f.st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{use}}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = run("twin-2", tok.ID)
+	_, err = run("twin-2", token)
 	var pe *paygate.Error
 	if !errors.As(err, &pe) || pe.Code != paygate.CodeDuplicateRequest || !errors.Is(err, payment.ErrInFlight) {
 		t.Fatalf("the twin in flight: %v, want DUPLICATE_REQUEST in flight", err)
@@ -345,11 +345,61 @@ func TestTokenTwinRequestAnsweredAsTakenKey(t *testing.T) {
 
 	// Another key with a used token is still 400 token, and its key is
 	// free again.
-	_, err = run("other", tok.ID)
+	_, err = run("other", token)
 	wantTokenRefused(t, "another key", err)
 	if _, reserved, err := f.st.ReserveIdempotency(ctx, paygate.IdempotencyReservation{
 		MerchantID: "m1", Mode: paygate.ModeTest, Key: "other", Fingerprint: fp, APIKeyID: f.keyID, Now: f.clock.Now(),
 	}); err != nil || !reserved {
 		t.Fatalf("the refused request's key was not released: %v %v", reserved, err)
+	}
+}
+
+// TestTokenCryptoShredded: the token's secret part is stored nowhere, and
+// its card opens only with it: the stored row plus the master key do not
+// open the sealed card (what a copy of the database keeps after the
+// erase), and a token with a wrong secret is refused as an unknown token,
+// its card left unused.
+func TestTokenCryptoShredded(t *testing.T) {
+	t.Parallel()
+	f := newVaultFixture(t, false)
+	ctx := context.Background()
+	tok, token, err := f.svc.Tokenize(ctx, f.public, testCard, "203.0.113.9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := f.st.CardToken(ctx, "m1", paygate.ModeTest, tok.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := strings.TrimPrefix(token, tok.ID)
+	if len(secret) != 32 || stored.ID != tok.ID || strings.Contains(string(stored.Sealed), secret) {
+		t.Fatalf("token %q, stored id %q", token, stored.ID)
+	}
+	v, err := vault.New(bytes.Repeat([]byte{7}, vault.KeySize)) // the fixture's master key
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctxSeal := vault.SecretContext{Purpose: "card-token:" + tok.ID, MerchantID: "m1", Mode: paygate.ModeTest}
+	if pt, err := v.OpenSecret(ctxSeal, stored.Sealed); !errors.Is(err, vault.ErrTampered) || pt != nil {
+		t.Fatalf("the master key alone opened the token's card: %v", err)
+	}
+	if pt, err := v.OpenSecretKeyed(ctxSeal, make([]byte, 16), stored.Sealed); !errors.Is(err, vault.ErrTampered) || pt != nil {
+		t.Fatalf("a wrong secret opened the token's card: %v", err)
+	}
+	wrong := []byte(token)
+	if wrong[len(wrong)-1] == '0' {
+		wrong[len(wrong)-1] = '1'
+	} else {
+		wrong[len(wrong)-1] = '0'
+	}
+	_, err = f.svc.Create(ctx, f.request(t), tokenInput(string(wrong)))
+	wantTokenRefused(t, "a wrong secret", err)
+	_, err = f.svc.Create(ctx, f.request(t), tokenInput(tok.ID)) // the id alone
+	wantTokenRefused(t, "the id without its secret", err)
+	if n := f.prov.calls.Load(); n != 0 {
+		t.Fatalf("the provider was called %d times", n)
+	}
+	if _, err := f.svc.Create(ctx, f.request(t), tokenInput(token)); err != nil {
+		t.Fatalf("the right token after refusals: %v", err)
 	}
 }
