@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 )
@@ -192,4 +193,24 @@ func (c *Client) DeleteCard(ctx context.Context, customerID, cardID string, opts
 		return err
 	}
 	return c.do(ctx, request{method: http.MethodDelete, path: "/v1/customers/" + cid + "/cards/" + kid}, opts)
+}
+
+// CreateToken tokenizes a card with the merchant's public key
+// ("smtgw_pk_…"; POST /v1/tokens), as the card fields do in a browser, and
+// returns the token: it pays once (PaymentParams with MethodToken and
+// Token), within 15 minutes. The client's own (secret) key is not sent: a
+// secret key there is UNAUTHORIZED. Meant for tests and tools; a shop's
+// server should never see the card.
+func (c *Client) CreateToken(ctx context.Context, publicKey string, card *Card, opts ...CallOption) (*CardToken, error) {
+	if publicKey == "" {
+		return nil, errors.New("paygate: CreateToken needs the public key")
+	}
+	body := struct {
+		Card *Card `json:"card"`
+	}{card}
+	var out CardToken
+	if err := c.do(ctx, request{method: http.MethodPost, path: "/v1/tokens", body: body, out: &out, apiKey: publicKey}, opts); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }

@@ -247,6 +247,9 @@ type request struct {
 	query  url.Values
 	body   any // nil: no body
 	out    any // nil: data is not decoded
+	// apiKey, when set, is sent instead of the client's key: the public
+	// key of CreateToken.
+	apiKey string
 }
 
 // do runs a call with its retries.
@@ -282,7 +285,7 @@ func (c *Client) do(ctx context.Context, r request, opts []CallOption) error {
 
 	for attempt := 1; ; attempt++ {
 		info.Attempts = attempt
-		ans, err := c.send(ctx, target, r.method, payload, info.IdempotencyKey, o.requestID)
+		ans, err := c.send(ctx, target, r.method, payload, r.apiKey, info.IdempotencyKey, o.requestID)
 		var last error
 		var retryAfter time.Duration
 		retry := false
@@ -340,7 +343,7 @@ type answer struct {
 }
 
 // send makes one attempt. An error means no complete answer arrived.
-func (c *Client) send(ctx context.Context, target, method string, payload []byte, key, requestID string) (answer, error) {
+func (c *Client) send(ctx context.Context, target, method string, payload []byte, apiKey, key, requestID string) (answer, error) {
 	var body io.Reader
 	if payload != nil {
 		body = bytes.NewReader(payload)
@@ -349,7 +352,10 @@ func (c *Client) send(ctx context.Context, target, method string, payload []byte
 	if err != nil {
 		return answer{}, err
 	}
-	req.Header.Set("X-API-Key", c.apiKey)
+	if apiKey == "" {
+		apiKey = c.apiKey
+	}
+	req.Header.Set("X-API-Key", apiKey)
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", c.userAgent)
 	if payload != nil {

@@ -495,3 +495,38 @@ func TestGatewayWebhook(t *testing.T) {
 		t.Errorf("another secret: %v", err)
 	}
 }
+
+// TestGatewayTokenPayment tokenizes a card with the public key
+// (CreateToken) and pays with the token once; a second payment with it is
+// INVALID_REQUEST param token, and the secret key does not tokenize.
+func TestGatewayTokenPayment(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t)
+	c := g.client(t)
+	ctx := t.Context()
+	card := &Card{Number: "4242424242424242", ExpiryMonth: "12", ExpiryYear: "30", CVV: "123", HolderName: "Ada"}
+	tok, err := c.CreateToken(ctx, g.merchant.TestPublicKey, card)
+	if err != nil {
+		t.Fatalf("CreateToken: %v", err)
+	}
+	if !strings.HasPrefix(tok.ID, "tok_") || tok.Card.Brand != "visa" || tok.Card.Last4 != "4242" || tok.Used || tok.ExpiresAt.IsZero() {
+		t.Fatalf("token %+v", tok)
+	}
+	pay := func() (*PaymentResult, error) {
+		p := payment("", "order-token-"+fmt.Sprint(time.Now().UnixNano()))
+		p.Card, p.PaymentMethod, p.Token = nil, MethodToken, tok.ID
+		return c.CreatePayment(ctx, p)
+	}
+	res, err := pay()
+	if err != nil || res.Status != PaymentCaptured {
+		t.Fatalf("payment with the token: %+v %v", res, err)
+	}
+	_, err = pay()
+	var ae *Error
+	if !errors.As(err, &ae) || ae.Name != "INVALID_REQUEST" || ae.Param != "token" {
+		t.Fatalf("second payment with the token: %v", err)
+	}
+	if _, err := c.CreateToken(ctx, g.merchant.TestSecretKey, card); !errors.As(err, &ae) || ae.Name != "UNAUTHORIZED" {
+		t.Fatalf("CreateToken with the secret key: %v", err)
+	}
+}

@@ -62,6 +62,7 @@ func paygateBinary(t *testing.T) string {
 type merchantKeys struct {
 	MerchantID    string `json:"merchantId"`
 	TestSecretKey string `json:"testSecretKey"`
+	TestPublicKey string `json:"testPublicKey"`
 }
 
 // gateway is a running `paygate serve` with one merchant.

@@ -249,3 +249,20 @@ type StoredCard struct {
 	HolderName  string    `json:"holderName"`
 	CreatedAt   time.Time `json:"createdAt"`
 }
+
+// CardToken is a single-use card token (POST /v1/tokens): what it shows of
+// its card, never the number or the CVV.
+type CardToken struct {
+	ID        string        `json:"id"` // "tok_…": PaymentParams.Token
+	Card      CardTokenCard `json:"card"`
+	ExpiresAt time.Time     `json:"expiresAt"`
+	Used      bool          `json:"used"`
+}
+
+// CardTokenCard is the card of a token, as the token shows it.
+type CardTokenCard struct {
+	Brand       string `json:"brand"`
+	Last4       string `json:"last4"`
+	ExpiryMonth string `json:"expiryMonth"`
+	ExpiryYear  string `json:"expiryYear"`
+}

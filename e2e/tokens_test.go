@@ -12,7 +12,7 @@ import (
 // Card tokens (decisions §19): POST /v1/tokens with the public key, then a
 // payment with paymentMethod token.
 
-var tokenID = regexp.MustCompile(`^tok_[0-9a-f]{32}$`)
+var tokenID = regexp.MustCompile(`^tok_[0-9a-f]{64}$`)
 
 // tokenBody is a token request for the card number, with a CVV of the
 // brand's length.

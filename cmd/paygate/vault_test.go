@@ -271,7 +271,7 @@ func TestVaultRewrapCountsTokens(t *testing.T) {
 		tok := paygate.CardToken{
 			ID: paygate.TokenPrefix + strings.Repeat("ab", 16), MerchantID: m.MerchantID, Mode: paygate.ModeTest,
 			Brand: "visa", Last4: "4242", ExpMonth: 12, ExpYear: 2040, HolderName: "A",
-			CreatedAt: now, ExpiresAt: now.Add(paygate.TokenLifetime),
+			CreatedAt: now, ExpiresAt: now.Add(paygate.TokenLifetime), APIKeyID: testPublicKeyID(t, st, m.MerchantID),
 		}
 		ctxSeal := vault.SecretContext{Purpose: "card-token:" + tok.ID, MerchantID: m.MerchantID, Mode: paygate.ModeTest}
 		if tok.Sealed, err = old.SealSecret(ctxSeal, []byte("4242424242424242|123")); err != nil {
@@ -315,7 +315,7 @@ func TestServeWarnsOfTokensUnderAnotherKey(t *testing.T) {
 		ID: paygate.TokenPrefix + strings.Repeat("cd", 16), MerchantID: m.MerchantID, Mode: paygate.ModeTest,
 		Brand: "visa", Last4: "4242", ExpMonth: 12, ExpYear: 2040, HolderName: "A",
 		KeyID: sealer.PrimaryKeyID(), Sealed: []byte("sealed bytes as the store keeps them"),
-		CreatedAt: now, ExpiresAt: now.Add(paygate.TokenLifetime),
+		CreatedAt: now, ExpiresAt: now.Add(paygate.TokenLifetime), APIKeyID: testPublicKeyID(t, st, m.MerchantID),
 	}
 	if err := st.Commit(t.Context(), paygate.Unit{Ops: []paygate.Op{tok}}); err != nil {
 		t.Fatal(err)
@@ -335,4 +335,21 @@ func TestServeWarnsOfTokensUnderAnotherKey(t *testing.T) {
 	if !strings.Contains(logs.String(), "card tokens are sealed under an older master key") || strings.Contains(logs.String(), "not configured") {
 		t.Fatalf("with the older key kept:\n%s", logs.String())
 	}
+}
+
+// testPublicKeyID returns the id of the merchant's test public key, which
+// a token's insert re-checks.
+func testPublicKeyID(t *testing.T, st paygate.Store, merchantID string) string {
+	t.Helper()
+	keys, err := st.APIKeys(t.Context(), paygate.APIKeyQuery{MerchantID: merchantID, Mode: paygate.ModeTest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if k.Type == paygate.KeyPublic {
+			return k.ID
+		}
+	}
+	t.Fatal("the merchant has no test public key")
+	return ""
 }

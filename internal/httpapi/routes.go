@@ -210,6 +210,7 @@ func (s *Server) createPayment(w http.ResponseWriter, r *http.Request, key payga
 			return nil, e
 		}
 		in.ClientAddr = clientIP(r) // the card-testing guard's address
+		in.BillingIPDefaulted = pr.Billing != nil && pr.Billing.IPAddress == ""
 		return func(ctx context.Context, req payment.Request) (payment.Result, error) {
 			return s.cfg.Payments.Create(ctx, req, in)
 		}, nil

@@ -47,11 +47,12 @@ type tokenCardRecord struct {
 	ExpiryYear  string `json:"expiryYear"`
 }
 
-// tokenResponse renders a token; the expiry is two digits each, as
-// submitted.
-func tokenResponse(t paygate.CardToken) tokenRecord {
+// tokenResponse renders a token; its id is the token as the merchant
+// holds it (token: the stored id and the secret that alone opens the
+// card), the expiry two digits each, as submitted.
+func tokenResponse(t paygate.CardToken, token string) tokenRecord {
 	return tokenRecord{
-		ID: t.ID,
+		ID: token,
 		Card: tokenCardRecord{
 			Brand: t.Brand, Last4: t.Last4,
 			ExpiryMonth: fmt.Sprintf("%02d", t.ExpMonth), ExpiryYear: fmt.Sprintf("%02d", t.ExpYear%100),
@@ -64,25 +65,15 @@ func tokenResponse(t paygate.CardToken) tokenRecord {
 // test: the operations taken with the public key.
 func tokenRoutes() []string { return []string{"POST " + tokensPath} }
 
-// serveTokens answers every method of /v1/tokens: POST tokenizes, and
-// anything else is 405 with Allow: POST, OPTIONS included: a preflight is
-// answered without any Access-Control-Allow-* header, which a browser takes
-// as a refusal of the other origin.
+// serveTokens answers every method of /v1/tokens. The public key is
+// authenticated first, whatever the method (decisions §1: without a valid
+// key even a wrong method answers 401, or 429 past the failed-auth
+// budget); then POST tokenizes, and anything else is 405 with Allow: POST,
+// OPTIONS included: a preflight carries no key, so it is refused as any
+// request without one, and no answer carries an Access-Control-Allow-*
+// header, which a browser takes as a refusal of the other origin.
 func (s *Server) serveTokens(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodPost {
-		s.createToken(w, r)
-		return
-	}
-	w.Header().Set("Allow", http.MethodPost)
-	s.writeError(w, r, paygate.Errorf(paygate.CodeMethodNotAllowed, "", "method %s is not allowed here", r.Method))
-}
-
-// createToken authenticates the public key, charges the token rate limits
-// (the client address's, then the key's), validates the card as a
-// payment's card is validated, and stores the token: 201 with it.
-func (s *Server) createToken(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	st := stateOf(ctx)
 	key, err := s.cfg.Auth.AuthenticatePublic(ctx, r.Header.Get("X-API-Key"))
 	if err != nil {
 		if paygate.ErrorCode(err) != paygate.CodeUnauthorized {
@@ -92,7 +83,21 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, err)
 		return
 	}
+	st := stateOf(ctx)
 	st.key, st.authed = key, true
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		s.writeError(w, r, paygate.Errorf(paygate.CodeMethodNotAllowed, "", "method %s is not allowed here", r.Method))
+		return
+	}
+	s.createToken(w, r, key)
+}
+
+// createToken charges the token rate limits of the authenticated public
+// key (the client address's, then the key's), validates the card as a
+// payment's card is validated, and stores the token: 201 with it.
+func (s *Server) createToken(w http.ResponseWriter, r *http.Request, key paygate.APIKey) {
+	ctx := r.Context()
 	// The address first: an address over its limit (one attacker) must
 	// not use up the key's budget, which every shopper of the merchant
 	// shares.
@@ -140,10 +145,14 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, e)
 		return
 	}
-	t, err := s.cfg.Payments.Tokenize(ctx, key.MerchantID, key.Mode, c, clientIP(r))
+	t, token, err := s.cfg.Payments.Tokenize(ctx, key, c, clientIP(r))
+	if paygate.ErrorCode(err) == paygate.CodeUnauthorized {
+		s.refuse(w, r, err) // the key was revoked since it authenticated
+		return
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	s.writeData(w, r, http.StatusCreated, tokenResponse(t))
+	s.writeData(w, r, http.StatusCreated, tokenResponse(t, token))
 }

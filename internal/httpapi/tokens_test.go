@@ -222,3 +222,43 @@ func TestTokenValidationAndLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestTokensWrongMethodAuthenticatesFirst: another method than POST on
+// /v1/tokens is authenticated first (decisions §1): without a key or with a
+// secret key it is 401, and 429 past the failed-auth budget; only with the
+// public key is it 405 with Allow: POST. Never a CORS header.
+func TestTokensWrongMethodAuthenticatesFirst(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, func(c *httpapi.Config) { c.RateLimitUnauthenticated = 4 })
+	public := addPublicKey(t, s)
+	send := func(method, key string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(method, "/v1/tokens", nil)
+		req.RemoteAddr = "203.0.113.9:40000"
+		req.Header.Set("Origin", "https://evil.example")
+		if key != "" {
+			req.Header.Set("X-API-Key", key)
+		}
+		w := httptest.NewRecorder()
+		s.handler.ServeHTTP(w, req)
+		if w.Header().Get("Access-Control-Allow-Origin") != "" {
+			t.Errorf("%s with %q: a CORS header: %v", method, key, w.Header())
+		}
+		return w
+	}
+	for _, method := range []string{http.MethodGet, http.MethodOptions} {
+		for _, key := range []string{"", s.secret} {
+			w := send(method, key)
+			if name, _, _ := errorOf(t, w); w.Code != http.StatusUnauthorized || name != "UNAUTHORIZED" || w.Header().Get("Allow") != "" {
+				t.Errorf("%s without the public key (%q): %d %v %s", method, key, w.Code, w.Header(), w.Body)
+			}
+		}
+		w := send(method, public)
+		if name, _, _ := errorOf(t, w); w.Code != http.StatusMethodNotAllowed || name != "METHOD_NOT_ALLOWED" || w.Header().Get("Allow") != http.MethodPost {
+			t.Errorf("%s with the public key: %d %v %s", method, w.Code, w.Header(), w.Body)
+		}
+	}
+	// Four failed authentications so far: the fifth is over the budget.
+	if w := send(http.MethodGet, ""); w.Code != http.StatusTooManyRequests {
+		t.Errorf("GET without a key past the failed-auth budget: %d %s", w.Code, w.Body)
+	}
+}

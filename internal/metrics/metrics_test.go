@@ -323,6 +323,8 @@ func TestLimiterCountsRefusals(t *testing.T) {
 		allow("unauth:192.0.2.1", 2)
 		allow("dashboard-login-account:a@example.com", 1)
 		allow("dashboard-login-addr:192.0.2.0/24", 1)
+		allow("tokens:key:k4", 1)
+		allow("tokens:addr:192.0.2.7", 1)
 		allow("elsewhere:x", 1)
 	}
 	if !allow("key:k2", 1) {
@@ -335,6 +337,7 @@ func TestLimiterCountsRefusals(t *testing.T) {
 	want(t, got, `paygate_rate_limited_total{reason="api_key"}`, 2)
 	want(t, got, `paygate_rate_limited_total{reason="failed_auth"}`, 1)
 	want(t, got, `paygate_rate_limited_total{reason="dashboard_login"}`, 4)
+	want(t, got, `paygate_rate_limited_total{reason="tokens"}`, 4)
 	want(t, got, `paygate_rate_limited_total{reason="other"}`, 2)
 	for k, s := range got {
 		if s.name == "paygate_rate_limited_total" && len(s.labels) != 1 {

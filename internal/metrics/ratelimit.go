@@ -8,7 +8,7 @@ import (
 )
 
 // Reasons of a rate-limited request, the values of the reason label.
-var rateLimitReasons = []string{"api_key", "failed_auth", "dashboard_login"}
+var rateLimitReasons = []string{"api_key", "failed_auth", "dashboard_login", "tokens"}
 
 // reasonOf names the budget a limiter key belongs to by its prefix (the
 // part before the first colon, which every caller gives its kind of key).
@@ -23,6 +23,10 @@ func reasonOf(key string) string {
 		return "failed_auth"
 	case "dashboard-login-addr", "dashboard-login-account":
 		return "dashboard_login"
+	case "tokens":
+		// POST /v1/tokens: its public key's budget and its client
+		// address's (tokens:key:…, tokens:addr:…).
+		return "tokens"
 	default:
 		return otherLabel
 	}

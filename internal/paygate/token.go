@@ -20,8 +20,11 @@ const TokenPrefix = "tok_"
 // together by the vault for the token's id, merchant and mode; nothing else
 // in it (no fingerprint, no hash) leads back to them.
 //
-// As an operation of a unit (Commit), a CardToken inserts the token. It
-// fails the unit with ErrConflict on a duplicate id.
+// As an operation of a unit (Commit), a CardToken inserts the token, in a
+// statement that re-checks that APIKeyID is a public key of the merchant
+// and mode, active at CreatedAt (decisions §4: a request re-checks its key
+// in its first transaction): it fails the unit with UNAUTHORIZED when the
+// key is not, and with ErrConflict on a duplicate id.
 type CardToken struct {
 	ID         string // TokenPrefix and random characters
 	MerchantID string
@@ -31,6 +34,13 @@ type CardToken struct {
 	ExpMonth   int
 	ExpYear    int // four digits
 	HolderName string
+	// ClientAddr is the address of the client that tokenized the card
+	// (the shopper's browser): the card-testing guard counts the token's
+	// payment by it, not by the merchant server's address (decisions §20).
+	ClientAddr string
+	// APIKeyID is the public key that tokenized the card, re-checked by
+	// the insert; it is not stored.
+	APIKeyID string
 	// KeyID names the master key that sealed Sealed; "" once erased.
 	KeyID string
 	// Sealed is the card number and CVV sealed by the vault; nil once the

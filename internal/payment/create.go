@@ -53,11 +53,22 @@ func (s *Service) Create(ctx context.Context, req Request, in CreateInput) (Resu
 		}
 		// Opened for the provider call; dropped with in when Create
 		// returns (token.go). The payment is a card payment from here.
-		c, u, err := s.tokenCard(ctx, req, in.TokenID, paymentID)
+		c, u, addr, err := s.tokenCard(ctx, req, in.TokenID, paymentID)
 		if err != nil {
 			return Result{}, unreserved(err)
 		}
 		in.Card, in.Method, use = &c, paygate.MethodCard, &u
+		// The shopper's address is the one that tokenized the card: the
+		// request comes from the merchant's server, whose address every
+		// payment of the shop shares (guardAddr).
+		if addr != "" {
+			in.ClientAddr = addr
+			if in.Billing != nil && in.BillingIPDefaulted {
+				b := *in.Billing
+				b.IPAddress = ipv4Of(addr)
+				in.Billing = &b
+			}
+		}
 	}
 	if in.Method == paygate.MethodStoredCard {
 		if req.Authenticate != nil {
@@ -416,15 +427,26 @@ func (s *Service) outcome(p paygate.Payment, res paygate.ChargeResult, providerI
 }
 
 // tokenInsert inserts a token payment as created in one unit with the use
-// of its token, and returns it as stored (its customer resolved): of two
-// requests paying with one token, one unit commits and the other fails
-// whole with INVALID_REQUEST param token, before any provider call. The
-// key's reservation, when np has one, is in the unit too, before the
-// token's use: a request whose key is taken (the same request, sent
-// twice) is answered as such, not as a used token.
+// of its token, and returns it as inserted: of two requests paying with
+// one token, one unit commits and the other fails whole with
+// INVALID_REQUEST param token, before any provider call. The key's
+// reservation, when np has one, is in the unit too, before the token's
+// use: a request whose key is taken (the same request, sent twice) is
+// answered as such, not as a used token.
+//
+// Nothing is read after the commit (decisions §22): the payment's
+// customer id, which only saveCard needs, is left for saveCard to read,
+// after the charge, where a failure is logged and not an error after the
+// token was spent.
+//
+// The unit must commit durably (not lazily, as CreatePayment may on a
+// sandbox route): it is the invariant Unit.OnlyCardTokens relies on to let
+// the token's own insert skip its flush. A mixed unit (the payment and
+// the TokenUse) is never OnlyCardTokens, so its commit waits for the
+// flush, which carries the token's insert with it.
 func (s *Service) tokenInsert(ctx context.Context, np paygate.NewPayment, use paygate.TokenUse) (paygate.Payment, error) {
 	if err := s.store.Commit(ctx, paygate.Unit{Ops: []paygate.Op{np, use}}); err != nil {
 		return paygate.Payment{}, err
 	}
-	return s.store.PaymentByID(ctx, np.Payment.MerchantID, np.Payment.Mode, np.Payment.ID)
+	return np.Payment, nil
 }

@@ -38,9 +38,11 @@ func guardAttempt(p paygate.Payment, in CreateInput) paygate.GuardAttempt {
 // from that backend, whose own address every payment of the merchant
 // shares: counted by it, ip_cards would block a whole shop after five
 // declined cards); otherwise the request's client address, which is also
-// billing.ipAddress's default (decisions §8, §15, §20).
+// billing.ipAddress's default (decisions §8, §15, §20). A token payment's
+// client address is the one that tokenized the card (the shopper's
+// browser), not the merchant server's (Create).
 func guardAddr(in CreateInput) string {
-	if in.Billing != nil && in.Billing.IPAddress != "" {
+	if in.Billing != nil && in.Billing.IPAddress != "" && !in.BillingIPDefaulted {
 		return in.Billing.IPAddress
 	}
 	return in.ClientAddr

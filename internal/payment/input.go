@@ -50,6 +50,11 @@ type CreateInput struct {
 	// ClientAddr is the request's client address (decisions §15), which
 	// the card-testing guard counts declines by.
 	ClientAddr string
+	// BillingIPDefaulted says that Billing.IPAddress was not sent but
+	// defaulted to ClientAddr: a token payment replaces it with the
+	// address that tokenized the card, and the guard does not take it
+	// for the shopper's.
+	BillingIPDefaulted bool
 }
 
 // RefundInput is a validated refund request.

@@ -95,6 +95,21 @@ func (s *Service) settle(ctx context.Context, a *ReadAhead, res *paygate.Idempot
 	return Outcome{}, err
 }
 
+// reserveToSettle answers err, an error before the operation's first
+// write, for a run whose key was read ahead as free, as a run without a
+// read-ahead would: it reserves the key; a key taken meanwhile is answered
+// by its record (taken), a free one is released and err answered.
+func (s *Service) reserveToSettle(ctx context.Context, res paygate.IdempotencyReservation, err error, taken func(paygate.IdempotencyRecord) (Outcome, error)) (Outcome, error) {
+	rec, reserved, rerr := s.store.ReserveIdempotency(ctx, res)
+	switch {
+	case rerr != nil:
+		return Outcome{}, rerr
+	case !reserved:
+		return taken(rec)
+	}
+	return Outcome{}, s.release(ctx, res, err)
+}
+
 // Prepare decodes and validates a request's body into the operation to run.
 // Its error is the answer, and nothing is stored under the key.
 type Prepare func(body []byte) (Operation, error)
@@ -199,6 +214,12 @@ func (s *Service) Run(ctx context.Context, ir IdempotentRequest, prepare Prepare
 			return Outcome{Result: r, Answer: r.answer}, nil
 		case errors.As(err, &tk):
 			return taken(tk.Record)
+		case errors.Is(err, ErrNotReserved) && errors.Is(err, errTokenUnusable) && a.Unread == nil:
+			// The key was read ahead as free, but its token is used:
+			// maybe by a twin of this request with the key, which
+			// committed since (decisions §5 answers it 409 or its
+			// replay, not 400 token). Learn by reserving the key.
+			return s.reserveToSettle(ctx, res, err, taken)
 		case errors.Is(err, ErrNotReserved):
 			return s.settle(ctx, a, &res, err, taken) // the key may be another request's
 		}

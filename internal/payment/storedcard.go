@@ -122,6 +122,16 @@ func (s *Service) saveCard(ctx context.Context, p paygate.Payment, c paygate.Car
 	default:
 		return ""
 	}
+	if p.CustomerID == "" {
+		// A token payment is inserted by a unit, which does not hand
+		// back the customer it resolved (tokenInsert).
+		stored, err := s.store.PaymentByID(ctx, p.MerchantID, p.Mode, p.ID)
+		if err != nil {
+			s.log.LogAttrs(ctx, slog.LevelError, "card not stored", attrPayment(p), strAttr("error", err.Error()))
+			return ""
+		}
+		p.CustomerID = stored.CustomerID
+	}
 	sc, err := s.newStoredCard(p.MerchantID, p.Mode, p.CustomerID, c, state, p.ID)
 	if err == nil {
 		sc, _, err = paygate.SaveStoredCard(ctx, s.store, sc, s.vault.Fingerprints(c.Number))

@@ -43,7 +43,9 @@ type vaultFixture struct {
 	clock *testenv.Clock
 	logs  *bytes.Buffer
 	keyID string
-	n     int
+	// public is the merchant's test public key, which tokenizes.
+	public paygate.APIKey
+	n      int
 }
 
 // newVaultFixture is a service on SQLite with one provider; failSave makes
@@ -66,7 +68,11 @@ func newVaultFixture(t *testing.T, failSave bool) *vaultFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.Merchant{ID: "m1", Name: "M", CreatedAt: clock.Now()}, key}}); err != nil {
+	_, public, err := auth.NewKey("pk-1", "m1", paygate.ModeTest, paygate.KeyPublic, clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Commit(ctx, paygate.Unit{Ops: []paygate.Op{paygate.Merchant{ID: "m1", Name: "M", CreatedAt: clock.Now()}, key, public}}); err != nil {
 		t.Fatal(err)
 	}
 	v, err := vault.New(bytes.Repeat([]byte{7}, vault.KeySize))
@@ -82,7 +88,7 @@ func newVaultFixture(t *testing.T, failSave bool) *vaultFixture {
 		Store: svcStore, Router: table, Encoder: httpapi.Encoder{}, Clock: clock,
 		Logger: slog.New(slog.NewJSONHandler(logs, nil)), Vault: v,
 	})
-	return &vaultFixture{st: st, svc: svc, prov: prov, clock: clock, logs: logs, keyID: key.ID}
+	return &vaultFixture{st: st, svc: svc, prov: prov, clock: clock, logs: logs, keyID: key.ID, public: public}
 }
 
 // request reserves a fresh idempotency key, as httpapi does.

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/paygate/paygate/internal/paygate"
 )
@@ -182,10 +183,11 @@ func (v *Vault) RewrapSecret(c SecretContext, sealed []byte) (out []byte, moved 
 	return out, true, nil
 }
 
-// SecretKeyID returns the id of the master key that sealed a secret.
+// SecretKeyID returns the id of the master key that sealed a secret (by
+// SealSecret or SealSecretKeyed).
 // ErrTampered when sealed is not a sealed secret.
 func SecretKeyID(sealed []byte) (string, error) {
-	if len(sealed) < 1+keyIDSize || sealed[0] != formatSecretV1 {
+	if len(sealed) < 1+keyIDSize || (sealed[0] != formatSecretV1 && sealed[0] != formatKeyedV1) {
 		return "", errSecretTampered
 	}
 	return hex.EncodeToString(sealed[1 : 1+keyIDSize]), nil
@@ -195,4 +197,92 @@ func SecretKeyID(sealed []byte) (string, error) {
 // id of the sealing key, each length-prefixed.
 func secretAAD(c SecretContext, keyID string) []byte {
 	return fields(labelSecretAAD, keyID, c.Purpose, c.MerchantID, string(c.Mode))
+}
+
+// Keyed seals (card tokens, issue 24): the sealing key is derived by HKDF
+// from the master key AND a secret that the caller hands out and never
+// stores (the secret part of a card token), bound to the context. Once the
+// caller erases the sealed bytes, a copy of them (a database's dead
+// tuples, WAL, backups or free pages) together with the master key still
+// does not open without that secret: crypto-shredding. The layout is a
+// sealed secret's with its own format byte.
+
+// labelKeyedKey is the label of a keyed seal's key derivation.
+const labelKeyedKey = "paygate/vault/v1/keyed-secret-key"
+
+// formatKeyedV1 starts every keyed seal.
+const formatKeyedV1 byte = 2
+
+// MinSealKeySize is the least size of a keyed seal's secret.
+const MinSealKeySize = 16
+
+// keyedAEAD derives the AEAD of a keyed seal under master for the context.
+func keyedAEAD(master, sealKey []byte, c SecretContext, keyID string) (cipher.AEAD, error) {
+	k, err := hkdf.Key(sha256.New, master, sealKey, string(fields(labelKeyedKey, keyID, c.Purpose, c.MerchantID, string(c.Mode))), KeySize)
+	if err != nil {
+		return nil, fmt.Errorf("vault: derive keyed seal key: %w", err)
+	}
+	defer clear(k)
+	return newGCM(k)
+}
+
+// SealSecretKeyed encrypts secret for the context c under a key derived
+// from the first master key and sealKey (at least MinSealKeySize random
+// bytes the caller keeps out of the database). Only OpenSecretKeyed with
+// the same sealKey opens it. Errors as SealSecret's.
+func (v *Vault) SealSecretKeyed(c SecretContext, sealKey, secret []byte) ([]byte, error) {
+	if v == nil || len(v.masters) == 0 {
+		return nil, ErrNoSecretKey
+	}
+	if c.Purpose == "" || c.MerchantID == "" || !c.Mode.Valid() || len(sealKey) < MinSealKeySize {
+		return nil, errors.New("vault: a keyed seal needs its purpose, merchant, mode and seal key")
+	}
+	keyID := v.secrets[0].id
+	id, err := hex.DecodeString(keyID)
+	if err != nil || len(id) != keyIDSize {
+		return nil, errors.New("vault: malformed key id")
+	}
+	aead, err := keyedAEAD(v.masters[0], sealKey, c, keyID)
+	if err != nil {
+		return nil, err
+	}
+	n := aead.NonceSize()
+	out := make([]byte, 1+keyIDSize+n, 1+keyIDSize+n+len(secret)+aead.Overhead())
+	out[0] = formatKeyedV1
+	copy(out[1:], id)
+	if _, err := rand.Read(out[1+keyIDSize:]); err != nil {
+		return nil, fmt.Errorf("vault: generate a nonce: %w", err)
+	}
+	return aead.Seal(out, out[1+keyIDSize:], secret, secretAAD(c, keyID)), nil
+}
+
+// OpenSecretKeyed decrypts what SealSecretKeyed sealed for the context c
+// with sealKey. Errors: a *SecretKeyError when its master key is not
+// configured; ErrTampered when it does not authenticate (a wrong seal key,
+// another context, altered); ErrNoSecretKey on a nil vault.
+func (v *Vault) OpenSecretKeyed(c SecretContext, sealKey, sealed []byte) ([]byte, error) {
+	if v == nil || len(v.masters) == 0 {
+		return nil, ErrNoSecretKey
+	}
+	if len(sealed) < 1+keyIDSize || sealed[0] != formatKeyedV1 {
+		return nil, errSecretTampered
+	}
+	keyID := hex.EncodeToString(sealed[1 : 1+keyIDSize])
+	i := slices.IndexFunc(v.secrets, func(k secretKey) bool { return k.id == keyID })
+	if i < 0 {
+		return nil, &SecretKeyError{KeyID: keyID}
+	}
+	aead, err := keyedAEAD(v.masters[i], sealKey, c, keyID)
+	if err != nil {
+		return nil, err
+	}
+	n := aead.NonceSize()
+	if len(sealed) < 1+keyIDSize+n+aead.Overhead() {
+		return nil, errSecretTampered
+	}
+	pt, err := aead.Open(nil, sealed[1+keyIDSize:1+keyIDSize+n], sealed[1+keyIDSize+n:], secretAAD(c, keyID))
+	if err != nil {
+		return nil, errSecretTampered
+	}
+	return pt, nil
 }

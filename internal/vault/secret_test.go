@@ -126,3 +126,47 @@ func TestSecretSealOpen(t *testing.T) {
 		}
 	})
 }
+
+// TestSealSecretKeyed: a keyed seal opens only with its seal key and
+// context; the master key alone (a database copy plus the key file) does
+// not open it, nor does OpenSecret.
+func TestSealSecretKeyed(t *testing.T) {
+	t.Parallel()
+	v, err := New(bytes.Repeat([]byte{3}, KeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := SecretContext{Purpose: "card-token:tok_1", MerchantID: "m1", Mode: paygate.ModeTest}
+	sealKey := bytes.Repeat([]byte{9}, MinSealKeySize)
+	sealed, err := v.SealSecretKeyed(c, sealKey, []byte("4242424242424242|123"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(sealed, []byte("4242")) {
+		t.Fatal("plaintext in the seal")
+	}
+	if id, err := SecretKeyID(sealed); err != nil || id != v.secrets[0].id {
+		t.Fatalf("key id %q %v", id, err)
+	}
+	pt, err := v.OpenSecretKeyed(c, sealKey, sealed)
+	if err != nil || string(pt) != "4242424242424242|123" {
+		t.Fatalf("open: %q %v", pt, err)
+	}
+	other := bytes.Clone(sealKey)
+	other[0] ^= 1
+	for name, open := range map[string]func() ([]byte, error){
+		"another seal key": func() ([]byte, error) { return v.OpenSecretKeyed(c, other, sealed) },
+		"no seal key":      func() ([]byte, error) { return v.OpenSecretKeyed(c, nil, sealed) },
+		"another merchant": func() ([]byte, error) {
+			return v.OpenSecretKeyed(SecretContext{Purpose: c.Purpose, MerchantID: "m2", Mode: c.Mode}, sealKey, sealed)
+		},
+		"OpenSecret": func() ([]byte, error) { return v.OpenSecret(c, sealed) },
+	} {
+		if pt, err := open(); !errors.Is(err, ErrTampered) || pt != nil {
+			t.Errorf("%s: %q %v, want ErrTampered", name, pt, err)
+		}
+	}
+	if _, err := v.SealSecretKeyed(c, sealKey[:MinSealKeySize-1], []byte("x")); err == nil {
+		t.Error("a short seal key was taken")
+	}
+}

@@ -1,4 +1,4 @@
-import type { CaptureParams, Customer, CustomerParams, Payment, PaymentParams, PaymentResult, Refund, RefundParams, ResponseInfo, StoredCard, StoredCardParams } from "./types.js";
+import type { CaptureParams, Card, CardToken, Customer, CustomerParams, Payment, PaymentParams, PaymentResult, Refund, RefundParams, ResponseInfo, StoredCard, StoredCardParams } from "./types.js";
 /** The client's version, sent in its User-Agent. */
 export declare const VERSION = "0.1.0";
 /** Defaults of ClientOptions. */
@@ -114,6 +114,13 @@ export declare class Client {
     upsertCustomer(params: CustomerParams, options?: CallOptions): Promise<Customer>;
     /** A customer by the gateway's id of it (GET /v1/customers/{id}). */
     getCustomer(id: string, options?: CallOptions): Promise<Customer>;
+    /**
+     * Tokenizes a card with the merchant's public key (POST /v1/tokens), as the
+     * card fields do in a browser: the client's own (secret) key is not sent.
+     * The token pays once, within 15 minutes (`paymentMethod: "token"`). For
+     * tests and tools: a shop's server should never see the card.
+     */
+    createToken(publicKey: string, card: Card, options?: CallOptions): Promise<CardToken>;
     /** Stores a card for a customer (POST /v1/customers/{id}/cards); the same number again returns the card already stored. */
     saveCard(customerId: string, card: StoredCardParams, options?: CallOptions): Promise<StoredCard>;
     /** A customer's stored cards, newest first (GET /v1/customers/{id}/cards). The list is whole: the endpoint does not paginate. */

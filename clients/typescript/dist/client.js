@@ -126,6 +126,17 @@ export class Client {
     async getCustomer(id, options) {
         return this.#call({ method: "GET", path: `/v1/customers/${pathId("customer", id)}` }, options);
     }
+    /**
+     * Tokenizes a card with the merchant's public key (POST /v1/tokens), as the
+     * card fields do in a browser: the client's own (secret) key is not sent.
+     * The token pays once, within 15 minutes (`paymentMethod: "token"`). For
+     * tests and tools: a shop's server should never see the card.
+     */
+    async createToken(publicKey, card, options) {
+        if (!publicKey)
+            throw new TypeError("paygate client: createToken needs the public key");
+        return this.#call({ method: "POST", path: "/v1/tokens", body: { card }, apiKey: publicKey }, options);
+    }
     /** Stores a card for a customer (POST /v1/customers/{id}/cards); the same number again returns the card already stored. */
     async saveCard(customerId, card, options) {
         return this.#call({ method: "POST", path: `/v1/customers/${pathId("customer", customerId)}/cards`, body: { card } }, options);
@@ -151,7 +162,7 @@ export class Client {
         if (call.query)
             target += "?" + new URLSearchParams(call.query).toString();
         const headers = {
-            "X-API-Key": this.#apiKey,
+            "X-API-Key": call.apiKey ?? this.#apiKey,
             Accept: "application/json",
             "User-Agent": this.#userAgent,
         };

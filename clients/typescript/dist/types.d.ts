@@ -34,15 +34,17 @@ export interface Billing {
     dob?: string | undefined;
     gender?: "M" | "F" | undefined;
 }
-/** A payment to create: `card` for a card payment (the default), `storedCardId` for a stored_card one. */
+/** A payment to create: `card` for a card payment (the default), `storedCardId` for a stored_card one, `token` for a token one. */
 export interface PaymentParams {
     amount: string;
     currency: string;
-    paymentMethod?: "card" | "stored_card" | undefined;
+    paymentMethod?: "card" | "stored_card" | "token" | undefined;
     /** Your own id of the customer (its externalId): the gateway finds the customer, or creates it. */
     customerId: string;
     card?: Card | undefined;
     storedCardId?: string | undefined;
+    /** A card token ("tok_…", createToken or the card fields) of the merchant and mode: it pays once, within 15 minutes. */
+    token?: string | undefined;
     billing?: Billing | undefined;
     /** Your reference of the payment, for lookupPayment. */
     merchantRef?: string | undefined;
@@ -176,4 +178,17 @@ export interface ResponseInfo {
         remaining: number;
         resetSeconds: number;
     };
+}
+/** A single-use card token (POST /v1/tokens): never more of the card than its brand, last four and expiry. */
+export interface CardToken {
+    /** "tok_…": the `token` of a payment with `paymentMethod: "token"`. */
+    id: string;
+    card: {
+        brand: StoredCard["brand"];
+        last4: string;
+        expiryMonth: string;
+        expiryYear: string;
+    };
+    expiresAt: string;
+    used: boolean;
 }

@@ -2,6 +2,8 @@ import { randomUUID } from "node:crypto";
 import { type ErrorBody, ErrorName, LostAnswerError, PaygateError, TransportError } from "./errors.js";
 import type {
   CaptureParams,
+  Card,
+  CardToken,
   Customer,
   CustomerParams,
   Payment,
@@ -100,6 +102,8 @@ interface Call {
   path: string;
   query?: Record<string, string> | undefined;
   body?: unknown;
+  /** Sent instead of the client's key: the public key of createToken. */
+  apiKey?: string;
 }
 
 /**
@@ -212,6 +216,17 @@ export class Client {
     return this.#call({ method: "GET", path: `/v1/customers/${pathId("customer", id)}` }, options);
   }
 
+  /**
+   * Tokenizes a card with the merchant's public key (POST /v1/tokens), as the
+   * card fields do in a browser: the client's own (secret) key is not sent.
+   * The token pays once, within 15 minutes (`paymentMethod: "token"`). For
+   * tests and tools: a shop's server should never see the card.
+   */
+  async createToken(publicKey: string, card: Card, options?: CallOptions): Promise<CardToken> {
+    if (!publicKey) throw new TypeError("paygate client: createToken needs the public key");
+    return this.#call({ method: "POST", path: "/v1/tokens", body: { card }, apiKey: publicKey }, options);
+  }
+
   /** Stores a card for a customer (POST /v1/customers/{id}/cards); the same number again returns the card already stored. */
   async saveCard(customerId: string, card: StoredCardParams, options?: CallOptions): Promise<StoredCard> {
     return this.#call({ method: "POST", path: `/v1/customers/${pathId("customer", customerId)}/cards`, body: { card } }, options);
@@ -239,7 +254,7 @@ export class Client {
     let target = this.#base + call.path;
     if (call.query) target += "?" + new URLSearchParams(call.query).toString();
     const headers: Record<string, string> = {
-      "X-API-Key": this.#apiKey,
+      "X-API-Key": call.apiKey ?? this.#apiKey,
       Accept: "application/json",
       "User-Agent": this.#userAgent,
     };

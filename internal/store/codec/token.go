@@ -7,13 +7,13 @@ import "github.com/paygate/paygate/internal/paygate"
 // and sealed are NULL once the token is used (erased with its CVV);
 // used_at is NULL and payment_id "" until then.
 const CardTokenColumns = `id, merchant_id, mode, brand, last4, exp_month, exp_year, holder_name,
-	key_id, sealed, created_at, expires_at, used_at, payment_id`
+	client_addr, key_id, sealed, created_at, expires_at, used_at, payment_id`
 
 // ScanCardToken reads a row of CardTokenColumns.
 func ScanCardToken(row Scanner) (paygate.CardToken, error) {
 	var t paygate.CardToken
 	err := row.Scan(&t.ID, &t.MerchantID, &t.Mode, &t.Brand, &t.Last4, &t.ExpMonth, &t.ExpYear, &t.HolderName,
-		OptionalText(&t.KeyID), &t.Sealed, At(&t.CreatedAt), At(&t.ExpiresAt), AtOptional(&t.UsedAt), &t.PaymentID)
+		&t.ClientAddr, OptionalText(&t.KeyID), &t.Sealed, At(&t.CreatedAt), At(&t.ExpiresAt), AtOptional(&t.UsedAt), &t.PaymentID)
 	if err != nil {
 		return paygate.CardToken{}, err
 	}

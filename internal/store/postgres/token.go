@@ -6,25 +6,46 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/paygate/paygate/internal/paygate"
 	"github.com/paygate/paygate/internal/store/codec"
 )
 
-// insertCardToken inserts a token (CardToken); a duplicate id violates the
-// primary key: ErrConflict.
+// insertCardToken inserts a token (CardToken) when its public key is
+// active for its merchant and mode at its creation, and fails the unit
+// through unit_refused otherwise (PG404: tokenRefused names it
+// UNAUTHORIZED); a duplicate id violates the primary key: ErrConflict.
 const insertCardToken = `
-	INSERT INTO card_tokens (id, merchant_id, mode, brand, last4, exp_month, exp_year, holder_name,
-		key_id, sealed, created_at, expires_at)
-	VALUES (@id, @merchant_id, @mode, @brand, @last4, @exp_month, @exp_year, @holder_name,
-		@key_id, @sealed, @created_at, @expires_at)`
+	WITH api_key AS (
+		SELECT 1 FROM api_keys
+		WHERE id = @api_key_id AND merchant_id = @merchant_id AND mode = @mode AND type = 'public'
+			AND (revoked_at IS NULL OR revoked_at > @created_at)
+			AND (expires_at IS NULL OR expires_at > @created_at)
+	), inserted AS (
+		INSERT INTO card_tokens (id, merchant_id, mode, brand, last4, exp_month, exp_year, holder_name,
+			client_addr, key_id, sealed, created_at, expires_at)
+		SELECT @id, @merchant_id, @mode, @brand, @last4, @exp_month, @exp_year, @holder_name,
+			@client_addr, @key_id, @sealed, @created_at, @expires_at FROM api_key
+		RETURNING 1
+	)
+	SELECT EXISTS (SELECT 1 FROM inserted) OR unit_refused(false)`
+
+// tokenRefused names the refusal of insertCardToken: its public key is
+// not active.
+func tokenRefused(pgErr *pgconn.PgError) error {
+	if pgErr.Code == sqlStateNotFound {
+		return paygate.Errorf(paygate.CodeUnauthorized, "", "The API key is not active.")
+	}
+	return nil
+}
 
 // cardTokenArgs returns the arguments of insertCardToken.
 func cardTokenArgs(t paygate.CardToken) namedArgs {
 	return namedArgs{
 		"id": t.ID, "merchant_id": t.MerchantID, "mode": t.Mode, "brand": t.Brand, "last4": t.Last4,
 		"exp_month": t.ExpMonth, "exp_year": t.ExpYear, "holder_name": t.HolderName,
-		"key_id": t.KeyID, "sealed": t.Sealed, "created_at": t.CreatedAt, "expires_at": t.ExpiresAt,
+		"client_addr": t.ClientAddr, "api_key_id": t.APIKeyID, "key_id": t.KeyID, "sealed": t.Sealed, "created_at": t.CreatedAt, "expires_at": t.ExpiresAt,
 	}
 }
 

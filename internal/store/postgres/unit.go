@@ -240,7 +240,7 @@ func (s *Store) commit(ctx context.Context, u paygate.Unit) error {
 			i++
 		// card token operations
 		case paygate.CardToken:
-			b.Queue(insertCardToken, cardTokenArgs(op))
+			b.Queue(insertCardToken, cardTokenArgs(op)).QueryRow(refuses(tokenRefused))
 			i++
 		case paygate.TokenUse:
 			b.Queue(useCardTokenInUnit, tokenUseArgs(op)).QueryRow(refuses(byKind("card token")))

@@ -163,6 +163,10 @@ func dsn(path string, writer bool, busy time.Duration) string {
 		// journal_mode is a property of the file: the writer sets it once
 		// per connection (a no-op when it is already WAL).
 		q.Add("_pragma", "journal_mode(WAL)")
+		// Deleted content (a used token's sealed card, a purged row) is
+		// overwritten with zeros rather than left in free space; the
+		// tokens are crypto-shredded besides (payment/token.go).
+		q.Add("_pragma", "secure_delete(1)")
 		q.Set("_txlock", "immediate")
 	} else {
 		q.Add("_pragma", "query_only(1)")

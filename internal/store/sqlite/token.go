@@ -10,16 +10,28 @@ import (
 	"github.com/paygate/paygate/internal/store/codec"
 )
 
-// insertCardToken inserts a token (CardToken); a duplicate id violates the
-// primary key: ErrConflict.
+// insertCardToken inserts a token (CardToken) when its public key is
+// active for its merchant and mode at its creation, and refuses with
+// UNAUTHORIZED otherwise; a duplicate id violates the primary key:
+// ErrConflict.
 func insertCardToken(ctx context.Context, tx *sql.Tx, t paygate.CardToken) error {
-	_, err := tx.ExecContext(ctx, `
+	res, err := tx.ExecContext(ctx, `
 		INSERT INTO card_tokens (id, merchant_id, mode, brand, last4, exp_month, exp_year, holder_name,
-			key_id, sealed, created_at, expires_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			client_addr, key_id, sealed, created_at, expires_at)
+		SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13
+		WHERE EXISTS (SELECT 1 FROM api_keys WHERE id = ?14 AND merchant_id = ?2 AND mode = ?3 AND type = ?15
+			AND (revoked_at IS NULL OR revoked_at > ?12) AND (expires_at IS NULL OR expires_at > ?12))`,
 		t.ID, t.MerchantID, string(t.Mode), t.Brand, t.Last4, t.ExpMonth, t.ExpYear, t.HolderName,
-		t.KeyID, t.Sealed, micros(t.CreatedAt), micros(t.ExpiresAt))
-	return err
+		t.ClientAddr, t.KeyID, t.Sealed, micros(t.CreatedAt), micros(t.ExpiresAt), t.APIKeyID, string(paygate.KeyPublic))
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return paygate.Errorf(paygate.CodeUnauthorized, "", "the API key is not valid")
+	}
+	return nil
 }
 
 // useCardToken uses a token once (TokenUse): it erases the sealed card and

@@ -180,6 +180,9 @@ type fixture struct {
 	merchant paygate.Merchant
 	testKey  paygate.APIKey
 	liveKey  paygate.APIKey
+	// testPublic and livePublic are the public keys of a fixture made by
+	// newTokenMerchant; zero otherwise.
+	testPublic, livePublic paygate.APIKey
 }
 
 // key returns the fixture's active secret key of the mode.

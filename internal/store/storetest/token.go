@@ -10,10 +10,26 @@ import (
 	"github.com/paygate/paygate/internal/paygate"
 )
 
+// newTokenMerchant is newMerchant with an active public key in each mode,
+// which a token's insert re-checks.
+func newTokenMerchant(t *testing.T, s paygate.Store, created time.Time) fixture {
+	t.Helper()
+	f := newMerchant(t, s, created)
+	f.testPublic = newKey(f.merchant.ID, paygate.ModeTest, paygate.KeyPublic, created)
+	f.livePublic = newKey(f.merchant.ID, paygate.ModeLive, paygate.KeyPublic, created)
+	must(t, commit(ctx(t), s, f.testPublic, f.livePublic))
+	return f
+}
+
 // tokenValue returns an unused token of (merchant, mode) created at the
 // time, sealed under keyID; it is not stored.
 func (f fixture) tokenValue(mode paygate.Mode, created time.Time, keyID string) paygate.CardToken {
+	public := f.testPublic
+	if mode == paygate.ModeLive {
+		public = f.livePublic
+	}
 	return paygate.CardToken{
+		ClientAddr: "198.51.100.7", APIKeyID: public.ID,
 		ID: paygate.TokenPrefix + hex.EncodeToString(randomBytes(16)), MerchantID: f.merchant.ID, Mode: mode,
 		Brand: "visa", Last4: "4242", ExpMonth: 12, ExpYear: 2034, HolderName: "Ada Lovelace",
 		KeyID: keyID, Sealed: randomBytes(57),
@@ -25,6 +41,7 @@ func (f fixture) tokenValue(mode paygate.Mode, created time.Time, keyID string) 
 func (f fixture) storeToken(t *testing.T, tok paygate.CardToken) paygate.CardToken {
 	t.Helper()
 	must(t, commit(ctx(t), f.s, tok))
+	tok.APIKeyID = "" // checked by the insert, not stored
 	return tok
 }
 
@@ -38,8 +55,8 @@ func use(tok paygate.CardToken, now time.Time) paygate.TokenUse {
 func tokenCases() []testCase {
 	return []testCase{
 		{"InsertAndRead", func(t *testing.T, s paygate.Store) {
-			f := newMerchant(t, s, base)
-			other := newMerchant(t, s, base)
+			f := newTokenMerchant(t, s, base)
+			other := newTokenMerchant(t, s, base)
 			tok := f.storeToken(t, f.tokenValue(paygate.ModeTest, base, "k1"))
 			got, err := s.CardToken(ctx(t), f.merchant.ID, paygate.ModeTest, tok.ID)
 			must(t, err)
@@ -53,10 +70,12 @@ func tokenCases() []testCase {
 			_, err = s.CardToken(ctx(t), other.merchant.ID, paygate.ModeTest, tok.ID)
 			wantNotFound(t, err)
 			// A duplicate id is a conflict.
-			wantIs(t, commit(ctx(t), s, tok), paygate.ErrConflict)
+			dup := tok
+			dup.APIKeyID = f.testPublic.ID
+			wantIs(t, commit(ctx(t), s, dup), paygate.ErrConflict)
 		}},
 		{"UseOnce", func(t *testing.T, s paygate.Store) {
-			f := newMerchant(t, s, base)
+			f := newTokenMerchant(t, s, base)
 			tok := f.storeToken(t, f.tokenValue(paygate.ModeLive, base, "k1"))
 			u := use(tok, at(time.Minute))
 			must(t, commit(ctx(t), s, u))
@@ -75,8 +94,8 @@ func tokenCases() []testCase {
 			equal(t, "token after a refused use", want, got)
 		}},
 		{"OtherMerchantOrModeRefused", func(t *testing.T, s paygate.Store) {
-			f := newMerchant(t, s, base)
-			other := newMerchant(t, s, base)
+			f := newTokenMerchant(t, s, base)
+			other := newTokenMerchant(t, s, base)
 			tok := f.storeToken(t, f.tokenValue(paygate.ModeTest, base, "k1"))
 			for name, u := range map[string]paygate.TokenUse{
 				"other mode":     {ID: tok.ID, MerchantID: f.merchant.ID, Mode: paygate.ModeLive, PaymentID: newID(), At: at(time.Minute)},
@@ -91,8 +110,31 @@ func tokenCases() []testCase {
 			must(t, err)
 			equal(t, "token after refused uses", tok, got)
 		}},
+		{"InsertRechecksPublicKey", func(t *testing.T, s paygate.Store) {
+			// decisions §4: the insert re-checks the public key that
+			// tokenized: revoked, another mode's, a secret key, or none
+			// is UNAUTHORIZED, and nothing is stored.
+			f := newTokenMerchant(t, s, base)
+			revoked := newKey(f.merchant.ID, paygate.ModeTest, paygate.KeyPublic, base)
+			must(t, commit(ctx(t), s, revoked, paygate.APIKeyRevocation{ID: revoked.ID, At: at(time.Second)}))
+			for name, keyID := range map[string]string{
+				"revoked": revoked.ID, "other mode": f.livePublic.ID, "secret": f.testKey.ID, "none": "",
+			} {
+				tok := f.tokenValue(paygate.ModeTest, at(time.Minute), "k1")
+				tok.APIKeyID = keyID
+				if err := commit(ctx(t), s, tok); paygate.ErrorCode(err) != paygate.CodeUnauthorized {
+					t.Errorf("%s key: %v, want UNAUTHORIZED", name, err)
+				}
+				_, err := s.CardToken(ctx(t), f.merchant.ID, paygate.ModeTest, tok.ID)
+				wantNotFound(t, err)
+			}
+			// Revoked later than the token's creation: still active then.
+			tok := f.tokenValue(paygate.ModeTest, base.Add(time.Millisecond), "k1")
+			tok.APIKeyID = revoked.ID
+			must(t, commit(ctx(t), s, tok))
+		}},
 		{"ExpiredRefused", func(t *testing.T, s paygate.Store) {
-			f := newMerchant(t, s, base)
+			f := newTokenMerchant(t, s, base)
 			tok := f.storeToken(t, f.tokenValue(paygate.ModeTest, base, "k1"))
 			wantCode(t, commit(ctx(t), s, use(tok, tok.ExpiresAt)), paygate.CodeInvalidRequest, "token")
 			wantCode(t, commit(ctx(t), s, use(tok, tok.ExpiresAt.Add(time.Hour))), paygate.CodeInvalidRequest, "token")
@@ -100,7 +142,7 @@ func tokenCases() []testCase {
 			must(t, commit(ctx(t), s, use(tok, tok.ExpiresAt.Add(-time.Microsecond))))
 		}},
 		{"RefusedUnitLeavesTokenUnused", func(t *testing.T, s paygate.Store) {
-			f := newMerchant(t, s, base)
+			f := newTokenMerchant(t, s, base)
 			tok := f.storeToken(t, f.tokenValue(paygate.ModeTest, base, "k1"))
 			missing := paygate.PaymentTransition{ID: newID(), MerchantID: f.merchant.ID, Mode: paygate.ModeTest,
 				From: []paygate.PaymentStatus{paygate.PaymentCreated}, To: paygate.PaymentFailed, UpdatedAt: at(time.Minute)}
@@ -113,7 +155,7 @@ func tokenCases() []testCase {
 			// Each racer uses the token in the unit that inserts its
 			// payment (as a token payment does): one unit commits, the
 			// others fail whole and leave no payment behind.
-			f := newMerchant(t, s, base)
+			f := newTokenMerchant(t, s, base)
 			tok := f.storeToken(t, f.tokenValue(paygate.ModeTest, base, "k1"))
 			const racers = 8
 			var wg sync.WaitGroup
@@ -160,7 +202,7 @@ func tokenCases() []testCase {
 			must(t, err)
 		}},
 		{"PurgeAndKeyIDs", func(t *testing.T, s paygate.Store) {
-			f := newMerchant(t, s, base)
+			f := newTokenMerchant(t, s, base)
 			old := f.storeToken(t, f.tokenValue(paygate.ModeTest, base, "k1"))
 			oldUsed := f.storeToken(t, f.tokenValue(paygate.ModeLive, base, "k1"))
 			must(t, commit(ctx(t), s, use(oldUsed, at(time.Minute))))

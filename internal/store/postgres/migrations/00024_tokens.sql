@@ -4,7 +4,9 @@
 -- (its secret seal, bound to the token's id, merchant and mode) under the
 -- master key key_id; both are NULL once the token is used, and the row is
 -- deleted by the sweeper once it has expired. Nothing else here (no
--- fingerprint, no hash) leads back to the card.
+-- fingerprint, no hash) leads back to the card. client_addr is the address
+-- of the browser that tokenized it, which the card-testing guard counts
+-- the token's payment by.
 
 -- +goose Up
 CREATE TABLE card_tokens (
@@ -16,6 +18,7 @@ CREATE TABLE card_tokens (
     exp_month   integer NOT NULL,
     exp_year    integer NOT NULL,
     holder_name text NOT NULL,
+    client_addr text NOT NULL,
     key_id      text,
     sealed      bytea,
     created_at  timestamptz NOT NULL,
