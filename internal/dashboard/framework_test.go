@@ -49,7 +49,11 @@ func newSite(t *testing.T, mutate ...func(*Config)) *site {
 	t.Helper()
 	clock := testenv.NewClock(time.Now())
 	st, svc := newStoreAndService(t, clock)
-	cfg := Config{Store: st, Payments: svc, Limiter: ratelimit.NewMemory(), Clock: clock, BaseURL: "http://127.0.0.1:8080", Vault: siteVault}
+	// The throttles run on the site's clock: under a loaded machine a test's
+	// attempts may span minutes of real time, refilling a real-time budget.
+	lim := ratelimit.NewMemory()
+	lim.Now = clock.Now
+	cfg := Config{Store: st, Payments: svc, Limiter: lim, Clock: clock, BaseURL: "http://127.0.0.1:8080", Vault: siteVault}
 	for _, m := range mutate {
 		m(&cfg)
 	}
