@@ -237,7 +237,7 @@ routes:
     GBP: {providers: [c, a], strategy: priority}
     SEK: {providers: [a, b], strategy: success_rate, window: 30, min_samples: 7}
     JPY: [a]
-    CHF: {providers: [a, b], strategy: success_rate, window: 10}
+    PLN: {providers: [a, b], strategy: success_rate, window: 10}
     default: {providers: [c, b], strategy: success_rate, explore: 10}
 `
 	cfg, err := ParseConfig("x.yaml", []byte(raw), nil)
@@ -253,7 +253,7 @@ routes:
 		"EUR":     {Window: 200, Explore: 5, MinSamples: 20},
 		"USD":     {Window: 50, Explore: 0, MinSamples: 0},
 		"SEK":     {Window: 30, Explore: 5, MinSamples: 7},
-		"CHF":     {Window: 10, Explore: 5, MinSamples: 10}, // the default minSamples, lowered to the window
+		"PLN":     {Window: 10, Explore: 5, MinSamples: 10}, // the default minSamples, lowered to the window
 		"default": {Window: 200, Explore: 10, MinSamples: 20},
 	}}
 	if !reflect.DeepEqual(cfg.SuccessRate, want) {
