@@ -185,10 +185,13 @@ func TestDashboardListUsesIndexes(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, mode := range []string{"auto", "force_generic_plan"} {
+			// It filters answered statuses too, so the planner may take
+			// the (merchant, mode, status, created_at) index instead: both
+			// bound the read to the merchant, mode and hour.
 			plan := explainPlan(t, s, mode, providerStatsQuery, args)
 			if used := pgPaymentIndexes(plan); strings.Contains(plan, "Seq Scan on payments") ||
-				len(used) == 0 || slices.ContainsFunc(used, func(n string) bool { return n != "payments_list_idx" }) {
-				t.Errorf("ProviderStats plan (%s) does not read payments_list_idx only:\n%s", mode, plan)
+				len(used) == 0 || slices.ContainsFunc(used, func(n string) bool { return n != "payments_list_idx" && n != "payments_list_status_idx" }) {
+				t.Errorf("ProviderStats plan (%s) reads neither payments_list_idx nor payments_list_status_idx only:\n%s", mode, plan)
 			}
 		}
 	})
