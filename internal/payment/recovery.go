@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/paygate/paygate/internal/paygate"
@@ -46,9 +45,7 @@ type Recovery struct {
 	svc      *Service
 	interval time.Duration
 
-	cancel context.CancelFunc
-	done   chan struct{}
-	once   sync.Once
+	job job
 }
 
 // NewRecovery returns a recovery job that runs at start and then every
@@ -62,40 +59,20 @@ func (s *Service) NewRecovery(interval time.Duration) *Recovery {
 
 // Start launches the job; its first run begins at once. It returns at once.
 func (r *Recovery) Start(ctx context.Context) error {
-	ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	r.done = make(chan struct{})
-	go r.loop(ctx)
+	r.job.start(ctx, r.interval, nil, r.runAll)
 	return nil
 }
 
 // Stop stops the job and returns once its goroutine has exited; an inquiry
 // in progress is abandoned (it changes nothing).
-func (r *Recovery) Stop() {
-	r.once.Do(func() {
-		if r.cancel == nil {
-			return
-		}
-		r.cancel()
-		<-r.done
-	})
-}
+func (r *Recovery) Stop() { r.job.stop() }
 
-func (r *Recovery) loop(ctx context.Context) {
-	defer close(r.done)
-	t := time.NewTicker(r.interval)
-	defer t.Stop()
-	for {
-		// A full batch that made progress means more may be waiting (after
-		// an outage): go on at once. Claimed payments are not listed again,
-		// so this ends.
-		for more, _ := r.run(ctx); more && ctx.Err() == nil; {
-			more, _ = r.run(ctx)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+// runAll runs batches while they come full and make progress: more may be
+// waiting (after an outage), so it goes on at once. Claimed payments are
+// not listed again, so this ends.
+func (r *Recovery) runAll(ctx context.Context) {
+	for more, _ := r.run(ctx); more && ctx.Err() == nil; {
+		more, _ = r.run(ctx)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -23,10 +22,7 @@ type RefundWorker struct {
 	svc        *Service
 	interval   time.Duration
 	staleAfter time.Duration
-
-	cancel context.CancelFunc
-	done   chan struct{}
-	once   sync.Once
+	job        job
 }
 
 // NewRefundWorker returns a worker that polls every interval (and at once
@@ -38,38 +34,13 @@ func (s *Service) NewRefundWorker(interval, staleAfter time.Duration) *RefundWor
 
 // Start launches the worker. It returns at once.
 func (w *RefundWorker) Start(ctx context.Context) error {
-	ctx, w.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	w.done = make(chan struct{})
-	go w.loop(ctx)
+	w.job.start(ctx, w.interval, w.svc.refundKick, func(ctx context.Context) { w.RunOnce(ctx) })
 	return nil
 }
 
 // Stop stops the worker and returns once its goroutine has exited; a refund
 // in the middle of a provider call finishes that call first.
-func (w *RefundWorker) Stop() {
-	w.once.Do(func() {
-		if w.cancel == nil {
-			return
-		}
-		w.cancel()
-		<-w.done
-	})
-}
-
-func (w *RefundWorker) loop(ctx context.Context) {
-	defer close(w.done)
-	t := time.NewTicker(w.interval)
-	defer t.Stop()
-	for {
-		w.RunOnce(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-w.svc.refundKick:
-		}
-	}
-}
+func (w *RefundWorker) Stop() { w.job.stop() }
 
 // RunOnce processes the refunds that are due now and returns how many it
 // brought to a final status.

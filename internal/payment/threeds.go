@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"maps"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/paygate/paygate/internal/paygate"
@@ -381,9 +380,7 @@ type ThreeDSExpirer struct {
 	svc      *Service
 	interval time.Duration
 
-	cancel context.CancelFunc
-	done   chan struct{}
-	once   sync.Once
+	job job
 }
 
 // ExpiryInterval is how often the expiry job should run for a challenge
@@ -403,36 +400,12 @@ func (s *Service) NewThreeDSExpirer(interval time.Duration) *ThreeDSExpirer {
 
 // Start launches the job. It returns at once.
 func (e *ThreeDSExpirer) Start(ctx context.Context) error {
-	ctx, e.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	e.done = make(chan struct{})
-	go e.loop(ctx)
+	e.job.start(ctx, e.interval, nil, func(ctx context.Context) { e.RunOnce(ctx) })
 	return nil
 }
 
 // Stop stops the job and returns once its goroutine has exited.
-func (e *ThreeDSExpirer) Stop() {
-	e.once.Do(func() {
-		if e.cancel == nil {
-			return
-		}
-		e.cancel()
-		<-e.done
-	})
-}
-
-func (e *ThreeDSExpirer) loop(ctx context.Context) {
-	defer close(e.done)
-	t := time.NewTicker(e.interval)
-	defer t.Stop()
-	for {
-		e.RunOnce(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
+func (e *ThreeDSExpirer) Stop() { e.job.stop() }
 
 // expireBatch bounds the challenges one run expires; the next run takes the
 // rest.

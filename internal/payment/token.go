@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/netip"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/paygate/paygate/internal/card"
@@ -229,10 +228,7 @@ const TokenSweeperInterval = 5 * time.Second
 type TokenSweeper struct {
 	svc      *Service
 	interval time.Duration
-
-	cancel context.CancelFunc
-	done   chan struct{}
-	once   sync.Once
+	job      job
 }
 
 // NewTokenSweeper returns the sweeper, running every interval.
@@ -245,33 +241,12 @@ func (s *Service) NewTokenSweeper(interval time.Duration) *TokenSweeper {
 
 // Start launches the job. It returns at once.
 func (w *TokenSweeper) Start(ctx context.Context) error {
-	ctx, w.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	w.done = make(chan struct{})
-	go func() {
-		defer close(w.done)
-		t := time.NewTicker(w.interval)
-		defer t.Stop()
-		for {
-			w.RunOnce(ctx)
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
-	}()
+	w.job.start(ctx, w.interval, nil, func(ctx context.Context) { w.RunOnce(ctx) })
 	return nil
 }
 
 // Stop stops the job and returns once its goroutine has exited.
-func (w *TokenSweeper) Stop() {
-	w.once.Do(func() {
-		if w.cancel != nil {
-			w.cancel()
-			<-w.done
-		}
-	})
-}
+func (w *TokenSweeper) Stop() { w.job.stop() }
 
 // RunOnce deletes the tokens expired by now and returns how many.
 func (w *TokenSweeper) RunOnce(ctx context.Context) int64 {
